@@ -1,0 +1,94 @@
+"""The CLI: a thin typer layer over `memctl.Vault`. The one place errors become exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memctl import __version__
+from memctl.errors import MemctlError
+
+if TYPE_CHECKING:
+    from memctl.vault import Vault
+
+app = typer.Typer(
+    name="memctl",
+    help="Long-term memory for LLM agents: a git-versioned vault of markdown files with "
+    "verbatim transcripts and cited, verified notes.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+class State:
+    """Global options, resolved once in the callback and read by every command."""
+
+    vault_path: str | None = None
+
+
+state = State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"memctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    vault: Annotated[
+        str | None,
+        typer.Option(
+            "--vault", help="Vault folder (default: $MEMCTL_VAULT, else walk up from cwd)."
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Long-term memory for LLM agents."""
+    state.vault_path = vault
+
+
+def open_vault(**flags: Any) -> Vault:
+    """The single point where the CLI turns options and environment into a Vault."""
+    from memctl.vault import Vault
+
+    return Vault.open(state.vault_path, env=dict(os.environ), **flags)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app and render any MemctlError as one line on stderr."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:
+        print(f"memctl {__version__}")
+        return
+    from memctl.cli import commands  # noqa: F401 - registers the commands on `app`
+
+    try:
+        app(args=args, prog_name="memctl", standalone_mode=True)
+    except MemctlError as exc:
+        sys.stderr.write(f"memctl: error: {_one_line(str(exc))}\n")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("memctl: interrupted; the vault is unchanged\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # `memctl search x | head` closes the pipe early; that is not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n")[0].split()) if "\n" in text else text
+
+
+def vault_path_arg(p: str | None) -> Path | None:
+    return Path(p) if p else None

@@ -1,0 +1,106 @@
+"""`memctl init`, `memctl ingest`, `memctl export`: getting transcripts in and back out."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memctl.cli import app, open_vault
+from memctl.cli.render import emit_json, is_tty, out
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Argument(help="Folder to make a vault (created or adopted).")] = ".",
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Create a vault, or adopt a folder of notes: config, stores, INDEX.md, git, first commit."""
+    from memctl.vault import Vault
+
+    _, res = Vault.init(path, env=dict(os.environ))
+    if json_out:
+        emit_json("init", res.to_json())
+        return
+    verb = "created" if res.created else "already a vault:"
+    out(f"{verb} {res.root}")
+    if res.adopted:
+        out(f"adopted {len(res.adopted)} existing notes")
+    if res.commit:
+        out(f"commit {res.commit[:10]}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="Transcript files or folders; - reads stdin.")],
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="jsonl, openai, claude_code, chatgpt or text (default: detect)."
+        ),
+    ] = None,
+    user: Annotated[str | None, typer.Option(help="Whose sessions these are.")] = None,
+    scope: Annotated[str | None, typer.Option(help="user:NAME, team or global.")] = None,
+    session: Annotated[str | None, typer.Option(help="Session id for a single transcript.")] = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep secrets as they are (not recommended).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
+) -> None:
+    """Store transcripts verbatim as raw sessions (idempotent; longer versions append)."""
+    vault = open_vault()
+    progress = None
+    bar = None
+    if is_tty() and not json_out and sum(1 for p in paths if p != "-") > 0:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        task = bar.add_task("ingest", total=None)
+        bar.start()
+
+        def progress(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=Path(label).name or "ingest")
+
+    try:
+        res = vault.ingest(
+            paths,
+            fmt=fmt,
+            user=user,
+            scope=scope,
+            session=session,
+            redact=False if no_redact else None,
+            stdin=sys.stdin.buffer,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    if json_out:
+        emit_json("ingest", res.to_json())
+        return
+    for s in res.sessions:
+        if s.action != "unchanged":
+            red = f", {s.redactions} redacted" if s.redactions else ""
+            out(f"{s.action:9} {s.path}  (+{s.turns_added} turns{red})")
+    if res.commit:
+        out(
+            f"ingest: {len(res.changed)} sessions, {res.turns_added} turns"
+            f" · commit {res.commit[:10]}"
+        )
+    else:
+        out(f"nothing new: {len(res.sessions)} sessions already ingested")
+
+
+@app.command()
+def export(
+    session: Annotated[str, typer.Argument(help="Session id or raw/... path.")],
+    fmt: Annotated[str, typer.Option("--format", help="Output format.")] = "jsonl",
+) -> None:
+    """Write a session's messages back out exactly as they were ingested."""
+    vault = open_vault()
+    write = sys.stdout.write
+    for line in vault.export(session, fmt):
+        write(line + "\n")

@@ -1,0 +1,69 @@
+"""`memctl log`, `memctl show`, `memctl status`: reading the vault back."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from memctl.cli import app, open_vault
+from memctl.cli.render import emit_json, out, table
+
+
+@app.command()
+def log(
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many commits.")] = 20,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Memory commits, newest first."""
+    commits = open_vault().log(limit)
+    if json_out:
+        emit_json("log", {"commits": [asdict(c) for c in commits]})
+        return
+    rows = [[c.sha[:10], c.date[:16].replace("T", " "), c.author, c.subject] for c in commits]
+    table("memory log", ["commit", "date", "author", "subject"], rows)
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="A note path, a session id, or a turn raw/...md#tN.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Print a note, a whole session, or one turn."""
+    res = open_vault().show(ref)
+    if json_out:
+        emit_json("show", res.to_json())
+        return
+    if res.kind == "turn":
+        m = res.meta
+        out(
+            f"{res.ref} · {m.get('name') or m.get('role')} · {m.get('timestamp') or ''}".rstrip(
+                " ·"
+            )
+        )
+        out()
+    out(res.text.rstrip("\n"))
+
+
+@app.command()
+def status(
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Counts per store and per user, and what is not committed yet."""
+    res = open_vault().status()
+    if json_out:
+        emit_json("status", res.to_json())
+        return
+    out(f"vault   {res.root}")
+    out(f"head    {res.head[:10] if res.head else '(no commits)'}")
+    out(f"raw     {res.sessions} sessions, {res.turns} turns")
+    for u, c in res.users.items():
+        out(f"  user {u}: {c['sessions']} sessions, {c['turns']} turns")
+    out("stores  " + ", ".join(f"{k} {v}" for k, v in res.stores.items()))
+    if res.uncommitted:
+        out(f"uncommitted ({len(res.uncommitted)}):")
+        for line in res.uncommitted[:50]:
+            out(f"  {line}")
+    else:
+        out("clean   everything is committed")

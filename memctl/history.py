@@ -1,0 +1,164 @@
+"""The only gitpython user: one commit per command, readable log, and diffs for review.
+
+memctl never relies on the user's global git identity: every commit names its author
+explicitly, the agent (derived learning) and the human (ingest, edits, reviews) apart.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from memctl.errors import MemctlError
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a commit is by; kept distinct for the agent and the human."""
+
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One memory commit as `memctl log` shows it."""
+
+    sha: str
+    author: str
+    email: str
+    date: str
+    subject: str
+    body: str
+    trailers: dict[str, str]
+
+
+def _trailers(body: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in body.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and "-" in key and " " not in key:
+            out[key] = value.strip()
+    return out
+
+
+class History:
+    """A vault's git repository."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        try:
+            self.repo = git.Repo(root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise MemctlError(
+                "not a git repository; run `memctl init` here to adopt this folder", root
+            ) from None
+
+    @classmethod
+    def init(cls, root: Path) -> History:
+        """Create a repository on branch main (idempotent: an existing repo is kept)."""
+        if not (root / ".git").exists():
+            git.Repo.init(root, initial_branch="main")
+        return cls(root)
+
+    def _env(self, author: Identity, committer: Identity) -> dict[str, str]:
+        return {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_COMMITTER_NAME": committer.name,
+            "GIT_COMMITTER_EMAIL": committer.email,
+        }
+
+    def commit(
+        self,
+        paths: Iterable[str],
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        committer: Identity | None = None,
+        body: str = "",
+    ) -> str | None:
+        """Stage and commit exactly `paths`; None when nothing changed."""
+        paths = sorted(set(paths))
+        if not paths:
+            return None
+        message = subject + "\n\n" + (body.rstrip() + "\n\n" if body.strip() else "")
+        message += "".join(f"{k}: {v}\n" for k, v in trailers.items())
+        tmpdir = self.root / ".memctl"
+        tmpdir.mkdir(exist_ok=True)
+        fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=tmpdir)
+        mfd, msgfile = tempfile.mkstemp(prefix="message.", dir=tmpdir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("\0".join(paths))
+            with os.fdopen(mfd, "w", encoding="utf-8") as fh:
+                fh.write(message)
+            g = self.repo.git
+            g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+            if not g.diff(
+                "--cached", "--name-only", f"--pathspec-from-file={spec}", "--pathspec-file-nul"
+            ):
+                return None
+            with g.custom_environment(**self._env(author, committer or author)):
+                try:
+                    g.commit(
+                        "--no-verify",
+                        "-q",
+                        "-F",
+                        msgfile,
+                        "--only",
+                        f"--pathspec-from-file={spec}",
+                        "--pathspec-file-nul",
+                    )
+                except git.GitCommandError as exc:
+                    g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                    raise MemctlError(f"git commit failed: {exc.stderr.strip()}") from None
+        finally:
+            Path(spec).unlink(missing_ok=True)
+            Path(msgfile).unlink(missing_ok=True)
+        return self.repo.head.commit.hexsha
+
+    def unstage(self, paths: Iterable[str]) -> None:
+        """Undo `git add` for paths after a failed command (files are restored separately)."""
+        paths = list(paths)
+        if paths and self.repo.head.is_valid():
+            self.repo.git.reset("-q", "--", *paths)
+
+    def has_commits(self) -> bool:
+        return self.repo.head.is_valid()
+
+    def log(
+        self, limit: int = 50, paths: list[str] | None = None, rev: str | None = None
+    ) -> list[Commit]:
+        """Newest first; trailers parsed so tools can read counts without parsing subjects."""
+        if not self.has_commits():
+            return []
+        args = [
+            rev or "HEAD",
+            f"--max-count={limit}",
+            "--format=%H%x00%an%x00%ae%x00%aI%x00%s%x00%b%x1e",
+        ]
+        if paths:
+            args += ["--", *paths]
+        out = self.repo.git.log(*args)
+        commits = []
+        for rec in out.split("\x1e"):
+            rec = rec.strip("\n")
+            if not rec:
+                continue
+            sha, an, ae, date, subject, body = rec.split("\x00", 5)
+            commits.append(Commit(sha, an, ae, date, subject, body.strip(), _trailers(body)))
+        return commits
+
+    def dirty(self) -> list[str]:
+        """Uncommitted changes as porcelain lines (hand edits, files memctl did not commit)."""
+        out = self.repo.git.status("--porcelain", "--untracked-files=all")
+        return [line for line in out.splitlines() if line.strip()]
+
+    def git(self) -> git.Git:
+        return self.repo.git

@@ -1,0 +1,286 @@
+"""Raw session files: the lossless layer. Messages in, markdown out, and exactly back again.
+
+A raw file is YAML frontmatter, a title, then one section per turn:
+
+    ## t3 · Dana · 2026-09-01 09:14
+    <!-- memctl:turn {"role": "user", "id": "m3", ...} -->
+
+    <the message content, verbatim>
+
+The heading gives humans and Obsidian a readable anchor; the comment carries every field
+of the source message as JSON so export can give it back byte for byte. A content line that
+would read as a turn heading gets one extra leading backslash (and loses it on the way back),
+so no message text can forge a turn boundary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from memctl.errors import MemctlError
+from memctl.model import Message, speakers
+
+SCHEMA = 1
+_HEADING = re.compile(r"^## t(\d+) · [^\n]*$", re.MULTILINE)
+_ESCAPED = re.compile(r"^(\\*)(## t\d+ · )", re.MULTILINE)
+_UNESCAPE = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)
+_META_PREFIX = "<!-- memctl:turn "
+_META_SUFFIX = " -->"
+
+
+@dataclass(frozen=True)
+class RawHeader:
+    """The frontmatter of a raw session file, i.e. what is known about the whole session."""
+
+    session: str
+    title: str
+    source_format: str
+    origin: str
+    user: str
+    scope: str
+    started: str | None
+    ended: str | None
+    participants: tuple[str, ...]
+    turns: int
+    content_hash: str
+    extra: tuple[tuple[str, Any], ...] = ()
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """Best-effort parse of a source timestamp; sources disagree on formats, so never raise."""
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt
+
+
+def slugify(text: str, limit: int = 48) -> str:
+    """Filesystem- and URL-safe slug; ASCII only so paths behave the same on every OS."""
+    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", norm).strip("-").lower()
+    return slug[:limit].rstrip("-") or "session"
+
+
+def session_path(session_id: str, messages: list[Message], fallback_date: datetime) -> str:
+    """Where a session lives: derived only from what never changes when a session grows."""
+    first_ts = next((parse_time(m.timestamp) for m in messages if parse_time(m.timestamp)), None)
+    day = (first_ts or fallback_date).astimezone(UTC)
+    first_user = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
+    words = " ".join(first_user.split()[:7])
+    digest = hashlib.sha1(session_id.encode()).hexdigest()[:6]
+    return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{digest}.md"
+
+
+def message_record(m: Message) -> dict[str, Any]:
+    """The JSON form of a message used in turn comments, hashes and JSONL export."""
+    rec: dict[str, Any] = {"role": m.role}
+    if m.id is not None:
+        rec["id"] = m.id
+    if m.name is not None:
+        rec["name"] = m.name
+    if m.timestamp is not None:
+        rec["timestamp"] = m.timestamp
+    if m.meta:
+        rec["meta"] = m.meta
+    return rec
+
+
+def content_hash(messages: list[Message]) -> str:
+    """A digest of every field of every message, so any silent change is detectable."""
+    h = hashlib.sha256()
+    for m in messages:
+        h.update(json.dumps(message_record(m), sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\0")
+        h.update(m.content.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+def _heading(n: int, m: Message) -> str:
+    speaker = (m.name or m.role).replace("\n", " ")
+    ts = parse_time(m.timestamp)
+    when = f" · {ts:%Y-%m-%d %H:%M}" if ts else ""
+    role = "" if m.name is None or m.name == m.role else f" ({m.role})"
+    return f"## t{n} · {speaker}{role}{when}"
+
+
+def render_turn(n: int, m: Message) -> str:
+    """One turn section; content is escaped only where it could be mistaken for a heading."""
+    meta = json.dumps(message_record(m), ensure_ascii=False).replace("-->", "--\\u003e")
+    body = _ESCAPED.sub(r"\\\1\2", m.content) if "## t" in m.content else m.content
+    return f"{_heading(n, m)}\n{_META_PREFIX}{meta}{_META_SUFFIX}\n\n{body}\n\n"
+
+
+def render_header(h: RawHeader) -> str:
+    """Frontmatter with a fixed key order so `git diff` of an appended session stays small."""
+    data: dict[str, Any] = {
+        "type": "raw-session",
+        "schema": SCHEMA,
+        "session": h.session,
+        "title": h.title,
+        "source": {"format": h.source_format, "origin": h.origin},
+        "user": h.user,
+        "scope": h.scope,
+        "started": h.started,
+        "ended": h.ended,
+        "participants": list(h.participants),
+        "turns": h.turns,
+        "content_hash": h.content_hash,
+    }
+    data.update(dict(h.extra))
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{dumped}---\n"
+
+
+def make_header(
+    session: str,
+    title: str,
+    source_format: str,
+    origin: str,
+    user: str,
+    scope: str,
+    messages: list[Message],
+    extra: dict[str, Any] | None = None,
+) -> RawHeader:
+    """Summarise messages into a header; every derived field is recomputed, never trusted."""
+    stamps = [m.timestamp for m in messages if m.timestamp]
+    return RawHeader(
+        session=session,
+        title=title,
+        source_format=source_format,
+        origin=origin,
+        user=user,
+        scope=scope,
+        started=stamps[0] if stamps else None,
+        ended=stamps[-1] if stamps else None,
+        participants=tuple(speakers(messages)),
+        turns=len(messages),
+        content_hash=content_hash(messages),
+        extra=tuple(sorted((extra or {}).items())),
+    )
+
+
+def render_session(header: RawHeader, messages: list[Message]) -> str:
+    """The whole file; turn numbers start at 1 and never change once written."""
+    title = header.title.replace("\n", " ")
+    parts = [render_header(header), f"\n# {title}\n\n"]
+    parts.extend(render_turn(i, m) for i, m in enumerate(messages, 1))
+    return "".join(parts)
+
+
+def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
+    """Frontmatter dict and body; a file without valid frontmatter is a clear error."""
+    if not text.startswith("---\n"):
+        raise MemctlError("missing frontmatter (expected '---' on line 1)", path, 1)
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        raise MemctlError("unterminated frontmatter (no closing '---')", path, 1)
+    try:
+        data = yaml.safe_load(text[4 : end + 1]) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        raise MemctlError(f"invalid YAML frontmatter: {exc}".splitlines()[0], path, line) from None
+    if not isinstance(data, dict):
+        raise MemctlError("frontmatter is not a mapping", path, 1)
+    return data, text[end + 5 :]
+
+
+def header_from_dict(data: dict[str, Any]) -> RawHeader:
+    """Inverse of render_header; unknown keys survive in `extra`."""
+    known = {
+        "type",
+        "schema",
+        "session",
+        "title",
+        "source",
+        "user",
+        "scope",
+        "started",
+        "ended",
+        "participants",
+        "turns",
+        "content_hash",
+    }
+    source = data.get("source") or {}
+    return RawHeader(
+        session=str(data.get("session", "")),
+        title=str(data.get("title", "")),
+        source_format=str(source.get("format", "")),
+        origin=str(source.get("origin", "")),
+        user=str(data.get("user", "")),
+        scope=str(data.get("scope", "")),
+        started=data.get("started"),
+        ended=data.get("ended"),
+        participants=tuple(data.get("participants") or ()),
+        turns=int(data.get("turns", 0)),
+        content_hash=str(data.get("content_hash", "")),
+        extra=tuple(sorted((k, v) for k, v in data.items() if k not in known)),
+    )
+
+
+def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
+    """Read a raw file back into messages exactly as they were ingested."""
+    data, body = split_frontmatter(text, path)
+    header = header_from_dict(data)
+    messages: list[Message] = []
+    matches = list(_HEADING.finditer(body))
+    body_line0 = text[: len(text) - len(body)].count("\n") + 1
+    for i, match in enumerate(matches):
+        n = int(match.group(1))
+        line = body_line0 + body.count("\n", 0, match.start())
+        if n != i + 1:
+            raise MemctlError(f"turn t{n} out of order (expected t{i + 1})", path, line)
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
+        section = body[match.end() : end]
+        if not section.startswith("\n" + _META_PREFIX):
+            raise MemctlError(f"turn t{n} has no memctl:turn comment", path, line + 1)
+        meta_end = section.find("\n", 1)
+        meta_line = section[1 + len(_META_PREFIX) : meta_end]
+        if not meta_line.endswith(_META_SUFFIX):
+            raise MemctlError(f"turn t{n}: malformed memctl:turn comment", path, line + 1)
+        try:
+            rec = json.loads(meta_line[: -len(_META_SUFFIX)])
+        except json.JSONDecodeError as exc:
+            raise MemctlError(f"turn t{n}: bad turn metadata: {exc.msg}", path, line + 1) from None
+        content = section[meta_end + 2 :]
+        if not section[meta_end:].startswith("\n\n") or not content.endswith("\n\n"):
+            raise MemctlError(f"turn t{n}: section layout damaged", path, line)
+        content = content[:-2]
+        if "## t" in content:
+            content = _UNESCAPE.sub(r"\1", content)
+        messages.append(
+            Message(
+                role=rec.get("role", ""),
+                content=content,
+                id=rec.get("id"),
+                name=rec.get("name"),
+                timestamp=rec.get("timestamp"),
+                meta=rec.get("meta") or {},
+            )
+        )
+    return header, messages
+
+
+def read_header(text_head: str, path: str) -> dict[str, Any]:
+    """Frontmatter only, from the first bytes of a file: cheap session lookups."""
+    data, _ = split_frontmatter(text_head, path)
+    return data
+
+
+def now_utc() -> datetime:
+    """One clock for the layer so tests can reason about dates."""
+    return datetime.now(UTC)

@@ -1,0 +1,95 @@
+"""Result objects returned by the library and rendered by the CLI (text or versioned JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+RESULT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SessionChange:
+    """What one ingested transcript did to the vault."""
+
+    session: str
+    path: str
+    action: str  # created | appended | unchanged
+    turns_added: int
+    turns_total: int
+    redactions: int
+    source: str
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """Summary of an ingest: per session changes and the commit it made (if any)."""
+
+    sessions: list[SessionChange]
+    commit: str | None
+    files_read: int
+
+    @property
+    def turns_added(self) -> int:
+        return sum(s.turns_added for s in self.sessions)
+
+    @property
+    def changed(self) -> list[SessionChange]:
+        return [s for s in self.sessions if s.action != "unchanged"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files_read": self.files_read,
+            "sessions_changed": len(self.changed),
+            "turns_added": self.turns_added,
+            "redactions": sum(s.redactions for s in self.sessions),
+            "commit": self.commit,
+            "sessions": [asdict(s) for s in self.sessions],
+        }
+
+
+@dataclass(frozen=True)
+class InitResult:
+    """What `memctl init` created or adopted."""
+
+    root: str
+    created: bool
+    adopted: list[str]
+    commit: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ShowResult:
+    """A note, a whole session, or one turn, with the text to display."""
+
+    kind: str  # note | session | turn
+    ref: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    """Counts per store and per user, plus what is not committed."""
+
+    root: str
+    stores: dict[str, int]
+    users: dict[str, dict[str, int]]
+    sessions: int
+    turns: int
+    uncommitted: list[str]
+    head: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Every --json output carries its version so agents can depend on the shape."""
+    return {"memctl_result_version": RESULT_VERSION, "command": command, **payload}

@@ -1,0 +1,158 @@
+"""The only module that writes vault files: atomic replaces, a vault-wide lock, and rollback.
+
+Every command that changes the vault runs inside one `Transaction` while holding the lock.
+Files are written to a temp file in the same directory and renamed over the target, so a
+reader never sees half a file; the original bytes are kept until the command has committed,
+so a failure anywhere (a bad file later in the batch, git refusing) puts every file back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+from memctl.errors import LockTimeoutError, MemctlError
+
+
+def inside(root: Path, rel: str | Path) -> Path:
+    """Resolve a vault-relative path and refuse anything that escapes the vault."""
+    root = root.resolve()
+    target = (root / rel).resolve()
+    if target != root and root not in target.parents:
+        raise MemctlError(f"path escapes the vault: {rel}", exit_code=2)
+    return target
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Temp file + fsync + rename: a crash leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
+
+
+class VaultLock:
+    """An exclusive flock on `.memctl/lock`: serialises writers across processes."""
+
+    def __init__(self, root: Path, timeout: float = 60.0) -> None:
+        self.path = root / ".memctl" / "lock"
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+
+    def __enter__(self) -> VaultLock:
+        if self._depth:
+            self._depth += 1
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise LockTimeoutError(
+                        f"another memctl process has held the vault lock for {self.timeout:.0f}s",
+                        self.path,
+                    ) from None
+                time.sleep(0.02)
+        self._fd = fd
+        self._depth = 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+class Transaction:
+    """Collects a command's writes; `rollback()` restores every touched file exactly."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._backup: dict[Path, bytes | None] = {}
+        self.touched: list[str] = []
+
+    def _remember(self, target: Path) -> None:
+        if target not in self._backup:
+            self._backup[target] = target.read_bytes() if target.exists() else None
+            self.touched.append(target.relative_to(self.root.resolve()).as_posix())
+
+    def write(self, rel: str | Path, data: str | bytes) -> Path:
+        """Atomically replace one vault file, remembering what was there before."""
+        target = inside(self.root, rel)
+        self._remember(target)
+        atomic_write(target, data)
+        return target
+
+    def delete(self, rel: str | Path) -> None:
+        """Remove a file; rollback brings it back."""
+        target = inside(self.root, rel)
+        self._remember(target)
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+
+    def rollback(self) -> None:
+        """Put back every file as it was before this transaction; new files disappear."""
+        for target, old in reversed(list(self._backup.items())):
+            if old is None:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+            else:
+                atomic_write(target, old)
+        self._backup.clear()
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self.rollback()
+
+
+def read_text(path: Path) -> str:
+    """Read a vault file exactly (no newline translation: `\\r` in a transcript is content)."""
+    with path.open("r", encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+def walk_markdown(root: Path, sub: str = "") -> Iterator[Path]:
+    """Every markdown file in the vault, skipping dot-folders (.git, .memctl, .obsidian)."""
+    base = root / sub if sub else root
+    if not base.exists():
+        return
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".md") and not name.startswith("."):
+                yield Path(dirpath) / name

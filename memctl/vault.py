@@ -1,0 +1,527 @@
+"""The library facade: everything the CLI, hooks and MCP server do goes through `Vault`."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from memctl import __version__
+from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
+from memctl.errors import ConflictError, InputError, MemctlError, VaultNotFoundError
+from memctl.history import History, Identity
+from memctl.model import Message, Transcript
+from memctl.raw import (
+    make_header,
+    message_record,
+    now_utc,
+    parse_session,
+    read_header,
+    render_header,
+    render_session,
+    render_turn,
+    session_path,
+)
+from memctl.results import (
+    IngestResult,
+    InitResult,
+    SessionChange,
+    ShowResult,
+    StatusResult,
+)
+from memctl.store import Transaction, VaultLock, inside, read_text, walk_markdown
+
+GITIGNORE = """\
+# memctl: the index and caches are rebuilt from the files; never commit them.
+.memctl/index/
+.memctl/cache/
+.memctl/lock
+.memctl/*.tmp
+.memctl/pathspec.*
+.memctl/message.*
+.obsidian/workspace*.json
+"""
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def _valid_scope(scope: str) -> str:
+    if scope in ("team", "global") or (scope.startswith("user:") and len(scope) > 5):
+        return scope
+    raise InputError(f"invalid scope {scope!r}: use 'user:NAME', 'team' or 'global'")
+
+
+def find_root(start: Path) -> Path | None:
+    """Walk up from `start` to the first folder holding `.memctl/`."""
+    cur = start.resolve()
+    for cand in (cur, *cur.parents):
+        if (cand / ".memctl").is_dir():
+            return cand
+    return None
+
+
+class Vault:
+    """A memctl vault: markdown files in a git repository, plus a rebuildable index."""
+
+    def __init__(self, root: Path, config: Config) -> None:
+        self.root = root
+        self.config = config
+        self.history = History(root)
+        self.lock = VaultLock(root)
+
+    # ---- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        **flags: Any,
+    ) -> Vault:
+        """Find the vault: explicit path, then MEMCTL_VAULT, then walking up from the cwd."""
+        env = dict(os.environ) if env is None else env
+        if path is not None:
+            root = Path(path).expanduser().resolve()
+            if not (root / ".memctl").is_dir():
+                raise VaultNotFoundError(
+                    f"{root} is not a memctl vault; run `memctl init {path}` to create one"
+                )
+        elif env.get("MEMCTL_VAULT"):
+            root = Path(env["MEMCTL_VAULT"]).expanduser().resolve()
+            if not (root / ".memctl").is_dir():
+                raise VaultNotFoundError(
+                    f"MEMCTL_VAULT={env['MEMCTL_VAULT']} is not a memctl vault; "
+                    "run `memctl init` there or fix the variable"
+                )
+        else:
+            found = find_root(Path.cwd())
+            if found is None:
+                raise VaultNotFoundError(
+                    "not inside a memctl vault; run `memctl init [PATH]`, or pass --vault PATH "
+                    "or set MEMCTL_VAULT"
+                )
+            root = found
+        return cls(root, load_config(root, env, **flags))
+
+    @classmethod
+    def init(
+        cls, path: str | Path = ".", *, env: dict[str, str] | None = None
+    ) -> tuple[Vault, InitResult]:
+        """Create a vault, or adopt a folder of notes as one; safe to run twice."""
+        from memctl import templates
+
+        root = Path(path).expanduser().resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        existed = (root / ".memctl").is_dir()
+        history = History.init(root)
+        lock = VaultLock(root)
+        env = dict(os.environ) if env is None else env
+        with lock:
+            config = load_config(root, env)
+            vault = cls(root, config)
+            vault.history = history
+            adopted = (
+                sorted(p.relative_to(root).as_posix() for p in walk_markdown(root))
+                if not history.has_commits()
+                else []
+            )
+            tx = Transaction(root)
+            try:
+                if not (root / CONFIG_REL).exists():
+                    tx.write(CONFIG_REL, DEFAULT_CONFIG_TOML)
+                gi = root / ".gitignore"
+                if not gi.exists():
+                    tx.write(".gitignore", GITIGNORE)
+                elif "# memctl:" not in read_text(gi):
+                    tx.write(".gitignore", read_text(gi).rstrip("\n") + "\n\n" + GITIGNORE)
+                for store in config.stores.values():
+                    readme = f"{store.folder}/INDEX.md"
+                    if not (root / readme).exists():
+                        tx.write(readme, templates.store_index(store, []))
+                if not (root / "raw").exists():
+                    tx.write("raw/INDEX.md", templates.raw_index([]))
+                if not (root / "INDEX.md").exists():
+                    tx.write("INDEX.md", templates.root_index(config, {}, []))
+                paths = tx.touched + adopted
+                if not history.has_commits():
+                    paths = [*paths, *(p for p in _untracked(root, history) if p not in paths)]
+                sha = history.commit(
+                    paths,
+                    "init: memctl vault" + (f", adopted {len(adopted)} notes" if adopted else ""),
+                    {
+                        "Memctl-Version": __version__,
+                        "Memctl-Command": "init",
+                        "Memctl-Adopted": str(len(adopted)),
+                    },
+                    author=vault.human_identity(),
+                )
+            except BaseException:
+                tx.rollback()
+                raise
+        return vault, InitResult(str(root), not existed, adopted, sha)
+
+    # ---- identities ----------------------------------------------------------------------
+
+    def human_identity(self) -> Identity:
+        """The person running memctl: config, else their git identity, else a neutral one."""
+        if self.config.human is not None:
+            return self.config.human
+        try:
+            reader = self.history.repo.config_reader()
+            name = reader.get_value("user", "name", "")
+            email = reader.get_value("user", "email", "")
+        except Exception:
+            name = email = ""
+        return Identity(str(name) or "memctl user", str(email) or "user@memctl.invalid")
+
+    def default_user(self) -> str:
+        if self.config.user:
+            return self.config.user
+        try:
+            return getpass.getuser()
+        except Exception:
+            return "user"
+
+    # ---- ingest --------------------------------------------------------------------------
+
+    def _session_map(self) -> dict[str, str]:
+        """session id -> raw path, read from the first bytes of each raw file."""
+        out: dict[str, str] = {}
+        for p in walk_markdown(self.root, "raw"):
+            if p.name == "INDEX.md":
+                continue
+            with p.open("r", encoding="utf-8", newline="") as fh:
+                head = fh.read(4096)
+            if "\n---\n" not in head[3:]:
+                head = read_text(p)
+            try:
+                data = read_header(head, str(p))
+            except MemctlError:
+                continue
+            sid = data.get("session")
+            if sid is not None:
+                out[str(sid)] = p.relative_to(self.root).as_posix()
+        return out
+
+    def ingest(
+        self,
+        sources: list[str | Path],
+        *,
+        fmt: str | None = None,
+        user: str | None = None,
+        scope: str | None = None,
+        session: str | None = None,
+        redact: bool | None = None,
+        stdin: IO[bytes] | None = None,
+        progress: ProgressFn | None = None,
+    ) -> IngestResult:
+        """Write transcripts verbatim as raw sessions; all of it, or none of it."""
+        from memctl import formats
+
+        if not sources:
+            raise InputError("nothing to ingest: give files, folders or - for stdin")
+        user = user or self.default_user()
+        scope = _valid_scope(scope or self.config.scope or f"user:{user}")
+        do_redact = self.config.redact if redact is None else redact
+        paths: list[Path] = []
+        use_stdin = False
+        for s in sources:
+            if str(s) == "-":
+                use_stdin = True
+                continue
+            p = Path(s)
+            if not p.exists():
+                raise InputError("no such file or folder", p)
+            paths.append(p)
+        files = formats.iter_files(paths)
+        if not files and not use_stdin:
+            raise InputError("no transcript files found", paths[0] if paths else None)
+        changes: list[SessionChange] = []
+        with self.lock:
+            sessions = self._session_map()
+            tx = Transaction(self.root)
+            try:
+                units: list[Path | IO[bytes]] = list(files)
+                if use_stdin:
+                    units.append(stdin if stdin is not None else _stdin_bytes())
+                for i, unit in enumerate(units):
+                    label = str(unit) if isinstance(unit, Path) else "<stdin>"
+                    if progress:
+                        progress(i, len(units), label)
+                    for tr in formats.read_transcripts(unit, fmt, session=session):
+                        change = self._write_transcript(tx, tr, user, scope, do_redact, sessions)
+                        changes.append(change)
+                if progress:
+                    progress(len(units), len(units), "")
+                sha = None
+                changed = [c for c in changes if c.action != "unchanged"]
+                if changed:
+                    self._refresh_indexes(tx)
+                    turns = sum(c.turns_added for c in changed)
+                    n = len(changed)
+                    sha = self.history.commit(
+                        tx.touched,
+                        f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}",
+                        {
+                            "Memctl-Version": __version__,
+                            "Memctl-Command": "ingest",
+                            "Memctl-Sessions": str(n),
+                            "Memctl-Turns": str(turns),
+                            "Memctl-Redactions": str(sum(c.redactions for c in changed)),
+                        },
+                        author=self.human_identity(),
+                    )
+                self._after_write(tx.touched)
+            except BaseException:
+                tx.rollback()
+                raise
+        return IngestResult(changes, sha, len(units))
+
+    def _write_transcript(
+        self,
+        tx: Transaction,
+        tr: Transcript,
+        user: str,
+        scope: str,
+        do_redact: bool,
+        sessions: dict[str, str],
+    ) -> SessionChange:
+        messages, redactions = _redact_all(tr.messages) if do_redact else (tr.messages, 0)
+        if not messages:
+            raise InputError("transcript has no messages", tr.origin, tr.line)
+        sid = tr.session_id or "session"
+        rel = sessions.get(sid) or session_path(sid, messages, now_utc())
+        title = tr.title or _title_from(messages)
+        target = inside(self.root, rel)
+        if target.exists():
+            header, old = parse_session(read_text(target), rel)
+            norm = [_normalise(m) for m in messages]
+            common = min(len(old), len(norm))
+            for k in range(common):
+                if old[k] != norm[k]:
+                    raise ConflictError(
+                        f"session {sid!r} differs from {rel} at turn t{k + 1}; refusing to "
+                        "rewrite history (ingest it with a different --session to keep both)",
+                        tr.origin,
+                        tr.line,
+                    )
+            if len(norm) <= len(old):
+                return SessionChange(sid, rel, "unchanged", 0, len(old), 0, tr.origin)
+            new = norm[len(old) :]
+            allm = old + new
+            h = make_header(
+                header.session,
+                header.title,
+                header.source_format,
+                header.origin,
+                header.user,
+                header.scope,
+                allm,
+                dict(header.extra),
+            )
+            text = read_text(target)
+            body_start = text.index("\n---\n", 3) + 5
+            appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
+            tx.write(rel, render_header(h) + text[body_start:] + appended)
+            sessions[sid] = rel
+            return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
+        extra = {"source_meta": tr.meta} if tr.meta else {}
+        h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
+        tx.write(rel, render_session(h, messages))
+        sessions[sid] = rel
+        return SessionChange(
+            sid, rel, "created", len(messages), len(messages), redactions, tr.origin
+        )
+
+    # ---- hooks for derived state (index, INDEX.md) ----------------------------------------
+
+    def _refresh_indexes(self, tx: Transaction) -> None:
+        """Keep INDEX.md files current in the same commit as the change they describe."""
+        from memctl import templates
+
+        sessions = self.sessions()
+        tx.write("raw/INDEX.md", templates.raw_index(sessions))
+        counts = {name: len(self.notes(name)) for name in self.config.stores}
+        tx.write("INDEX.md", templates.root_index(self.config, counts, sessions))
+
+    def _after_write(self, touched: list[str]) -> None:
+        """Called inside the lock after a write; the search index hooks in here."""
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every raw session's frontmatter plus its path, newest first."""
+        out = []
+        for p in walk_markdown(self.root, "raw"):
+            if p.name == "INDEX.md":
+                continue
+            with p.open("r", encoding="utf-8", newline="") as fh:
+                head = fh.read(8192)
+            try:
+                data = read_header(head if "\n---\n" in head[3:] else read_text(p), str(p))
+            except MemctlError:
+                continue
+            data["path"] = p.relative_to(self.root).as_posix()
+            out.append(data)
+        out.sort(key=lambda d: (str(d.get("started") or ""), d["path"]), reverse=True)
+        return out
+
+    def notes(self, store: str) -> list[Path]:
+        """Note files of one store (INDEX.md excluded)."""
+        sc = self.config.stores[store]
+        return [p for p in walk_markdown(self.root, sc.folder) if p.name != "INDEX.md"]
+
+    def resolve_session(self, ref: str) -> str:
+        """A session id or a raw path -> the raw path."""
+        ref = ref.split("#", 1)[0]
+        if ref.startswith("raw/") and (self.root / ref).is_file():
+            return ref
+        m = self._session_map()
+        if ref in m:
+            return m[ref]
+        matches = [sid for sid in m if sid.startswith(ref)] if len(ref) >= 4 else []
+        if len(matches) == 1:
+            return m[matches[0]]
+        if len(matches) > 1:
+            raise InputError(f"session {ref!r} is ambiguous: {', '.join(sorted(matches)[:5])}")
+        raise InputError(f"no session {ref!r} in this vault (see `memctl status` or raw/INDEX.md)")
+
+    def read_session(self, ref: str) -> tuple[str, list[Message], dict[str, Any]]:
+        rel = self.resolve_session(ref)
+        text = read_text(self.root / rel)
+        _, messages = parse_session(text, rel)
+        return rel, messages, read_header(text, rel)
+
+    def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:
+        """Give back the ingested messages as JSONL lines, exactly as they came in."""
+        if fmt != "jsonl":
+            raise InputError(f"unknown export format {fmt!r}: use jsonl")
+        _, messages, _ = self.read_session(session)
+        for m in messages:
+            rec: dict[str, Any] = {}
+            if m.id is not None:
+                rec["id"] = m.id
+            rec["role"] = m.role
+            rec["content"] = m.content
+            if m.name is not None:
+                rec["name"] = m.name
+            if m.timestamp is not None:
+                rec["timestamp"] = m.timestamp
+            for k, v in m.meta.items():
+                rec.setdefault(k, v)
+            yield json.dumps(rec, ensure_ascii=False)
+
+    def show(self, ref: str) -> ShowResult:
+        """A note, a session, or one turn (`raw/...md#t3`)."""
+        path, _, anchor = ref.partition("#")
+        if path.startswith("raw/") or not path.endswith(".md"):
+            rel = self.resolve_session(path)
+            text = read_text(self.root / rel)
+            header, messages = parse_session(text, rel)
+            if anchor:
+                if not (anchor.startswith("t") and anchor[1:].isdigit()):
+                    raise InputError(f"bad turn anchor #{anchor}: use #tN, e.g. {rel}#t3")
+                n = int(anchor[1:])
+                if not 1 <= n <= len(messages):
+                    raise InputError(f"{rel} has turns t1..t{len(messages)}; no #{anchor}")
+                m = messages[n - 1]
+                return ShowResult(
+                    "turn",
+                    f"{rel}#t{n}",
+                    m.content,
+                    {
+                        **message_record(m),
+                        "session": header.session,
+                        "user": header.user,
+                        "scope": header.scope,
+                    },
+                )
+            return ShowResult(
+                "session", rel, text, {"session": header.session, "turns": len(messages)}
+            )
+        target = inside(self.root, path)
+        if not target.is_file():
+            raise InputError(f"no note {path!r} in this vault")
+        return ShowResult("note", path, read_text(target), {})
+
+    def status(self) -> StatusResult:
+        """Counts per store and user, and what git has not recorded yet."""
+        stores = {name: len(self.notes(name)) for name in self.config.stores}
+        users: dict[str, dict[str, int]] = {}
+        turns = 0
+        sessions = self.sessions()
+        for s in sessions:
+            u = users.setdefault(str(s.get("user", "?")), {"sessions": 0, "turns": 0})
+            u["sessions"] += 1
+            u["turns"] += int(s.get("turns", 0))
+            turns += int(s.get("turns", 0))
+        head = self.history.repo.head.commit.hexsha if self.history.has_commits() else None
+        return StatusResult(
+            str(self.root),
+            stores,
+            dict(sorted(users.items())),
+            len(sessions),
+            turns,
+            self.history.dirty(),
+            head,
+        )
+
+    def log(self, limit: int = 20) -> list[Any]:
+        return self.history.log(limit)
+
+
+def _untracked(root: Path, history: History) -> list[str]:
+    out = history.repo.git.ls_files("--others", "--exclude-standard")
+    return [line for line in out.splitlines() if line]
+
+
+def _stdin_bytes() -> IO[bytes]:
+    import sys
+
+    return sys.stdin.buffer
+
+
+def _title_from(messages: list[Message]) -> str:
+    first = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
+    words = first.split()
+    title = " ".join(words[:10])
+    return (title[:80] + ("…" if len(words) > 10 or len(title) > 80 else "")) or "Untitled session"
+
+
+def _normalise(m: Message) -> Message:
+    """What a message looks like after a trip through a raw file (JSON-normal meta)."""
+    if not m.meta:
+        return m
+    meta = json.loads(json.dumps(m.meta, ensure_ascii=False))
+    return Message(m.role, m.content, m.id, m.name, m.timestamp, meta)
+
+
+def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
+    """Redact content and every string inside meta (tool inputs carry secrets too)."""
+    from memctl.redact import redact
+
+    count = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, str):
+            new, found = redact(value)
+            count += len(found)
+            return new
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {k: fix(v) for k, v in value.items()}
+        return value
+
+    out = []
+    for m in messages:
+        content, found = redact(m.content)
+        count += len(found)
+        meta = fix(m.meta) if m.meta else m.meta
+        out.append(Message(m.role, content, m.id, m.name, m.timestamp, meta))
+    return out, count

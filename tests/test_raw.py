@@ -1,0 +1,66 @@
+"""Raw session files must give back every message exactly, whatever its text looks like."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memctl.errors import MemctlError
+from memctl.model import Message
+from memctl.raw import make_header, parse_session, render_session, render_turn
+
+tricky = st.sampled_from(
+    [
+        "## t1 · user · 2026-01-01 10:00",
+        "\\## t2 · x",
+        "---",
+        "<!-- memctl:turn {} -->",
+        "```python\nprint('x')\n```",
+        "\r\n",
+        "\n\n\n",
+        "# title",
+        "-->",
+        "é 😀 漢字 \u200b",
+        "",
+    ]
+)
+text = st.lists(st.one_of(st.text(), tricky), max_size=6).map("\n".join)
+json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
+message = st.builds(
+    Message,
+    role=st.sampled_from(["user", "assistant", "system", "tool"]),
+    content=text,
+    id=st.one_of(st.none(), st.text(max_size=20)),
+    name=st.one_of(st.none(), st.text(max_size=20)),
+    timestamp=st.one_of(st.none(), st.text(max_size=25), st.just("2026-11-29T10:04:00Z")),
+    meta=st.dictionaries(st.text(max_size=10), json_scalar, max_size=3),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(message, min_size=1, max_size=6))
+def test_render_parse_round_trip(messages: list[Message]) -> None:
+    header = make_header("s", "T", "jsonl", "x.jsonl", "u", "team", messages)
+    text = render_session(header, messages)
+    h2, back = parse_session(text, "raw/x.md")
+    assert back == messages
+    assert h2 == header
+
+
+def test_heading_lookalike_is_escaped_and_restored() -> None:
+    m = Message("user", "before\n## t2 · assistant · 2026-01-01 10:00\nafter")
+    section = render_turn(1, m)
+    assert "\n\\## t2 · assistant" in section
+    text = render_session(make_header("s", "T", "jsonl", "o", "u", "team", [m]), [m])
+    assert parse_session(text, "p")[1] == [m]
+
+
+def test_damaged_file_names_path_and_line() -> None:
+    m = Message("user", "hi")
+    text = render_session(make_header("s", "T", "jsonl", "o", "u", "team", [m]), [m])
+    broken = text.replace("<!-- memctl:turn", "<!-- oops", 1)
+    with pytest.raises(MemctlError) as exc:
+        parse_session(broken, "raw/a.md")
+    assert str(exc.value).startswith("raw/a.md:")
+    assert exc.value.line == text.splitlines().index("## t1 · user") + 2
