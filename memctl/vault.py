@@ -349,7 +349,64 @@ class Vault:
         tx.write("INDEX.md", templates.root_index(self.config, counts, sessions))
 
     def _after_write(self, touched: list[str]) -> None:
-        """Called inside the lock after a write; the search index hooks in here."""
+        """Called inside the lock after a write: the search index follows in the same command."""
+        from memctl import index
+
+        index.after_write(self, touched)
+
+    # ---- search (memctl/search.py, memctl/index.py) -----------------------------------------
+
+    def search(self, query: str, **filters: Any) -> Any:
+        """Ranked hits over turns and notes; see `memctl.search.search` for the filters."""
+        from memctl import search
+
+        return search.search(self, query, **filters)
+
+    def reindex(self, **options: Any) -> Any:
+        """Rebuild the search index from the files."""
+        from memctl import index
+
+        return index.rebuild(self, **options)
+
+    # ---- learning stores (memctl/curate/, memctl/notes.py, memctl/provenance.py) -----------
+
+    def curate(self, **options: Any) -> Any:
+        """Turn uncurated turns into cited notes; see `memctl.curate.run`."""
+        from memctl import curate
+
+        return curate.run(self, **options)
+
+    def diff(self, **options: Any) -> Any:
+        """Claim-level changes: what the agent learned; see `memctl.learned.diff`."""
+        from memctl import learned
+
+        return learned.diff(self, **options)
+
+    def review(self, **options: Any) -> Any:
+        """Proposals awaiting a human; see `memctl.curate.review`."""
+        from memctl import curate
+
+        return curate.review(self, **options)
+
+    def verify(self, **options: Any) -> Any:
+        """Check every citation in the vault against its raw turn."""
+        from memctl import provenance
+
+        return provenance.verify_vault(self, **options)
+
+    # ---- recall (memctl/recall.py) ----------------------------------------------------------
+
+    def recall(self, query: str, **options: Any) -> Any:
+        """Cited memories for a prompt, packed into a token budget."""
+        from memctl import recall
+
+        return recall.recall(self, query, **options)
+
+    def context(self, **options: Any) -> Any:
+        """The session-start block: profile, decisions, open threads, team knowledge."""
+        from memctl import recall
+
+        return recall.context(self, **options)
 
     # ---- reading -------------------------------------------------------------------------
 

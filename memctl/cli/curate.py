@@ -1,0 +1,1 @@
+"""memctl curate commands (to be filled)."""

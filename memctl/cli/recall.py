@@ -1,0 +1,1 @@
+"""memctl recall commands (to be filled)."""

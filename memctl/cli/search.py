@@ -1,0 +1,1 @@
+"""memctl search commands (to be filled)."""
