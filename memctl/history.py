@@ -100,9 +100,9 @@ class History:
                 fh.write(message)
             g = self.repo.git
             g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-            if not g.diff(
-                "--cached", "--name-only", f"--pathspec-from-file={spec}", "--pathspec-file-nul"
-            ):
+            # `git diff` has no --pathspec-from-file before git 2.40: list staged names, filter.
+            staged = set(g.diff("--cached", "--name-only", "-z").split("\0"))
+            if not staged.intersection(paths):
                 return None
             with g.custom_environment(**self._env(author, committer or author)):
                 try:

@@ -87,9 +87,18 @@ def iter_lines(stream: BinaryIO, src: Source) -> Iterator[tuple[int, str]]:
         yield lineno, text
 
 
-def json_line_error(src: Source, exc: json.JSONDecodeError, line: int) -> InputError:
+def json_line_error(
+    src: Source, exc: json.JSONDecodeError, line: int, text: str | None = None
+) -> InputError:
+    """`text` lets us re-parse without the newline, which turns a confusing "invalid control
+    character" for an unclosed string into "unterminated string"."""
+    if text is not None:
+        try:
+            json.loads(text.rstrip("\r\n"))
+        except json.JSONDecodeError as again:
+            exc = again
     return src.error(
-        f"malformed JSON: {exc.msg} at column {exc.colno}; each line must be one JSON object",
+        f"malformed JSON: {exc.msg} (column {exc.colno}); each line must be one JSON object",
         line,
     )
 
@@ -135,6 +144,8 @@ class Replay(io.RawIOBase):
 _WS = re.compile(r"[ \t\n\r]*")
 # A decode failure this close to the end of the buffer may just mean "not read yet".
 _NEAR_END = 64
+# How much of the current line to keep when compacting, so errors can still give a column.
+_KEEP_LINE = 4096
 
 
 class JsonStream:
@@ -157,6 +168,7 @@ class JsonStream:
         self._counted = 0  # buf index up to which newlines are folded into _line
         self._line = 1
         self._started = False
+        self._mid_line = False  # buf[0] is not the start of a line
 
     def line_at(self, pos: int) -> int:
         if pos > self._counted:
@@ -168,10 +180,17 @@ class JsonStream:
         if self.eof:
             return
         self.line_at(self.pos)
-        if self.pos:
-            self.buf = self.buf[self.pos :]
-            self._counted -= self.pos
-            self.pos = 0
+        # Keep the start of the current line (if short) so error columns stay exact.
+        cut = self.buf.rfind("\n", 0, self.pos) + 1
+        if cut:
+            self._mid_line = False
+        if self.pos - cut > _KEEP_LINE:
+            cut = self.pos
+            self._mid_line = True
+        if cut:
+            self.buf = self.buf[cut:]
+            self._counted -= cut
+            self.pos -= cut
         data = self._stream.read(max(want, self._chunk))
         if not self._started:
             self._started = True
@@ -206,6 +225,12 @@ class JsonStream:
     def fail(self, message: str) -> InputError:
         return self._src.error(message, self.line_at(self.pos))
 
+    def _column(self, pos: int) -> str:
+        newline = self.buf.rfind("\n", 0, pos)
+        if newline < 0 and self._mid_line:
+            return ""  # a very long line began in text already discarded
+        return f" (column {pos - newline})"
+
     def value(self) -> tuple[Any, int]:
         """Decode the value at the cursor; returns it with the line it starts on."""
         self.peek()
@@ -220,7 +245,8 @@ class JsonStream:
                     self._fill(len(self.buf) - self.pos)
                     continue
                 raise self._src.error(
-                    f"malformed JSON: {exc.msg}; fix the file or export it again",
+                    f"malformed JSON: {exc.msg}{self._column(exc.pos)}; "
+                    "fix the file or export it again",
                     self.line_at(exc.pos),
                 ) from None
             if end >= len(self.buf) and not self.eof and not isinstance(val, dict | list | str):
@@ -285,8 +311,10 @@ def joined_text(parts: Iterable[Any], sep: str) -> tuple[str, list[Any]]:
     texts: list[str] = []
     other: list[Any] = []
     for part in parts:
-        if isinstance(part, dict) and part.get("type") in _TEXT_TYPES and isinstance(
-            part.get("text"), str
+        if (
+            isinstance(part, dict)
+            and part.get("type") in _TEXT_TYPES
+            and isinstance(part.get("text"), str)
         ):
             texts.append(part["text"])
         else:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from memctl.formats._common import Source, iter_lines, json_line_error, joined_text
+from memctl.formats._common import Source, iter_lines, joined_text, json_line_error
 from memctl.model import Message, Transcript
 
 FORMAT = "claude_code"
@@ -33,7 +33,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise json_line_error(src, exc, lineno) from None
+            raise json_line_error(src, exc, lineno, text) from None
         if not isinstance(obj, dict):
             raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
         kind = obj.get("type")

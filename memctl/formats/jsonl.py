@@ -13,8 +13,9 @@ from typing import Any, BinaryIO
 from memctl.formats._common import (
     ROLE_LIST,
     Source,
-    iter_lines,
+    binary_error,
     json_line_error,
+    utf8_error,
 )
 from memctl.model import ROLES, Message, Transcript
 
@@ -23,21 +24,31 @@ _KNOWN = frozenset({"role", "content", "id", "name", "timestamp", "session"})
 
 
 def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
-    loads = json.loads
+    # scan_once is the C scanner behind json.loads minus two Python-level calls per line;
+    # anything unusual (blank line, BOM, leading space, bad JSON) takes the careful path.
+    scan = json.JSONDecoder().scan_once
     messages: list[Message] = []
     session: str | None = None
     start: int | None = None
-    for lineno, text in iter_lines(stream, src):
-        if not text or text.isspace():
-            continue
+    lineno = 0
+    for raw in stream:
+        lineno += 1
         try:
-            obj = loads(text)
-        except json.JSONDecodeError as exc:
-            raise json_line_error(src, exc, lineno) from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise utf8_error(src, exc, lineno) from None
+        if "\x00" in text:
+            raise binary_error(src, lineno)
+        try:
+            obj, end = scan(text, 0)
+            if end != len(text) and not text[end:].isspace():
+                raise StopIteration(end)
+        except (StopIteration, json.JSONDecodeError):
+            obj = _careful(text, lineno, src)
+            if obj is None:
+                continue
         if type(obj) is not dict:
-            raise src.error(
-                f"expected a JSON object per line, got {type(obj).__name__}", lineno
-            )
+            raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
         role = obj.get("role")
         content = obj.get("content")
         if type(role) is not str or role not in ROLES:
@@ -48,6 +59,15 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
                 + (" (it is missing)" if content is None else f", got {type(content).__name__}"),
                 lineno,
             )
+        mid = obj.get("id")
+        name = obj.get("name")
+        stamp = obj.get("timestamp")
+        if not (
+            (mid is None or type(mid) is str)
+            and (name is None or type(name) is str)
+            and (stamp is None or type(stamp) is str)
+        ):
+            raise _not_string(obj, src, lineno)
         if "session" in obj:
             new = obj["session"]
             if type(new) is not str or not new:
@@ -61,25 +81,29 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         if start is None:
             start = lineno
         meta = {k: v for k, v in obj.items() if k not in _KNOWN} if len(obj) > 2 else {}
-        messages.append(
-            Message(
-                role,
-                content,
-                _opt_str(obj, "id", src, lineno),
-                _opt_str(obj, "name", src, lineno),
-                _opt_str(obj, "timestamp", src, lineno),
-                meta,
-            )
-        )
+        messages.append(Message(role, content, mid, name, stamp, meta))
     if messages:
         yield _transcript(messages, session, start, src)
 
 
-def _opt_str(obj: dict[str, Any], key: str, src: Source, lineno: int) -> str | None:
-    value = obj.get(key)
-    if value is None or type(value) is str:
-        return value
-    raise src.error(f"'{key}' must be a string, got {type(value).__name__}", lineno)
+def _careful(text: str, lineno: int, src: Source) -> Any:
+    """None for a blank line; the object otherwise; an error naming the line if malformed."""
+    if lineno == 1:
+        text = text.removeprefix("\ufeff")
+    if not text or text.isspace():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json_line_error(src, exc, lineno, text) from None
+
+
+def _not_string(obj: dict[str, Any], src: Source, lineno: int) -> Exception:
+    for key in ("id", "name", "timestamp"):
+        value = obj.get(key)
+        if value is not None and type(value) is not str:
+            return src.error(f"'{key}' must be a string, got {type(value).__name__}", lineno)
+    raise AssertionError("unreachable")
 
 
 def _role_error(src: Source, role: Any, lineno: int) -> Exception:

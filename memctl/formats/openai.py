@@ -31,7 +31,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
             messages.append(_message(item, line, src))
     elif first == "{":
         found = False
-        for key, line in js.members():
+        for key, _line in js.members():
             if key == "messages":
                 found = True
                 if js.peek() != "[":

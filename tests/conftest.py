@@ -1,0 +1,87 @@
+"""Shared fixtures: an isolated environment for every test, and the wire-level fake LLM.
+
+The module-level block runs when pytest loads this conftest, before any test module is
+collected, so it is in force before anything imports litellm (which fetches its cost map
+at import time unless told not to).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from fakellm import FakeLLM, install_network_guard, network_guard
+
+# No test may depend on, or wait for, the internet: litellm keeps its bundled cost map,
+# beta-header and tokenizer catalogs (offline mode covers every fetch it makes on its own),
+# and the proxy telemetry veto is set in case anything ever starts it.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["LITELLM_OFFLINE_MODE"] = "true"
+os.environ["LITELLM_TELEMETRY_DISABLED"] = "true"
+# Records and blocks any non-loopback connect or DNS lookup from here on.
+install_network_guard()
+
+FAKE_API_KEY = "sk-fake-test"
+_PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+_SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A developer's real keys, memctl config or home directory must never leak into a
+    test: that would let a test pass only on one machine, or spend real money.
+
+    Home dirs come from tmp_path_factory rather than tmp_path so a test that inspects its
+    own tmp_path sees only what it put there.
+    """
+    for name in list(os.environ):
+        if name.startswith("MEMCTL_") or name in _SCRUBBED:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("MEMCTL_HOME", str(tmp_path_factory.mktemp("memctl_home")))
+    seen = len(network_guard.attempts)
+    yield
+    leaked = network_guard.attempts[seen:]
+    assert not leaked, f"test tried to reach the network (blocked): {leaked}"
+
+
+@pytest.fixture(scope="session")
+def _fake_llm_server() -> Iterator[FakeLLM]:
+    """One server per session (per xdist worker): starting is cheap, but a shared port
+    also keeps litellm's cached HTTP clients pointing at a live server."""
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_llm(_fake_llm_server: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+    """The fake OpenAI-compatible server, emptied for this test, with litellm pointed at it.
+
+    Queue replies, run the code under test, then assert on what went over the wire::
+
+        def test_x(fake_llm):
+            fake_llm.enqueue("hello")            # or {"json": {...}}, {"status": 500, ...}
+            resp = litellm.completion(
+                model="openai/gpt-4o-mini",      # any "openai/<name>" model works
+                api_base=fake_llm.base_url,      # optional: OPENAI_BASE_URL is set too
+                messages=[{"role": "user", "content": "hi"}],
+            )
+            assert fake_llm.last_request.messages[-1]["content"] == "hi"
+
+    A call with nothing queued gets a 500 saying the queue is empty.
+    """
+    fake = _fake_llm_server
+    fake.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    monkeypatch.setenv("OPENAI_API_BASE", fake.base_url)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    # httpx honours proxy variables even for 127.0.0.1; a CI proxy must not swallow our calls.
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost,::1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost,::1")
+    yield fake
+    fake.reset()
