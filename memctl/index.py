@@ -1,9 +1,867 @@
-"""The only tantivy user (placeholder until the search issue lands)."""
+"""The only tantivy user: the search index in `.memctl/index/`, always in step with the files.
+
+Layout (ignored by git; rebuilt from the files whenever in doubt):
+
+    .memctl/index/current.json     {"schema": N, "gen": "g-..."}: the generation readers open
+    .memctl/index/g-.../           one tantivy index plus manifest.json (what it was built from)
+
+The manifest maps every indexed file to (mtime_ns, size, sha256, racy). `sync` is the cheap
+check every reading command runs: one stat walk; only files whose mtime or size moved are
+hashed; only files whose hash moved are reindexed (delete by path, add again); vanished files
+are deleted. Writers hold the vault lock and replace the manifest atomically *after* the index
+commit, so a crash in between only means the next sync redoes a few files. Readers search
+tantivy's snapshot of the last commit, so a search beside a writer sees the index before or
+after a commit, never half of one. A rebuild fills a new generation and then flips
+`current.json`, so nobody ever reads a half-built index either.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
+import tantivy
 
-def after_write(vault: Any, touched: list[str]) -> None:
-    """Keep the index in step with a write; a no-op until the index exists."""
+from memctl.errors import LockTimeoutError, MemctlError
+from memctl.raw import parse_session, parse_time, split_frontmatter
+from memctl.store import atomic_write
+
+# Bump whenever the schema or what goes into a document changes: readers then rebuild.
+# 1: turns and notes; speaker in body; previous turns as window context; date words.
+# 2: a `live` fast field for the default active-only filter.
+SCHEMA_VERSION = 2
+INDEX_REL = ".memctl/index"
+CURRENT = "current.json"
+MANIFEST = "manifest.json"
+
+# Fields a query plan may name.
+BODY = "body"  # stemmed: a turn's speaker and text; a note's title, aliases, tags and body
+WINDOW = "win"  # stemmed: the turn together with the turns before it (answers follow questions)
+WHEN = "when"  # stemmed: date words ("May 2023 8 Monday"), so a question can name a date
+EXACT = "exact"  # whole lowercased values: message ids, speakers, sessions, refs, paths, tags
+
+CONTEXT_TURNS = 2  # previous turns folded into a turn's window field
+# A file whose mtime is this close to the scan could change again without its mtime moving
+# (coarse filesystem clocks); it is hashed once more on the next sync, as git does.
+RACY_NS = 50_000_000
+_CITE = re.compile(r"raw/[^\s#)\]]+\.md#t\d+")
+_FOOTREF = re.compile(r"\[\^[^\]\s]+\]")
+_FOOTDEF = re.compile(r"^\[\^[^\]\s]+\]:.*$\n?", re.MULTILINE)
+_HEADING1 = re.compile(r"^#\s+(.+)$", re.MULTILINE)
+_BROKEN = (OSError, ValueError, KeyError, TypeError, IndexError, RuntimeError)
+
+_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
+_EXACT_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.lowercase()).build()
+)
+
+
+def analyze(text: str) -> list[str]:
+    """Tokens exactly as the stemmed fields index them (lowercase, English stemming)."""
+    return list(_ANALYZER.analyze(text))
+
+
+class IndexBroken(Exception):
+    """The index on disk cannot be read; the caller repairs it with `repair()`."""
+
+
+def _is_broken(exc: BaseException) -> bool:
+    # pyo3 surfaces Rust panics as PanicException, a BaseException subclass
+    return isinstance(exc, _BROKEN) or type(exc).__name__ == "PanicException"
+
+
+# ---- results ------------------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    """What a sync did; `notices` are one-liners for the CLI to print on stderr."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    rebuilt: bool = False
+    busy: bool = False  # a writer holds the vault lock: the last commit was searched
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReindexResult:
+    """`memctl reindex`: what the fresh index holds and what it cost."""
+
+    files: int
+    turns: int
+    notes: int
+    skipped: list[str]
+    seconds: float
+    index_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "turns": self.turns,
+            "notes": self.notes,
+            "skipped": self.skipped,
+            "seconds": round(self.seconds, 3),
+            "index_bytes": self.index_bytes,
+        }
+
+
+# ---- schema -------------------------------------------------------------------------------
+
+_FILTER_FIELDS = ("kind", "path", "store", "status", "user", "scope", "role", "speaker_key")
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    for name in _FILTER_FIELDS:
+        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    # Everything shown for a hit, as one JSON blob: a text field is always indexed in tantivy,
+    # while a bytes field can be stored only.
+    sb.add_bytes_field("doc", stored=True)
+    sb.add_text_field(BODY, tokenizer_name="en", index_option="position")
+    sb.add_text_field(WINDOW, tokenizer_name="en", index_option="freq")
+    sb.add_text_field(WHEN, tokenizer_name="en", index_option="basic")
+    sb.add_text_field(EXACT, tokenizer_name="exact", index_option="basic")
+    sb.add_integer_field("ts", indexed=True, fast=True)
+    sb.add_unsigned_field("sess", fast=True)
+    # 1 for turns and active notes: the default "active only" filter is checked on the top
+    # candidates instead of intersecting the query with a term every document has
+    sb.add_unsigned_field("live", fast=True)
+    return sb.build()
+
+
+SCHEMA = _schema()
+
+
+def _register(index: tantivy.Index) -> None:
+    index.register_tokenizer("en", _ANALYZER)
+    index.register_tokenizer("exact", _EXACT_ANALYZER)
+
+
+def _sess_key(path: str) -> int:
+    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def _dumps(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _date_words(dt: datetime) -> str:
+    # strftime is locale-dependent and slow; names are spelled out for English stemming
+    return f"{_MONTHS[dt.month - 1]} {dt.year} {dt.day} {_DAYS[dt.weekday()]}"
+
+
+# ---- documents from files -----------------------------------------------------------------
+
+
+def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
+    header, messages = parse_session(text, rel)
+    sess = _sess_key(rel)
+    docs = []
+    said: list[str] = []
+    ts = parse_time(header.started) if isinstance(header.started, str) else None
+    for n, m in enumerate(messages, 1):
+        speaker = m.name or m.role
+        line = f"{speaker}: {m.content}"
+        ts = parse_time(m.timestamp) or ts  # untimed turns take the time of the one before
+        ref = f"{rel}#t{n}"
+        d = tantivy.Document()
+        d.add_text("kind", "turn")
+        d.add_text("path", rel)
+        d.add_text("status", "active")
+        d.add_text("user", header.user)
+        d.add_text("scope", header.scope)
+        d.add_text("role", m.role)
+        d.add_text("speaker_key", speaker.lower())
+        stored: dict[str, Any] = {
+            "kind": "turn",
+            "ref": ref,
+            "session": header.session,
+            "speaker": speaker,
+            "role": m.role,
+            "user": header.user,
+            "scope": header.scope,
+            "text": m.content,
+        }
+        if m.id is not None:
+            stored["id"] = m.id
+        if m.timestamp:
+            stored["timestamp"] = m.timestamp
+        d.add_bytes("doc", _dumps(stored))
+        d.add_text(BODY, speaker)
+        d.add_text(BODY, m.content)
+        d.add_text(WINDOW, "\n".join([*said[-CONTEXT_TURNS:], line]))
+        d.add_text(EXACT, speaker)
+        d.add_text(EXACT, header.session)
+        if m.id is not None:
+            d.add_text(EXACT, m.id)
+        if ts is not None:
+            d.add_text(WHEN, _date_words(ts))
+            d.add_integer("ts", int(ts.timestamp()))
+        d.add_unsigned("sess", sess)
+        d.add_unsigned("live", 1)
+        docs.append(d)
+        said.append(line)
+    return docs
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return parse_time(value.isoformat())
+    if isinstance(value, date):
+        return parse_time(value.isoformat())
+    if isinstance(value, str):
+        return parse_time(value)
+    return None
+
+
+def _strs(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
+
+
+def _drop_heading(body: str) -> str:
+    stripped = body.lstrip("\n")
+    if stripped.startswith("# "):
+        return stripped.split("\n", 1)[1] if "\n" in stripped else ""
+    return body
+
+
+def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str, Any]:
+    """What the index keeps of a note; a file without frontmatter is a human note."""
+    meta: dict[str, Any] = {}
+    body = text
+    if text.startswith("---\n"):
+        with contextlib.suppress(MemctlError):
+            meta, body = split_frontmatter(text, rel)
+    top = rel.split("/", 1)[0] if "/" in rel else ""
+    heading = _HEADING1.search(body)
+    scope = str(meta.get("scope") or "team")
+    stamp = meta.get("updated") or meta.get("created")
+    return {
+        "store": str(meta.get("store") or store_folders.get(top, top)),
+        "title": str(
+            meta.get("title") or (heading.group(1).strip() if heading else Path(rel).stem)
+        ),
+        "scope": scope,
+        "status": str(meta.get("status") or "active"),
+        "user": scope[5:] if scope.startswith("user:") else "",
+        "when": _as_datetime(stamp),
+        "timestamp": "" if stamp is None else str(stamp),
+        "id": str(meta.get("id") or ""),
+        "aliases": _strs(meta.get("aliases")),
+        "tags": _strs(meta.get("tags")),
+        "cites": list(dict.fromkeys(_CITE.findall(body))),
+        # what a reader wants to see: the claims, without the title heading, footnote
+        # markers and footnote definitions (the title and citations are shown apart)
+        "text": _FOOTREF.sub("", _FOOTDEF.sub("", _drop_heading(body))).strip(),
+    }
+
+
+def _note_doc(rel: str, text: str, store_folders: dict[str, str]) -> tantivy.Document:
+    f = note_fields(rel, text, store_folders)
+    keys = " ".join([f["title"], *f["aliases"], *f["tags"]])
+    d = tantivy.Document()
+    d.add_text("kind", "note")
+    d.add_text("path", rel)
+    d.add_text("store", f["store"])
+    d.add_text("status", f["status"])
+    d.add_text("user", f["user"])
+    d.add_text("scope", f["scope"])
+    stored = {
+        "kind": "note",
+        "ref": rel,
+        "store": f["store"],
+        "title": f["title"],
+        "status": f["status"],
+        "user": f["user"],
+        "scope": f["scope"],
+        "timestamp": f["timestamp"],
+        "cites": f["cites"],
+        "text": f["text"],
+    }
+    d.add_bytes("doc", _dumps(stored))
+    d.add_text(BODY, keys)
+    d.add_text(BODY, f["text"])
+    d.add_text(WINDOW, keys + "\n" + f["text"])
+    for v in (f["id"], rel, f["title"], *f["aliases"], *f["tags"]):
+        if v:
+            d.add_text(EXACT, v)
+    if f["when"] is not None:
+        d.add_text(WHEN, _date_words(f["when"]))
+        d.add_integer("ts", int(f["when"].timestamp()))
+    d.add_unsigned("sess", _sess_key(rel))
+    d.add_unsigned("live", int(f["status"] == "active"))
+    return d
+
+
+# ---- the stat walk and the manifest -------------------------------------------------------
+
+Entry = tuple[int, int, str, int]  # mtime_ns, size, sha256, racy (1: hash again next sync)
+
+
+def scan(root: Path) -> dict[str, tuple[int, int]]:
+    """Every indexable markdown file -> (mtime_ns, size): one stat each, nothing read."""
+    out: dict[str, tuple[int, int]] = {}
+    stack: list[tuple[str, str]] = [("", str(root))]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            it = os.scandir(folder)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append((f"{prefix}{name}/", e.path))
+                    elif name.endswith(".md") and name != "INDEX.md":
+                        st = e.stat()
+                        out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return out
+
+
+def _read(path: Path) -> tuple[str, bytes] | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(data).hexdigest(), data
+
+
+def _entry(st: tuple[int, int], sha: str, now_ns: int) -> Entry:
+    return (st[0], st[1], sha, int(now_ns - st[0] < RACY_NS))
+
+
+class _Gen:
+    """One index generation on disk: its folder, its manifest and its tantivy index."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.name = name
+        self.dir = root / INDEX_REL / name
+        self._files: dict[str, Entry] | None = None
+
+    @property
+    def files(self) -> dict[str, Entry]:
+        if self._files is None:
+            raw = json.loads((self.dir / MANIFEST).read_text(encoding="utf-8"))
+            if raw.get("schema") != SCHEMA_VERSION:
+                raise ValueError("manifest schema differs")
+            self._files = {k: (v[0], v[1], v[2], v[3]) for k, v in raw["files"].items()}
+        return self._files
+
+    def write_files(self, files: dict[str, Entry]) -> None:
+        data = json.dumps({"schema": SCHEMA_VERSION, "files": files}, separators=(",", ":"))
+        atomic_write(self.dir / MANIFEST, data)
+        self._files = files
+
+    def open(self) -> tantivy.Index:
+        if not (self.dir / "meta.json").is_file():
+            raise ValueError(f"{self.dir.name}: index files are missing")
+        idx = tantivy.Index.open(str(self.dir))
+        _register(idx)
+        return idx
+
+    def size(self) -> int:
+        return sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
+
+
+_UNREADABLE = "search index was unreadable; rebuilt it from the files"
+
+
+def _current(root: Path) -> tuple[_Gen | None, str]:
+    """The live generation, or None and the reason the index must be rebuilt."""
+    path = root / INDEX_REL / CURRENT
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "search index missing; built it from the files"
+    except (OSError, ValueError):
+        return None, _UNREADABLE
+    if not isinstance(data, dict) or not isinstance(data.get("gen"), str):
+        return None, _UNREADABLE
+    if data.get("schema") != SCHEMA_VERSION:
+        return None, (
+            f"search index schema changed (v{data.get('schema')} -> v{SCHEMA_VERSION}); "
+            "rebuilt it from the files"
+        )
+    gen = data["gen"]
+    if not gen.startswith("g-") or "/" in gen or "\\" in gen:
+        return None, _UNREADABLE
+    return _Gen(root, gen), ""
+
+
+# ---- locking ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(vault: Any, wait: bool) -> Iterator[bool]:
+    """Hold the vault lock (re-entrant); without `wait`, yield False if another process has it."""
+    lock = vault.lock
+    old = lock.timeout
+    if not wait:
+        lock.timeout = 0.0
+    try:
+        lock.__enter__()
+    except LockTimeoutError:
+        if wait:
+            raise
+        lock.timeout = old
+        yield False
+        return
+    lock.timeout = old
+    try:
+        yield True
+    finally:
+        lock.__exit__(None, None, None)
+
+
+# ---- building and updating ----------------------------------------------------------------
+
+
+class _Writer:
+    """Adds and deletes the documents of whole files through one tantivy writer."""
+
+    def __init__(self, vault: Any, index: tantivy.Index, bulk: bool) -> None:
+        self.folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
+        heap = 400_000_000 if bulk else 30_000_000
+        self.writer = index.writer(heap_size=heap, num_threads=0 if bulk else 1)
+        self.turns = 0
+        self.notes = 0
+        self.skipped: list[str] = []
+
+    def add(self, rel: str, data: bytes) -> None:
+        try:
+            text = data.decode("utf-8")
+            if rel.startswith("raw/"):
+                docs = _turn_docs(rel, text)
+                self.turns += len(docs)
+            else:
+                docs = [_note_doc(rel, text, self.folders)]
+                self.notes += 1
+        except (MemctlError, UnicodeDecodeError, ValueError, TypeError) as exc:
+            # a file memctl cannot read is left out of search, not a reason to fail a command
+            self.skipped.append(f"{rel}: {exc}".splitlines()[0])
+            return
+        add = self.writer.add_document
+        for d in docs:
+            add(d)
+
+    def delete(self, rel: str) -> None:
+        self.writer.delete_documents_by_term("path", rel)
+
+    def commit(self) -> None:
+        self.writer.commit()
+        self.writer.wait_merging_threads()
+
+
+def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
+    """A new generation from every file, made current; older generations are removed."""
+    root: Path = vault.root
+    base = root / INDEX_REL
+    base.mkdir(parents=True, exist_ok=True)
+    gen = _Gen(root, f"g-{time.time_ns():x}-{os.getpid()}")
+    gen.dir.mkdir()
+    index = tantivy.Index(SCHEMA, path=str(gen.dir), reuse=False)
+    _register(index)
+    w = _Writer(vault, index, bulk=True)
+    files: dict[str, Entry] = {}
+    for rel, st in sorted(scan(root).items()):
+        got = _read(root / rel)
+        if got is not None:
+            w.add(rel, got[1])
+            files[rel] = _entry(st, got[0], time.time_ns())
+    w.commit()
+    gen.write_files(files)
+    atomic_write(base / CURRENT, json.dumps({"schema": SCHEMA_VERSION, "gen": gen.name}) + "\n")
+    for old in base.iterdir():
+        # a reader still searching an old generation keeps its open files (POSIX unlink)
+        if old.is_dir() and old.name.startswith("g-") and old.name != gen.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return gen, w, len(files)
+
+
+def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) -> None:
+    """Bring `gen` in step with the files; the caller holds the vault lock."""
+    root: Path = vault.root
+    files = dict(gen.files)
+    seen = scan(root)
+    now = time.time_ns()
+    todo: list[tuple[str, bytes, Entry]] = []
+    restat: dict[str, Entry] = {}
+    for rel, st in seen.items():
+        old = files.get(rel)
+        if old is not None and old[:2] == st and not old[3] and rel not in force:
+            continue
+        got = _read(root / rel)
+        if got is None:
+            continue
+        if old is not None and old[2] == got[0] and rel not in force:
+            restat[rel] = _entry(st, got[0], now)  # touched, same bytes: remember the stat
+        else:
+            todo.append((rel, got[1], _entry(st, got[0], now)))
+    gone = [rel for rel in files if rel not in seen]
+    if todo or gone:
+        w = _Writer(vault, gen.open(), bulk=len(todo) > 100)
+        for rel in gone:
+            w.delete(rel)
+        for rel, data, _ in todo:
+            w.delete(rel)
+            w.add(rel, data)
+        w.commit()
+        report.notices.extend(f"not searchable: {s}" for s in w.skipped)
+    for rel in gone:
+        del files[rel]
+    for rel, _, ent in todo:
+        if rel in files:
+            report.updated += 1
+        else:
+            report.added += 1
+        files[rel] = ent
+    files.update(restat)
+    report.removed += len(gone)
+    if todo or gone or restat:
+        gen.write_files(files)
+
+
+def _stale(gen: _Gen, seen: dict[str, tuple[int, int]]) -> bool:
+    files = gen.files
+    if len(files) != len(seen):
+        return True
+    for rel, st in seen.items():
+        old = files.get(rel)
+        if old is None or old[3] or old[0] != st[0] or old[1] != st[1]:
+            return True
+    return False
+
+
+def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
+    """Bring the index in step with the files; one stat walk when nothing changed."""
+    report = SyncReport()
+    root: Path = vault.root
+    force = {t for t in touched if t.endswith(".md") and not t.endswith("INDEX.md")}
+    gen, why = _current(root)
+    if gen is not None and not force:
+        try:
+            if not _stale(gen, scan(root)):
+                return report
+        except _BROKEN:
+            gen, why = None, _UNREADABLE
+    # Rebuilding cannot be skipped, so wait for the lock; an update can: while a writer holds
+    # the lock we search its last commit, and the writer indexes what it writes itself.
+    with _locked(vault, wait=gen is None or bool(force)) as got:
+        if not got:
+            report.busy = True
+            return report
+        gen, why2 = _current(root)  # another process may have done the work meanwhile
+        if gen is not None:
+            try:
+                _apply_locked(vault, gen, force, report)
+                return report
+            except BaseException as exc:
+                if not _is_broken(exc):
+                    raise
+                why2 = _UNREADABLE
+        report = SyncReport(rebuilt=True, notices=[why2 or why])
+        _, w, n = _build_locked(vault)
+        report.added = n
+        report.notices.extend(f"not searchable: {s}" for s in w.skipped)
+    return report
+
+
+def after_write(vault: Any, touched: list[str]) -> SyncReport:
+    """Called by the vault inside its lock after every write: index what the command wrote."""
+    return sync(vault, touched)
+
+
+def repair(vault: Any) -> str:
+    """Rebuild after a reader found the index unreadable; returns the notice to show."""
+    with _locked(vault, wait=True):
+        _build_locked(vault)
+    return _UNREADABLE
+
+
+def rebuild(vault: Any, **_options: Any) -> ReindexResult:
+    """`memctl reindex`: a fresh generation from the files; older generations are removed."""
+    start = time.perf_counter()
+    with _locked(vault, wait=True):
+        gen, w, n = _build_locked(vault)
+    return ReindexResult(
+        files=n,
+        turns=w.turns,
+        notes=w.notes,
+        skipped=w.skipped,
+        seconds=time.perf_counter() - start,
+        index_bytes=gen.size(),
+    )
+
+
+# ---- querying -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on hits; an empty tuple means any value."""
+
+    kinds: tuple[str, ...] = ()
+    stores: tuple[str, ...] = ()
+    users: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    speakers: tuple[str, ...] = ()  # lowercased
+    statuses: tuple[str, ...] = ()
+    since: int | None = None  # epoch seconds, inclusive
+    until: int | None = None  # epoch seconds, exclusive
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A query in index terms: weighted optional terms, required phrases, filters."""
+
+    should: tuple[tuple[str, str, float], ...]  # (field, token, boost)
+    phrases: tuple[tuple[str, ...], ...]  # analyzed tokens; each phrase must match in BODY
+    filters: Filters = Filters()
+
+    @property
+    def empty(self) -> bool:
+        return not self.should and not self.phrases
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A matching document before it is loaded: enough to rank it."""
+
+    score: float
+    sess: int  # same value for every turn of one session
+    addr: Any
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A loaded hit: what was stored for it plus a snippet with highlighted char ranges."""
+
+    fields: dict[str, Any]
+    snippet: str
+    highlights: tuple[tuple[int, int], ...]
+
+
+def _any_of(name: str, values: Sequence[str]) -> tantivy.Query:
+    if len(values) == 1:
+        return tantivy.Query.term_query(SCHEMA, name, values[0], index_option="basic")
+    return tantivy.Query.term_set_query(SCHEMA, name, list(values))
+
+
+def _filter_queries(f: Filters) -> list[tantivy.Query]:
+    out = []
+    for name, values in (
+        ("kind", f.kinds),
+        ("store", f.stores),
+        ("user", f.users),
+        ("scope", f.scopes),
+        ("speaker_key", f.speakers),
+        ("status", f.statuses),
+    ):
+        if values:
+            out.append(_any_of(name, values))
+    if f.since is not None or f.until is not None:
+        out.append(
+            tantivy.Query.range_query(
+                SCHEMA,
+                "ts",
+                tantivy.FieldType.Integer,
+                lower_bound=f.since,
+                upper_bound=f.until,
+                include_upper=f.until is None,
+            )
+        )
+    return out
+
+
+def _text_query(plan: Plan, fields: tuple[str, ...] | None = None) -> tantivy.Query | None:
+    should = [
+        tantivy.Query.boost_query(tantivy.Query.term_query(SCHEMA, fld, tok), boost)
+        if boost != 1.0
+        else tantivy.Query.term_query(SCHEMA, fld, tok)
+        for fld, tok, boost in plan.should
+        if fields is None or fld in fields
+    ]
+    phrases = [
+        tantivy.Query.phrase_query(SCHEMA, BODY, list(p))
+        if len(p) > 1
+        else tantivy.Query.term_query(SCHEMA, BODY, p[0])
+        for p in plan.phrases
+    ]
+    if not phrases:
+        if not should:
+            return None
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in should])
+    clauses = [(tantivy.Occur.Must, q) for q in phrases]
+    if should:
+        disj = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in should])
+        clauses.append((tantivy.Occur.Should, disj))
+    return tantivy.Query.boolean_query(clauses)
+
+
+_OPEN: dict[str, tuple[tantivy.Index, tuple[int, int]]] = {}  # generation dir -> index, meta stat
+
+
+def _open_cached(gen: _Gen) -> tantivy.Index:
+    """One tantivy Index per generation per process; reloaded when its meta.json moves."""
+    st = (gen.dir / "meta.json").stat()
+    key = str(gen.dir)
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _OPEN.get(key)
+    if hit is not None:
+        if hit[1] != stamp:
+            hit[0].reload()
+            _OPEN[key] = (hit[0], stamp)
+        return hit[0]
+    idx = gen.open()
+    _OPEN.clear()  # older generations are gone from disk; do not keep their files open
+    _OPEN[key] = (idx, stamp)
+    return idx
+
+
+class Reader:
+    """A snapshot of the live index for one search: candidates, then the few docs shown."""
+
+    def __init__(self, vault: Any) -> None:
+        last: BaseException | None = None
+        for attempt in range(4):
+            # A writer in another process may retire segment files (or a whole generation)
+            # between reading current.json and opening them: read again and retry.
+            gen, why = _current(vault.root)
+            if gen is None:
+                raise IndexBroken(why)
+            try:
+                self.searcher = _open_cached(gen).searcher()
+                return
+            except BaseException as exc:
+                if not _is_broken(exc):
+                    raise
+                _OPEN.pop(str(gen.dir), None)
+                last = exc
+                time.sleep(0.02 * (attempt + 1))
+        raise IndexBroken(str(last))
+
+    def candidates(self, plan: Plan, n: int) -> list[Candidate]:
+        """The top `n` matches by BM25, or the newest `n` when the plan has no terms."""
+        try:
+            f = plan.filters
+            if f.statuses == ("active",) and not plan.empty:
+                # Nearly everything is active: filter the top hits, and only if too many of
+                # them were not, ask tantivy to filter the whole query.
+                loose = Plan(plan.should, plan.phrases, replace(f, statuses=()))
+                hits = self._search(loose, n)
+                if hits:
+                    live = self.searcher.fast_field_values("live", [a for _, a in hits])
+                    kept = [h for h, ok in zip(hits, live, strict=True) if ok != 0]
+                    hits = kept if len(kept) == len(hits) or len(hits) < n else None
+                if hits is None:
+                    hits = self._search(plan, n)
+            else:
+                hits = self._search(plan, n)
+            if not hits:
+                return []
+            sess = self.searcher.fast_field_values("sess", [a for _, a in hits])
+            return [
+                Candidate(float(s), int(k or 0), a) for (s, a), k in zip(hits, sess, strict=True)
+            ]
+        except BaseException as exc:
+            if _is_broken(exc):
+                raise IndexBroken(str(exc)) from None
+            raise
+
+    def _search(self, plan: Plan, n: int) -> list[tuple[float, Any]]:
+        text = _text_query(plan)
+        filters = _filter_queries(plan.filters)
+        if text is None:
+            if not plan.empty:
+                return []
+            q = (
+                tantivy.Query.boolean_query([(tantivy.Occur.Must, f) for f in filters])
+                if filters
+                else tantivy.Query.all_query()
+            )
+            hits = self.searcher.search(q, limit=n, count=False, order_by_field="ts").hits
+            return [(0.0, a) for _, a in hits]
+        if filters:
+            clauses = [(tantivy.Occur.Must, text)]
+            clauses += [
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters
+            ]
+            text = tantivy.Query.boolean_query(clauses)
+        return list(self.searcher.search(text, limit=n, count=False).hits)
+
+    def load(self, cands: Sequence[Candidate], plan: Plan, width: int = 200) -> list[Doc]:
+        """Stored fields and a highlighted snippet for each candidate, in order."""
+        try:
+            gen = None
+            snip_q = _text_query(plan, (BODY,))
+            if snip_q is not None:
+                gen = tantivy.SnippetGenerator.create(self.searcher, snip_q, SCHEMA, BODY)
+                gen.set_max_num_chars(width)
+            return [self._doc(c, gen, width) for c in cands]
+        except BaseException as exc:
+            if _is_broken(exc):
+                raise IndexBroken(str(exc)) from None
+            raise
+
+    def _doc(self, c: Candidate, gen: Any, width: int) -> Doc:
+        blob = self.searcher.doc(c.addr).get_first("doc")
+        fields = json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
+        snippet, marks = _snippet(gen, str(fields.get("text", "")), width)
+        return Doc(fields, snippet, marks)
+
+
+def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A window of `text` around the matches, with char ranges to highlight."""
+    if gen is not None and text:
+        doc = tantivy.Document()
+        doc.add_text(BODY, text)
+        sn = gen.snippet_from_doc(doc)
+        frag = sn.fragment()
+        ranges = sn.highlighted()
+        if frag and ranges:
+            raw = frag.encode("utf-8")
+            marks = tuple(
+                (
+                    len(raw[: r.start].decode("utf-8", "ignore")),
+                    len(raw[: r.end].decode("utf-8", "ignore")),
+                )
+                for r in ranges
+            )
+            return " ".join(frag.split("\n")), marks
+    flat = " ".join(text.split())
+    return (flat[: width - 1] + "…" if len(flat) > width else flat), ()

@@ -1,0 +1,365 @@
+"""Search: any user text -> a query plan -> ranked, filtered, typed hits.
+
+Ranking is BM25 over three views of each turn: its own words (with the speaker), a window
+that adds the turns before it (answers usually reply to the previous turn) and its date as
+words. The best score of each session is then blended into every turn of that session, so
+a turn from the conversation that is about the topic beats a stray mention elsewhere.
+bench/recall.py measures this on LoCoMo; bench/README.md has the numbers behind each knob.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from memctl import index
+from memctl.errors import InputError
+
+RESULT_VERSION = 1  # the `memctl search --json` contract; bump on any change to the keys
+
+# Ranking knobs, chosen on the LoCoMo dev split (bench/README.md).
+W_WINDOW = 1.0  # the turn plus its two previous turns
+W_WHEN = 1.0  # date words
+W_EXACT = 2.0  # whole ids, names, refs, tags
+W_SESSION = 0.3  # share of the session's best score added to each of its turns
+MIN_CANDIDATES = 50  # ranked before blending; more did not change recall
+
+# English function words plus question words: "what did Dana say about egress" must be
+# carried by "dana", "egress", not by "what", "did", "about".
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does
+    doesn't doing don't down during each few for from further had hadn't has hasn't have
+    haven't having he he'd he'll he's her here here's hers herself him himself his how how's i
+    i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my
+    myself no nor not of off on once only or other ought our ours ourselves out over own same
+    shan't she she'd she'll she's should shouldn't so some such than that that's the their
+    theirs them themselves then there there's these they they'd they'll they're they've this
+    those through to too under until up very was wasn't we we'd we'll we're we've were weren't
+    what what's when when's where where's which while who who's whom why why's with won't
+    would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split()  # noqa: SIM905 - a word list reads better as prose
+)
+
+_QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”')
+_WORD = re.compile(r"[\w'’]+")
+_EDGE_PUNCT = ".,;:!?()[]{}<>\"'`“”‘’"
+_RELATIVE = re.compile(r"^\s*(\d+)\s*(h|d|w|y)\s*$", re.IGNORECASE)
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked result: a raw turn (`raw/...md#tN`) or a note (its path)."""
+
+    ref: str
+    kind: str  # "turn" | "note"
+    score: float
+    snippet: str
+    highlights: tuple[tuple[int, int], ...] = ()  # (start, end) char ranges in `snippet`
+    text: str = ""
+    user: str | None = None
+    scope: str | None = None
+    timestamp: str | None = None  # turns: the message's time; notes: updated or created
+    # turns
+    id: str | None = None  # the message's own id from the input, when it had one
+    session: str | None = None
+    speaker: str | None = None
+    role: str | None = None
+    # notes
+    store: str | None = None
+    title: str | None = None
+    status: str | None = None
+    cites: tuple[str, ...] = ()  # the turn refs its claims cite
+
+    def to_json(self) -> dict[str, Any]:
+        """The pinned JSON shape of a hit (see tests/test_search_cli.py)."""
+        out: dict[str, Any] = {
+            "ref": self.ref,
+            "kind": self.kind,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+        }
+        if self.kind == "turn":
+            out.update(
+                id=self.id,
+                session=self.session,
+                speaker=self.speaker,
+                role=self.role,
+                timestamp=self.timestamp,
+            )
+        else:
+            out.update(
+                store=self.store, title=self.title, status=self.status, cites=list(self.cites)
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked hits for a query, plus notices (e.g. "index rebuilt") for the caller to show."""
+
+    query: str
+    hits: list[Hit]
+    notices: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": RESULT_VERSION,
+            "query": self.query,
+            "hits": [h.to_json() for h in self.hits],
+        }
+
+
+# ---- query text ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """User text split into quoted phrases and loose words (stopwords already dropped)."""
+
+    phrases: tuple[tuple[str, ...], ...]
+    terms: tuple[str, ...]
+    exact: tuple[str, ...]
+
+
+def _content_tokens(words: list[str]) -> list[str]:
+    tokens = [t for w in words for t in index.analyze(w)]
+    # a lone ASCII letter is what "Dana's" leaves behind ("s"), never what a question is about
+    kept = [t for t in tokens if len(t) > 1 or not (t.isascii() and t.isalpha())]
+    return kept or tokens
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Any string is a valid query: quotes make phrases, everything else is loose words."""
+    text = text.replace("\x00", " ")
+    phrases: list[tuple[str, ...]] = []
+    exact: list[str] = []
+    for m in _QUOTED.finditer(text):
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        toks = tuple(index.analyze(inner))
+        if toks:
+            phrases.append(toks)
+        if inner.strip():
+            exact.append(" ".join(inner.split()).lower())
+    loose = _QUOTED.sub(" ", text).replace('"', " ")
+    words = [w.replace("’", "'").lower() for w in _WORD.findall(loose)]
+    content = [w for w in words if w not in STOPWORDS]
+    # a question made only of stopwords ("who was it?") still means something
+    terms = _content_tokens(content or words)
+    for raw in loose.split():
+        w = raw.strip(_EDGE_PUNCT).lower()
+        if w and w not in STOPWORDS and _id_like(w):
+            exact.append(w)
+    whole = " ".join(loose.split()).lower()
+    if " " in whole and not phrases:
+        exact.append(whole)  # a title, alias or speaker written out in full
+    return ParsedQuery(tuple(phrases), tuple(terms), tuple(dict.fromkeys(exact)))
+
+
+def _id_like(word: str) -> bool:
+    """Words whose stemmed tokens would lose them: ids, refs, paths, tags, names with digits."""
+    toks = index.analyze(word)
+    return len(toks) != 1 or toks[0] != word or any(c.isdigit() for c in word)
+
+
+def build_plan(parsed: ParsedQuery, filters: index.Filters) -> index.Plan:
+    should: list[tuple[str, str, float]] = []
+    for tok, count in Counter(parsed.terms).items():
+        should.append((index.BODY, tok, float(count)))
+        should.append((index.WINDOW, tok, W_WINDOW * count))
+        should.append((index.WHEN, tok, W_WHEN * count))
+    should.extend((index.EXACT, w, W_EXACT) for w in parsed.exact)
+    return index.Plan(tuple(should), parsed.phrases, filters)
+
+
+# ---- filters ------------------------------------------------------------------------------
+
+
+def _values(v: str | Iterable[str] | None, lower: bool = False) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    items = [v] if isinstance(v, str) else list(v)
+    out = [p.strip() for item in items for p in str(item).split(",") if p.strip()]
+    return tuple(p.lower() for p in out) if lower else tuple(out)
+
+
+def parse_when(value: str | date | datetime | None, now: datetime, end: bool = False) -> int | None:
+    """`7d`, `3w`, `12h`, `1y`, `today`, `yesterday`, or an ISO date/time -> epoch seconds.
+
+    A bare date as an upper bound means the end of that day, so `--until 2026-09-01`
+    includes the first of September.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return int(dt.timestamp())
+    if isinstance(value, date):
+        day = datetime(value.year, value.month, value.day, tzinfo=UTC)
+        return int((day + timedelta(days=1) if end else day).timestamp())
+    text = value.strip().lower()
+    if text in ("today", "yesterday"):
+        day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        if text == "yesterday":
+            day -= timedelta(days=1)
+        return int((day + timedelta(days=1) if end else day).timestamp())
+    m = _RELATIVE.match(text)
+    if m:
+        n, unit = int(m.group(1)), m.group(2).lower()
+        delta = timedelta(days=365 * n) if unit == "y" else _UNITS[unit] * n
+        try:
+            return int((now - delta).timestamp())
+        except OverflowError:
+            return int(datetime(1, 1, 1, tzinfo=UTC).timestamp())
+    try:
+        if len(text) == 10:
+            return parse_when(date.fromisoformat(text), now, end)
+        dt = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise InputError(
+            f"cannot read the date {value!r}: use 2026-09-01, 2026-09-01T14:30, 7d, 3w, 12h, "
+            "1y, today or yesterday"
+        ) from None
+    return parse_when(dt, now, end)
+
+
+def make_filters(
+    *,
+    kind: str | Iterable[str] | None = None,
+    store: str | Iterable[str] | None = None,
+    user: str | Iterable[str] | None = None,
+    scope: str | Iterable[str] | None = None,
+    speaker: str | Iterable[str] | None = None,
+    status: str | Iterable[str] | None = "active",
+    since: str | date | datetime | None = None,
+    until: str | date | datetime | None = None,
+    now: datetime | None = None,
+) -> index.Filters:
+    now = now or datetime.now(UTC)
+    kinds = _values(kind, lower=True)
+    for k in kinds:
+        if k not in ("turn", "note"):
+            raise InputError(f"unknown kind {k!r}: use turn or note")
+    statuses = _values(status, lower=True)
+    if any(s in ("all", "any", "*") for s in statuses):
+        statuses = ()
+    return index.Filters(
+        kinds=tuple(sorted(set(kinds))) if len(set(kinds)) < 2 else (),
+        stores=_values(store),
+        users=_values(user),
+        scopes=_values(scope),
+        speakers=_values(speaker, lower=True),
+        statuses=statuses,
+        since=parse_when(since, now),
+        until=parse_when(until, now, end=True),
+    )
+
+
+# ---- ranking ------------------------------------------------------------------------------
+
+
+def rank(cands: Sequence[index.Candidate]) -> list[tuple[float, index.Candidate]]:
+    """Blend each session's best score into its turns; notes are sessions of their own."""
+    best: dict[int, float] = {}
+    for c in cands:
+        if c.score > best.get(c.sess, -1.0):
+            best[c.sess] = c.score
+    scored = [(c.score + W_SESSION * best[c.sess], c) for c in cands]
+    scored.sort(key=lambda sc: -sc[0])
+    return scored
+
+
+def _hit(score: float, doc: index.Doc) -> Hit:
+    f = doc.fields
+    kind = str(f.get("kind", ""))
+
+    def opt(key: str) -> str | None:
+        v = f.get(key)
+        return None if v is None or v == "" else str(v)
+
+    common: dict[str, Any] = {
+        "ref": str(f.get("ref", "")),
+        "kind": kind,
+        "score": score,
+        "snippet": doc.snippet,
+        "highlights": doc.highlights,
+        "text": str(f.get("text", "")),
+        "user": opt("user"),
+        "scope": opt("scope"),
+        "timestamp": opt("timestamp"),
+    }
+    if kind == "turn":
+        return Hit(
+            **common,
+            id=opt("id"),
+            session=opt("session"),
+            speaker=opt("speaker"),
+            role=opt("role"),
+        )
+    return Hit(
+        **common,
+        store=opt("store"),
+        title=opt("title"),
+        status=opt("status"),
+        cites=tuple(str(c) for c in f.get("cites") or ()),
+    )
+
+
+def search(
+    vault: Any,
+    query: str,
+    *,
+    kind: str | Iterable[str] | None = None,
+    store: str | Iterable[str] | None = None,
+    user: str | Iterable[str] | None = None,
+    scope: str | Iterable[str] | None = None,
+    speaker: str | Iterable[str] | None = None,
+    status: str | Iterable[str] | None = "active",
+    since: str | date | datetime | None = None,
+    until: str | date | datetime | None = None,
+    limit: int = 10,
+    sync: bool = True,
+    now: datetime | None = None,
+) -> SearchResult:
+    """Ranked hits over turns and notes. Filters take one value, a list, or "a,b"."""
+    if limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
+    filters = make_filters(
+        kind=kind,
+        store=store,
+        user=user,
+        scope=scope,
+        speaker=speaker,
+        status=status,
+        since=since,
+        until=until,
+        now=now,
+    )
+    query = query if isinstance(query, str) else str(query)
+    plan = build_plan(parse_query(query), filters)
+    notices: list[str] = []
+    if sync:
+        notices.extend(index.sync(vault).notices)
+    if plan.empty and query.strip():
+        return SearchResult(query, [], notices)  # only punctuation: nothing to look for
+    for attempt in (1, 2):
+        try:
+            reader = index.Reader(vault)
+            if plan.empty:
+                # no words to rank by: the newest matching items first
+                cands = reader.candidates(plan, limit)
+                ranked = [(0.0, c) for c in cands]
+            else:
+                ranked = rank(reader.candidates(plan, max(MIN_CANDIDATES, limit + 20)))[:limit]
+            docs = reader.load([c for _, c in ranked], plan)
+            break
+        except index.IndexBroken:
+            if attempt == 2:
+                raise
+            notices.append(index.repair(vault))
+    hits = [_hit(score, doc) for (score, _), doc in zip(ranked, docs, strict=True)]
+    return SearchResult(query, hits, notices)

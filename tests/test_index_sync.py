@@ -1,0 +1,248 @@
+"""The index stays in step with the files: hand edits, deletes, checkouts, corruption, schema
+changes and concurrent writers, all observed through `memctl search`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from searchutil import DANA, ROOT, cli, git, note, ok, proc, transcript
+
+from memctl import index
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    v = tmp_path / "v"
+    ok("init", v)
+    transcript(tmp_path / "dana.jsonl", "dana-egress", DANA, 3, ids="d")
+    ok("--vault", v, "ingest", tmp_path / "dana.jsonl", "--user", "dana")
+    note(v, "knowledge/alpha.md", "knowledge", "Alpha note", "active", "- the aardvark plan\n")
+    git(v, "add", "-A")
+    git(v, "commit", "-q", "-m", "alpha")
+    return v
+
+
+def found(v: Path, *words: str, runner=cli) -> list[str]:
+    r = runner("--vault", v, "search", "--json", *words)
+    assert r.code == 0, r.err
+    return r.refs()
+
+
+def gen_dir(v: Path) -> Path:
+    cur = json.loads((v / ".memctl/index/current.json").read_text())
+    return v / ".memctl/index" / cur["gen"]
+
+
+def test_a_hand_edited_note_is_found_by_its_new_text_only(vault: Path) -> None:
+    assert found(vault, "aardvark") == ["knowledge/alpha.md"]
+    p = vault / "knowledge/alpha.md"
+    p.write_text(p.read_text().replace("aardvark", "albatros"), encoding="utf-8")
+    r = proc("--vault", vault, "search", "--json", "albatros")
+    assert r.refs() == ["knowledge/alpha.md"] and r.err == ""
+    assert found(vault, "aardvark") == []
+
+
+def test_same_size_edit_is_detected_by_hash(vault: Path) -> None:
+    p = vault / "knowledge/alpha.md"
+    assert found(vault, "aardvark")
+    old = p.stat()
+    p.write_text(p.read_text().replace("aardvark", "pangolin"), encoding="utf-8")
+    os.utime(p, ns=(old.st_atime_ns, old.st_mtime_ns + 1_000_000))  # size unchanged
+    assert found(vault, "pangolin") == ["knowledge/alpha.md"]
+    assert found(vault, "aardvark") == []
+
+
+def test_new_and_deleted_files(vault: Path) -> None:
+    (vault / "misc").mkdir()
+    (vault / "misc/new.md").write_text("Meeting about the quokka budget\n", encoding="utf-8")
+    assert found(vault, "quokka") == ["misc/new.md"]
+    (vault / "misc/new.md").unlink()
+    (vault / "knowledge/alpha.md").unlink()
+    assert found(vault, "quokka") == []
+    assert found(vault, "aardvark") == []
+
+
+def test_git_checkout_of_an_older_commit(vault: Path) -> None:
+    p = vault / "knowledge/alpha.md"
+    p.write_text(p.read_text().replace("aardvark", "wombat"), encoding="utf-8")
+    git(vault, "commit", "-qam", "wombat")
+    assert found(vault, "wombat") == ["knowledge/alpha.md"]
+    git(vault, "checkout", "-q", "HEAD~1")
+    assert found(vault, "aardvark", runner=proc) == ["knowledge/alpha.md"]
+    assert found(vault, "wombat") == []
+    git(vault, "checkout", "-q", "main")
+    assert found(vault, "wombat") == ["knowledge/alpha.md"]
+    assert found(vault, "aardvark") == []
+
+
+def test_touch_without_change_is_not_reindexed(vault: Path) -> None:
+    from memctl import Vault
+
+    v = Vault.open(vault)
+    assert index.sync(v).added == 1  # the note written by hand
+    assert index.sync(v).added == 0
+    st = (vault / "knowledge/alpha.md").stat()
+    os.utime(vault / "knowledge/alpha.md", ns=(st.st_atime_ns, st.st_mtime_ns - 10**10))
+    rep = index.sync(v)
+    assert (rep.added, rep.updated, rep.removed) == (0, 0, 0)
+    assert not index._stale(index._current(vault)[0], index.scan(vault))  # stat remembered
+
+
+def test_reindex_rebuilds_and_reports(vault: Path) -> None:
+    res = ok("--vault", vault, "reindex", "--json").json()
+    assert res["files"] == 2 and res["turns"] == len(DANA) and res["notes"] == 1
+    assert res["index_bytes"] > 0 and res["skipped"] == []
+    gens = [p for p in (vault / ".memctl/index").iterdir() if p.is_dir()]
+    assert len(gens) == 1  # the old generation is gone, and with it any stale row
+    assert "reindexed 2 files" in ok("--vault", vault, "reindex").out
+
+
+def _one_notice(r) -> str:
+    assert r.code == 0, r.err
+    lines = r.err.splitlines()
+    assert len(lines) == 1, r.err
+    assert lines[0].startswith("memctl: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("damage", ["meta", "segments", "current", "manifest", "missing"])
+def test_a_broken_index_is_rebuilt_with_one_notice(vault: Path, damage: str) -> None:
+    assert found(vault, "aardvark")
+    g = gen_dir(vault)
+    if damage == "meta":
+        (g / "meta.json").write_text("{ not json", encoding="utf-8")
+    elif damage == "segments":
+        for f in g.iterdir():
+            if f.suffix in (".idx", ".store", ".term", ".pos", ".fast", ".fieldnorm"):
+                f.write_bytes(b"\x00garbage" * 7)
+    elif damage == "current":
+        (vault / ".memctl/index/current.json").write_text("garbage", encoding="utf-8")
+    elif damage == "manifest":
+        (g / "manifest.json").write_text("[", encoding="utf-8")
+    else:
+        import shutil
+
+        shutil.rmtree(vault / ".memctl/index")
+    r = proc("--vault", vault, "search", "--json", "aardvark")
+    notice = _one_notice(r)
+    assert "rebuilt" in notice or "built" in notice
+    assert r.refs() == ["knowledge/alpha.md"]
+    again = cli("--vault", vault, "search", "--json", "aardvark")
+    assert again.err == "" and again.refs() == ["knowledge/alpha.md"]
+
+
+def test_an_old_schema_is_rebuilt_with_one_notice(vault: Path) -> None:
+    assert found(vault, "aardvark")
+    cur = vault / ".memctl/index/current.json"
+    data = json.loads(cur.read_text())
+    cur.write_text(json.dumps({**data, "schema": index.SCHEMA_VERSION - 1}), encoding="utf-8")
+    r = cli("--vault", vault, "search", "--json", "aardvark")
+    assert "schema changed" in _one_notice(r)
+    assert r.refs() == ["knowledge/alpha.md"]
+    assert json.loads(cur.read_text())["schema"] == index.SCHEMA_VERSION
+
+
+def test_an_unreadable_raw_file_is_left_out_not_fatal(vault: Path) -> None:
+    bad = vault / "raw/2020/01/01/broken-000000.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("---\nsession: x\n---\n## t2 · nobody\nno comment line\n", encoding="utf-8")
+    r = cli("--vault", vault, "search", "--json", "aardvark")
+    assert r.code == 0 and r.refs() == ["knowledge/alpha.md"]
+    assert "not searchable: raw/2020/01/01/broken-000000.md" in r.err
+    assert cli("--vault", vault, "search", "aardvark").err == ""  # said once, not every time
+
+
+def test_custom_store_folder_names_the_store(vault: Path) -> None:
+    cfg = vault / ".memctl/config.toml"
+    cfg.write_text(cfg.read_text() + '\n[stores.runbooks]\nfolder = "runbooks"\n', encoding="utf-8")
+    (vault / "runbooks").mkdir()
+    (vault / "runbooks/failover.md").write_text("# Failover\n\nPromote the replica.\n")
+    hit = ok("--vault", vault, "search", "--json", "replica", "--store", "runbooks").json()
+    assert [h["store"] for h in hit["hits"]] == ["runbooks"]
+
+
+WRITER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from memctl import Vault
+    vault, src = Path(sys.argv[1]), Path(sys.argv[2])
+    batches, per = int(sys.argv[3]), int(sys.argv[4])
+    v = Vault.open(vault)
+    for b in range(batches):
+        files = []
+        for s in range(per):
+            f = src / f"b{b}s{s}.jsonl"
+            lines = [json.dumps({"role": "user", "content": f"zebraword batch {b} turn {t} "
+                                 + "filler text " * 40, "session": f"b{b}s{s}"})
+                     for t in range(20)]
+            f.write_text("\\n".join(lines) + "\\n")
+            files.append(f)
+        v.ingest(files, user="w")
+    (vault / "writer-done").write_text("1")
+    """
+)
+
+SEARCHER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from memctl import Vault
+    vault = Path(sys.argv[1])
+    v = Vault.open(vault)
+    counts, errors = [], []
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        done = (vault / "writer-done").exists()
+        try:
+            res = v.search("zebraword", limit=10000)
+            counts.append(len(res.hits))
+        except Exception as exc:
+            errors.append(repr(exc))
+        if done:
+            break
+    print(json.dumps({"counts": counts, "errors": errors}))
+    """
+)
+
+
+def test_two_searchers_see_a_consistent_index_while_a_writer_ingests(
+    vault: Path, tmp_path: Path
+) -> None:
+    src = tmp_path / "batches"
+    src.mkdir()
+    batches, per, turns = 6, 3, 20
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    searchers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SEARCHER, str(vault)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    writer = subprocess.run(
+        [sys.executable, "-c", WRITER, str(vault), str(src), str(batches), str(per)],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert writer.returncode == 0, writer.stderr
+    step = per * turns
+    for s in searchers:
+        out, err = s.communicate(timeout=300)
+        assert s.returncode == 0, err.decode()
+        res = json.loads(out)
+        assert res["errors"] == []
+        counts = res["counts"]
+        assert counts, "searcher never ran"
+        # every search saw whole ingests (one commit each), never half of one, never going back
+        assert all(c % step == 0 for c in counts), counts
+        assert counts == sorted(counts), counts
+        assert counts[-1] == batches * step
+    assert len(found(vault, "zebraword", "-n", "1000")) == batches * step
