@@ -1,0 +1,226 @@
+"""Token counting with a real BPE tokenizer, offline and fast to start.
+
+Budgets are counted in cl100k_base tokens (the encoding of GPT-4 and the embeddings models;
+counts for current chat models sit close to it). The BPE table comes from litellm, a memctl
+dependency, which ships tiktoken's tables in `litellm/litellm_core_utils/tokenizers/` named by
+the sha1 of their download URL (tiktoken's own cache key). We find that folder with
+`importlib.util.find_spec` (litellm itself is never imported), check the table's sha256
+against the published hash, and run the byte-pair merge here in Python with the same
+pre-tokenizer pattern tiktoken uses (the `regex` module, a tiktoken dependency). No network,
+no cache written, no environment variable changed.
+
+Why not `tiktoken.Encoding`: building one costs ~120 ms of Rust setup on every process start,
+and this runs on the Claude Code hook path for every prompt. Recall counts a few thousand
+tokens per call, where the Python merge takes milliseconds. tests/test_recall_tokens.py
+checks token-for-token agreement with tiktoken on every sample transcript.
+
+If the table or `regex` cannot be had, counting falls back to a documented estimate,
+`ESTIMATE_BYTES_PER_TOKEN` UTF-8 bytes per token rounded up, and `method()` says so.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import importlib.util
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ENCODING = "cl100k_base"
+ESTIMATE_BYTES_PER_TOKEN = 4  # English prose averages ~4 bytes per cl100k token; code a bit less
+
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+
+# The constants tiktoken_ext.openai_public uses for these encodings (its constructors would
+# download the table, so they cannot be called offline). tests/test_recall_tokens.py checks
+# that our encodings give the same tokens as tiktoken's own when its cache is pointed at the
+# same files.
+_SPECS: dict[str, dict[str, Any]] = {
+    "cl100k_base": {
+        "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        "pat_str": "|".join(
+            [
+                r"""'(?i:[sdmt]|ll|ve|re)""",
+                r"""[^\r\n\p{L}\p{N}]?+\p{L}++""",
+                r"""\p{N}{1,3}+""",
+                r""" ?[^\s\p{L}\p{N}]++[\r\n]*+""",
+                r"""\s++$""",
+                r"""\s*[\r\n]""",
+                r"""\s+(?!\S)""",
+                r"""\s""",
+            ]
+        ),
+        "special": {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    },
+    "o200k_base": {
+        "sha256": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "pat_str": "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        "special": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    },
+}
+
+_lock = threading.Lock()
+_cache: dict[str, _BPE | None] = {}
+
+
+class _BPE:
+    """tiktoken's byte-pair encoding (encode_ordinary), for counting and cutting text."""
+
+    def __init__(self, name: str, ranks: dict[bytes, int], pattern: Any) -> None:
+        self.name = name
+        self.ranks = ranks
+        self.pattern = pattern
+
+    def _merge(self, piece: bytes) -> list[bytes]:
+        # Merge the adjacent pair with the lowest rank until none is in the table; ties go
+        # to the leftmost pair, exactly as tiktoken's _byte_pair_merge does.
+        get = self.ranks.get
+        parts = [piece[i : i + 1] for i in range(len(piece))]
+        while len(parts) > 1:
+            best = -1
+            best_rank = 1 << 62
+            for i in range(len(parts) - 1):
+                r = get(parts[i] + parts[i + 1])
+                if r is not None and r < best_rank:
+                    best_rank = r
+                    best = i
+            if best < 0:
+                break
+            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+        return parts
+
+    def pieces(self, text: str) -> list[bytes]:
+        """The tokens of `text`, as the bytes each one stands for."""
+        out: list[bytes] = []
+        ranks = self.ranks
+        for word in self.pattern.findall(text):
+            b = word.encode("utf-8", "surrogatepass")
+            if b in ranks:
+                out.append(b)
+            else:
+                out.extend(self._merge(b))
+        return out
+
+    def count(self, text: str) -> int:
+        ranks = self.ranks
+        n = 0
+        for word in self.pattern.findall(text):
+            b = word.encode("utf-8", "surrogatepass")
+            n += 1 if b in ranks else len(self._merge(b))
+        return n
+
+    def encode(self, text: str) -> list[int]:
+        return [self.ranks[p] for p in self.pieces(text)]
+
+
+def bundled_table(name: str = DEFAULT_ENCODING) -> Path | None:
+    """The BPE table litellm ships for `name`, if it is installed; litellm is not imported."""
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    key = hashlib.sha1(_BLOB.format(name).encode()).hexdigest()
+    for base in spec.submodule_search_locations:
+        cand = Path(base) / "litellm_core_utils" / "tokenizers" / key
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _load(name: str) -> _BPE | None:
+    """The encoder for `name` from the bundled table, or None when that cannot be done."""
+    spec = _SPECS.get(name)
+    path = bundled_table(name)
+    if spec is None or path is None:
+        return None
+    try:
+        import regex
+    except ImportError:
+        return None
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != spec["sha256"]:
+        return None  # a damaged or different table would count wrong: estimate instead
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    a2b = binascii.a2b_base64
+    # The tables list tokens in rank order (line i has rank i); check the ends, then trust it.
+    if not lines or int(lines[0].split()[1]) != 0 or int(lines[-1].split()[1]) != len(lines) - 1:
+        ranks = {a2b(tok): int(r) for tok, r in (line.split() for line in lines)}
+    else:
+        ranks = {a2b(line[: line.index(b" ")]): i for i, line in enumerate(lines)}
+    return _BPE(name, ranks, regex.compile(spec["pat_str"]))
+
+
+def encoding(name: str = DEFAULT_ENCODING) -> _BPE | None:
+    """The encoder for `name` (built once per process), or None."""
+    with _lock:
+        if name not in _cache:
+            _cache[name] = _load(name)
+        return _cache[name]
+
+
+def method(name: str = DEFAULT_ENCODING) -> str:
+    """How `count` counts: `bpe:<encoding>` or `estimate:<n> bytes/token`."""
+    return f"bpe:{name}" if encoding(name) is not None else _estimate_label()
+
+
+def _estimate_label() -> str:
+    return f"estimate:{ESTIMATE_BYTES_PER_TOKEN} bytes/token"
+
+
+def estimate(text: str) -> int:
+    """The documented fallback: UTF-8 bytes / ESTIMATE_BYTES_PER_TOKEN, rounded up."""
+    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / ESTIMATE_BYTES_PER_TOKEN)
+
+
+def upper_bound(text: str) -> int:
+    """Never fewer tokens than this: a byte-level BPE token covers at least one byte."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def count(text: str, name: str = DEFAULT_ENCODING) -> int:
+    """Tokens in `text` (special-token strings count as plain text)."""
+    if not text:
+        return 0
+    enc = encoding(name)
+    return estimate(text) if enc is None else enc.count(text)
+
+
+def truncate(text: str, limit: int, name: str = DEFAULT_ENCODING, marker: str = "…") -> str:
+    """`text` cut to at most `limit` tokens (marker included), on a character boundary."""
+    if limit <= 0:
+        return ""
+    if count(text, name) <= limit:
+        return text
+    room = max(limit - count(marker, name), 0)
+    enc = encoding(name)
+    if enc is None:
+        raw = text.encode("utf-8")[: room * ESTIMATE_BYTES_PER_TOKEN]
+    else:
+        raw = b"".join(enc.pieces(text)[:room])
+    # a token can end inside a multi-byte character: drop the partial character
+    cut = raw.decode("utf-8", "ignore").rstrip()
+    while cut and count(cut + marker, name) > limit:
+        cut = cut[:-1].rstrip()
+    return cut + marker

@@ -1,0 +1,144 @@
+"""Token counting: a real BPE tokenizer, identical to tiktoken's, that never needs the network."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from util import DATA, ROOT
+
+from memctl import tokens
+
+SAMPLES = sorted((DATA / "sample-transcripts").glob("*/*.jsonl"))
+EXTRA = [
+    "",
+    " ",
+    "Hello <|endoftext|> world",  # special-token text counts as plain text
+    "1日200個 🥐 メロンパン é ã",
+    "def f(x):\r\n    return x**2  \n\n\n",
+    "it's they'll WE'VE   trailing   ",
+    "a" * 5000,
+    "\u200b\ufeff zero width",
+]
+
+
+def _texts() -> list[str]:
+    out = list(EXTRA)
+    for path in SAMPLES:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            out.append(json.loads(line)["content"])
+    return out
+
+
+def test_bundled_table_is_found_without_importing_litellm() -> None:
+    code = (
+        "import sys; from memctl import tokens; "
+        "p = tokens.bundled_table(); n = tokens.count('We are cutting egress costs.'); "
+        "print(p is not None, n, tokens.method(), "
+        "'litellm' in sys.modules, 'tiktoken' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    assert out == ["True", "7", "bpe:cl100k_base", "False", "False"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_same_tokens_as_tiktoken_on_every_sample(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tokens.bundled_table(name)
+    assert table is not None, "litellm ships the table; memctl depends on litellm"
+    # tiktoken finds its cache by the same sha1 names, so it too stays offline here
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(table.parent))
+    tiktoken = pytest.importorskip("tiktoken")
+    ref = tiktoken.get_encoding(name)
+    enc = tokens.encoding(name)
+    assert enc is not None
+    texts = _texts()
+    assert len(texts) > 100
+    for text in texts:
+        assert enc.encode(text) == ref.encode_ordinary(text), text[:80]
+    if name == tokens.DEFAULT_ENCODING:
+        assert all(tokens.count(t) == len(ref.encode_ordinary(t)) for t in texts)
+
+
+_NO_NET = """
+import sys
+def guard(event, args):
+    if event.startswith("socket.") and event != "socket.__new__":
+        raise RuntimeError("network attempt: " + event)
+sys.addaudithook(guard)
+from memctl import tokens
+assert tokens.method() == "bpe:cl100k_base", tokens.method()
+print(tokens.count("Phase 2 of the migration is the most compute-heavy part."))
+"""
+
+
+def test_counts_with_every_socket_call_refused() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_NET], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "13"
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
+def test_counts_inside_a_namespace_without_network() -> None:
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are not available here")
+    out = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-c", _NO_NET],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "13"
+
+
+def test_falls_back_to_the_documented_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "bundled_table", lambda name=tokens.DEFAULT_ENCODING: None)
+    assert tokens.method() == "estimate:4 bytes/token"
+    assert tokens.count("abcdefgh") == 2
+    assert tokens.count("abcdefghi") == 3
+    assert tokens.count("🥐") == 1  # 4 UTF-8 bytes
+    cut = tokens.truncate("word " * 100, 10)
+    assert cut.endswith("…") and tokens.count(cut) <= 10
+
+
+def test_a_damaged_table_is_not_trusted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    bad = tmp_path / "table"
+    bad.write_bytes(b"IQ== 0\n")
+    monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "bundled_table", lambda name=tokens.DEFAULT_ENCODING: bad)
+    assert tokens.encoding() is None
+    assert tokens.method().startswith("estimate:")
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5, 8, 13, 50])
+@pytest.mark.parametrize(
+    "text",
+    ["We moved the cross-region replication to a nightly batch.", "1日200個 🥐 メロンパン " * 5],
+)
+def test_truncate_stays_within_the_limit(text: str, limit: int) -> None:
+    cut = tokens.truncate(text, limit)
+    assert tokens.count(cut) <= limit
+    assert "\ufffd" not in cut
+    if tokens.count(text) <= limit:
+        assert cut == text
+    else:
+        assert cut.endswith("…")
+        assert text.startswith(cut[:-1].rstrip())
+
+
+def test_upper_bound_is_an_upper_bound() -> None:
+    for text in _texts()[:200]:
+        assert tokens.count(text) <= tokens.upper_bound(text)
