@@ -1,0 +1,482 @@
+"""Derived notes: markdown + frontmatter <-> model, deterministically.
+
+A note is rendered the same way every time from the same content, so `git diff` of a note
+reads like a changelog: frontmatter keys in a fixed order, one claim per line, footnote
+labels derived from the cited turn (never renumbered) and footnotes sorted by session and
+turn. Anything memctl does not understand (prose, tables, a human's own footnotes) is kept
+line for line.
+
+    ---
+    id: profile/priya
+    ...
+    ---
+
+    # Profile: priya
+
+    ## Identity
+
+    - Priya is a freelance data scientist. [^3f2a1c-t1]
+
+    ## History
+
+    - 2026-09-03 → 2026-10-29 · superseded · Priya lives in Lisbon. [^3f2a1c-t1-9b0e]
+
+    [^3f2a1c-t1]: raw/2026/09/03/hi-im-a-freelance-3f2a1c.md#t1 "I'm a freelance data scientist."
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from memctl.errors import MemctlError
+from memctl.raw import slugify, split_frontmatter
+
+SCHEMA = 1
+STATUSES = ("active", "proposed", "superseded", "retracted")
+HISTORY_KINDS = ("superseded", "corrected", "retracted", "resolved")
+HISTORY = "History"
+INFERRED_TAG = "#inferred"
+
+# The order every note's frontmatter is written in; unknown keys follow in their own order.
+KEY_ORDER = (
+    "id",
+    "schema",
+    "store",
+    "title",
+    "scope",
+    "status",
+    "created",
+    "updated",
+    "aliases",
+    "tags",
+    "derived_by",
+    "valid_from",
+    "valid_until",
+    "supersedes",
+    "superseded_by",
+)
+_OPTIONAL = frozenset(KEY_ORDER[8:])
+_DATE_KEYS = frozenset({"created", "updated", "valid_from", "valid_until"})
+
+# A citation as the search index finds it: `raw/<path>.md#t<n>`.
+REF_RE = re.compile(r"raw/[^\s#)\]]+\.md#t\d+")
+_FOOTDEF = re.compile(r"^\[\^(?P<label>[^\]\s]+)\]:[ \t]*(?P<rest>.*)$")
+_CITE = re.compile(
+    r'^(?P<ref>raw/[^\s#)\]]+\.md#t\d+)(?:[ \t]+"(?P<quote>(?:[^"\\]|\\.)*)")?[ \t]*$'
+)
+_CLAIM = re.compile(r"^- (?P<body>.*?)(?P<refs>(?:\[\^[^\]\s]+\])+)[ \t]*$")
+_REFS = re.compile(r"\[\^([^\]\s]+)\]")
+_HIST = re.compile(
+    r"^(?P<since>\S+) → (?P<until>\S+) · (?P<kind>" + "|".join(HISTORY_KINDS) + r") · (?P<rest>.*)$"
+)
+_WIKILINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
+_LABEL_KEY = re.compile(r"^([0-9a-f]{6})-t(\d+)(?:-(.+))?$")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A footnote: the turn a claim came from and the verbatim words that support it.
+
+    `ref` is None for a footnote memctl did not write (a human's aside); it is kept as `raw`.
+    """
+
+    ref: str | None
+    quote: str = ""
+    raw: str = ""
+
+    @property
+    def path(self) -> str:
+        return (self.ref or "").split("#", 1)[0]
+
+    @property
+    def turn(self) -> int:
+        return int((self.ref or "#t0").rsplit("#t", 1)[1])
+
+
+@dataclass(frozen=True)
+class Lifetime:
+    """When a claim in History held: `since` → `until` (ISO dates or '?'), and why it ended."""
+
+    kind: str
+    since: str
+    until: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One line of a note. No refs means a human wrote it (legal, and counted as such)."""
+
+    text: str
+    refs: tuple[str, ...] = ()
+    inferred: bool = False
+    lifetime: Lifetime | None = None
+
+    @property
+    def human(self) -> bool:
+        return not self.refs
+
+    @property
+    def key(self) -> str:
+        return claim_key(self.text)
+
+
+Item = Claim | str
+
+
+@dataclass
+class Section:
+    """`## name` and its lines: claims, and any other line kept verbatim."""
+
+    name: str
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def claims(self) -> list[Claim]:
+        return [i for i in self.items if isinstance(i, Claim)]
+
+
+@dataclass
+class Note:
+    """A derived note: ordered frontmatter, a title, sections and footnotes."""
+
+    path: str
+    meta: dict[str, Any]
+    title: str
+    preamble: list[str] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    footnotes: dict[str, Citation] = field(default_factory=dict)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> str:
+        return str(self.meta.get("store", ""))
+
+    @property
+    def scope(self) -> str:
+        return str(self.meta.get("scope", ""))
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status", "active"))
+
+    @property
+    def aliases(self) -> list[str]:
+        return [str(a) for a in self.meta.get("aliases") or []]
+
+    def section(self, name: str) -> Section | None:
+        for s in self.sections:
+            if s.name.casefold() == name.casefold():
+                return s
+        return None
+
+    def active_claims(self) -> list[tuple[Section, Claim]]:
+        """Claims outside History, in order."""
+        return [
+            (s, c)
+            for s in self.sections
+            if s.name != HISTORY
+            for c in s.claims
+            if c.lifetime is None
+        ]
+
+    def history_claims(self) -> list[Claim]:
+        h = self.section(HISTORY)
+        return h.claims if h else []
+
+    def all_claims(self) -> list[tuple[Section, Claim]]:
+        return [(s, c) for s in self.sections for c in s.claims]
+
+    def citations(self, claim: Claim) -> list[Citation]:
+        return [self.footnotes[r] for r in claim.refs if r in self.footnotes]
+
+    # -- changing -----------------------------------------------------------------------------
+
+    def ensure_section(self, name: str, order: list[str] | tuple[str, ...] = ()) -> Section:
+        """The section called `name`, created in template order when missing."""
+        found = self.section(name)
+        if found is not None:
+            return found
+        new = Section(name)
+        rank = {n.casefold(): i for i, n in enumerate(order)}
+        if name == HISTORY:
+            self.sections.append(new)
+            return new
+        mine = rank.get(name.casefold(), len(rank))
+        for i, s in enumerate(self.sections):
+            theirs = rank.get(s.name.casefold(), len(rank) + 1 if s.name == HISTORY else -1)
+            if s.name == HISTORY or theirs > mine:
+                self.sections.insert(i, new)
+                return new
+        self.sections.append(new)
+        return new
+
+    def cite(self, ref: str, quote: str) -> str:
+        """The footnote label for (ref, quote), adding the footnote if it is new."""
+        base = base_label(ref)
+        for label, c in self.footnotes.items():
+            if (
+                c.ref == ref
+                and c.quote == quote
+                and (label == base or label.startswith(base + "-"))
+            ):
+                return label
+        label = base
+        if label in self.footnotes:
+            label = f"{base}-{hashlib.sha1(quote.encode()).hexdigest()[:4]}"
+            n = 2
+            while label in self.footnotes:
+                label = f"{base}-{hashlib.sha1(quote.encode()).hexdigest()[:4]}{n}"
+                n += 1
+        self.footnotes[label] = Citation(ref, quote)
+        return label
+
+    def prune_footnotes(self) -> None:
+        """Drop memctl footnotes no line refers to any more (a human deleted the claim)."""
+        used = {r for _, c in self.all_claims() for r in c.refs}
+        text = "\n".join(i for s in self.sections for i in s.items if isinstance(i, str))
+        text += "\n".join(self.preamble)
+        used |= set(_REFS.findall(text))
+        for label in list(self.footnotes):
+            if label not in used and self.footnotes[label].ref is not None:
+                del self.footnotes[label]
+
+
+# ---- keys and labels ---------------------------------------------------------------------------
+
+
+def strip_links(text: str) -> str:
+    """`[[entities/alex-morgan|Alex]]` -> `Alex`: what a reader sees."""
+    return _WIKILINK.sub(lambda m: m.group(1), text)
+
+
+def claim_key(text: str) -> str:
+    """What makes two claims the same claim: words, case- and punctuation-insensitive."""
+    plain = strip_links(text).replace(INFERRED_TAG, " ").casefold()
+    return " ".join(re.findall(r"[\w$%€£.,/-]+", plain)).replace(" ,", ",").strip(" .,")
+
+
+def base_label(ref: str) -> str:
+    """`raw/.../slug-3f2a1c.md#t7` -> `3f2a1c-t7`: stable, so diffs never renumber."""
+    path, _, turn = ref.partition("#t")
+    m = re.search(r"-([0-9a-f]{6})\.md$", path)
+    digest = m.group(1) if m else hashlib.sha1(path.encode()).hexdigest()[:6]
+    return f"{digest}-t{turn}"
+
+
+def _label_sort(label: str) -> tuple[int, str, int, str]:
+    m = _LABEL_KEY.match(label)
+    if m:
+        return (0, m.group(1), int(m.group(2)), m.group(3) or "")
+    return (1, label, 0, "")
+
+
+def escape_quote(q: str) -> str:
+    """Reversible: backslash, double quote and line breaks become escapes."""
+    return q.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+
+
+def unescape_quote(q: str) -> str:
+    out = []
+    i = 0
+    while i < len(q):
+        ch = q[i]
+        if ch == "\\" and i + 1 < len(q):
+            nxt = q[i + 1]
+            out.append({"n": "\n", "r": "\r"}.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def note_id(path: str) -> str:
+    """A note's id is its path without `.md`: readable, and unique in the vault."""
+    return path[:-3] if path.endswith(".md") else path
+
+
+def slug(text: str, limit: int = 60) -> str:
+    return slugify(text, limit)
+
+
+# ---- parsing -----------------------------------------------------------------------------------
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def parse_claim(line: str, history: bool = False) -> Claim | None:
+    """A list item -> Claim, or None when the line is not a list item."""
+    if not line.startswith("- "):
+        return None
+    m = _CLAIM.match(line)
+    body, refs = (m.group("body"), tuple(_REFS.findall(m.group("refs")))) if m else (line[2:], ())
+    body = body.rstrip()
+    lifetime = None
+    if history:
+        hm = _HIST.match(body)
+        if hm:
+            lifetime = Lifetime(hm.group("kind"), hm.group("since"), hm.group("until"))
+            body = hm.group("rest")
+    inferred = False
+    if refs and (body.endswith(" " + INFERRED_TAG) or body == INFERRED_TAG):
+        inferred = True
+        body = body[: -len(INFERRED_TAG)].rstrip()
+    return Claim(body, refs, inferred, lifetime)
+
+
+def parse_note(text: str, path: str) -> Note:
+    """Read a note; errors name the file and line."""
+    meta, body = split_frontmatter(text, path)
+    meta = {k: _iso(v) for k, v in meta.items()}
+    lines = body.split("\n")
+    title = str(meta.get("title", ""))
+    preamble: list[str] = []
+    sections: list[Section] = []
+    footnotes: dict[str, Citation] = {}
+    seen_title = False
+    current: Section | None = None
+    in_fence = False
+    for line in lines:
+        if line.startswith("```") or line.startswith("~~~"):
+            in_fence = not in_fence
+        if not in_fence:
+            fm = _FOOTDEF.match(line)
+            if fm:
+                label, rest = fm.group("label"), fm.group("rest")
+                cm = _CITE.match(rest)
+                if cm:
+                    quote = unescape_quote(cm.group("quote") or "")
+                    footnotes[label] = Citation(cm.group("ref"), quote)
+                else:
+                    footnotes[label] = Citation(None, raw=line)
+                continue
+            if not seen_title and current is None and line.startswith("# "):
+                title = line[2:].strip()
+                seen_title = True
+                continue
+            if line.startswith("## "):
+                current = Section(line[3:].strip())
+                sections.append(current)
+                continue
+        target = preamble if current is None else current.items
+        claim = (
+            None
+            if in_fence
+            else parse_claim(line, history=current is not None and current.name == HISTORY)
+        )
+        target.append(claim if claim is not None else line)
+    for s in sections:
+        s.items = _tidy(s.items)
+    return Note(path, meta, title, _tidy(preamble), sections, footnotes)
+
+
+def _tidy(items: list[Item]) -> list[Item]:
+    """No leading/trailing blank lines and no runs of blank lines: rendering stays stable."""
+    out: list[Item] = []
+    for it in items:
+        if isinstance(it, str) and not it.strip():
+            if out and not (isinstance(out[-1], str) and not out[-1].strip()):
+                out.append("")
+            continue
+        out.append(it)
+    while out and isinstance(out[-1], str) and not out[-1].strip():
+        out.pop()
+    return out
+
+
+# ---- rendering ---------------------------------------------------------------------------------
+
+
+def render_claim(c: Claim) -> str:
+    text = c.text
+    if c.lifetime is not None:
+        text = f"{c.lifetime.since} → {c.lifetime.until} · {c.lifetime.kind} · {text}"
+    if c.inferred:
+        text += " " + INFERRED_TAG
+    refs = "".join(f"[^{r}]" for r in c.refs)
+    return f"- {text} {refs}" if refs else f"- {text}"
+
+
+def _frontmatter(meta: dict[str, Any]) -> str:
+    data: dict[str, Any] = {}
+    for k in KEY_ORDER:
+        v = meta.get(k)
+        if k in _OPTIONAL and (v is None or v == [] or v == ""):
+            continue
+        if k in meta or k not in _OPTIONAL:
+            data[k] = v
+    for k, v in meta.items():
+        if k not in data and k not in KEY_ORDER and v is not None:
+            data[k] = v
+    for k in _DATE_KEYS:
+        v = data.get(k)
+        if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+            # A real YAML date, so Obsidian shows it as a date property.
+            data[k] = dt.date.fromisoformat(v)
+    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{dumped}---\n"
+
+
+def render_note(note: Note) -> str:
+    """The one way a note is written."""
+    parts = [_frontmatter(note.meta), f"# {note.title}", ""]
+    if note.preamble:
+        parts += [_line(i) for i in note.preamble] + [""]
+    for s in note.sections:
+        items = _tidy(s.items)
+        parts += [f"## {s.name}", ""]
+        if items:
+            parts += [_line(i) for i in items] + [""]
+    if note.footnotes:
+        for label in sorted(note.footnotes, key=_label_sort):
+            c = note.footnotes[label]
+            if c.ref is None:
+                parts.append(c.raw)
+            else:
+                parts.append(f'[^{label}]: {c.ref} "{escape_quote(c.quote)}"')
+        parts.append("")
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _line(item: Item) -> str:
+    return render_claim(item) if isinstance(item, Claim) else item
+
+
+def new_note(
+    path: str,
+    store: str,
+    title: str,
+    scope: str,
+    today: str,
+    status: str = "active",
+    **meta: Any,
+) -> Note:
+    """A fresh note with the frontmatter skeleton filled in."""
+    if status not in STATUSES:
+        raise MemctlError(f"invalid note status {status!r}")
+    data: dict[str, Any] = {
+        "id": note_id(path),
+        "schema": SCHEMA,
+        "store": store,
+        "title": title,
+        "scope": scope,
+        "status": status,
+        "created": today,
+        "updated": today,
+    }
+    data.update({k: v for k, v in meta.items() if v is not None})
+    # Sections appear as claims arrive (`ensure_section`), so a new note has no empty headings.
+    return Note(path, data, title)
