@@ -1,1 +1,234 @@
-"""memctl curate commands (to be filled)."""
+"""`memctl curate`, `review`, `diff`, `verify`: learning from turns, and checking it."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memctl.cli import app, open_vault
+from memctl.cli.render import emit_json, is_tty, out
+
+if TYPE_CHECKING:
+    from memctl.learned import DiffResult
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+@app.command()
+def curate(
+    store: Annotated[
+        list[str] | None, typer.Option("--store", help="Only this store (repeatable).")
+    ] = None,
+    session: Annotated[str | None, typer.Option(help="Only this session (id or raw path).")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the diff; write nothing.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option(help="litellm model string; implies the llm curator.")
+    ] = None,
+    curator: Annotated[
+        str | None, typer.Option(help="builtin (default), llm, or an installed plugin.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Turn uncurated turns into cited notes: verify every quote, merge, one commit."""
+    res = open_vault().curate(
+        store=store or None, session=session, dry_run=dry_run, model=model, curator=curator
+    )
+    if json_out:
+        emit_json("curate", res.to_json())
+        return
+    if dry_run and res.diff:
+        out(res.diff.rstrip("\n"))
+        out()
+    who = res.curator + (f" ({res.model})" if res.model else "")
+    if not res.turns_read:
+        out(f"nothing to curate: every turn is already curated ({who})")
+        return
+    out(f"curate: {res.sessions} sessions, {res.turns_read} turns read by {who}")
+    bits = [
+        f"added {res.added}",
+        f"updated {res.updated + res.reinforced}",
+        f"superseded {res.superseded}",
+    ]
+    if res.resolved or res.retracted:
+        bits.append(f"resolved/retracted {res.resolved + res.retracted}")
+    bits += [f"proposed {res.proposed}", f"rejected {len(res.rejected)}"]
+    out("  " + " · ".join(bits))
+    if res.calls:
+        cost = "unknown" if res.cost is None else f"${res.cost:.4f}"
+        out(f"  {res.calls} model calls · {res.tokens_in}+{res.tokens_out} tokens · cost {cost}")
+    for r in res.rejected:
+        where = f" [{r.ref}]" if r.ref else ""
+        out(f"  rejected {r.store}: {r.text[:70]!r}{where}: {r.reason}")
+    out(f"  {len(res.notes)} notes changed in {res.seconds:.2f}s")
+    if dry_run:
+        out("dry run: nothing was written")
+    elif res.commit:
+        out(f"commit {res.commit[:10]}")
+    if res.proposed and not dry_run:
+        out("proposals wait for `memctl review`")
+
+
+@app.command()
+def review(
+    accept: Annotated[
+        list[str] | None, typer.Option("--accept", help="Accept proposal ID (repeatable).")
+    ] = None,
+    reject: Annotated[
+        list[str] | None, typer.Option("--reject", help="Reject proposal ID (repeatable).")
+    ] = None,
+    accept_all: Annotated[bool, typer.Option("--all", help="Accept every proposal.")] = False,
+    reject_all: Annotated[
+        bool, typer.Option("--reject-all", help="Reject every proposal.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Accept even if the note changed since.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Show proposals with their diff; accept or reject them (interactively on a terminal)."""
+    vault = open_vault()
+    acts = bool(accept or reject or accept_all or reject_all)
+    if not acts and not json_out and is_tty() and sys.stdin.isatty():
+        listed = vault.review()
+        accept, reject = _interactive(listed.pending)
+        acts = bool(accept or reject)
+        if not acts:
+            out("nothing accepted or rejected")
+            return
+    res = vault.review(
+        accept=accept or [],
+        reject=reject or [],
+        accept_all=accept_all,
+        reject_all=reject_all,
+        force=force,
+    )
+    if json_out:
+        emit_json("review", res.to_json())
+        return
+    if not acts:
+        if not res.pending:
+            out("no proposals pending")
+        for p in res.pending:
+            _show_proposal(p)
+        return
+    for a in res.accepted:
+        out(f"accepted {a}")
+    for r in res.rejected:
+        out(f"rejected {r}")
+    if res.commit:
+        out(f"commit {res.commit[:10]}")
+    if res.pending:
+        out(f"{len(res.pending)} proposals still pending")
+
+
+def _show_proposal(p: Any) -> None:
+    kind = "new note" if p.new_note else "change"
+    stale = " · STALE: the note changed since" if p.stale else ""
+    out(f"proposal {p.id} · {p.store} · {kind} · {p.claims} claims{stale}")
+    out(p.diff.rstrip("\n"))
+    out()
+
+
+def _interactive(props: list[Any]) -> tuple[list[str], list[str]]:
+    accept: list[str] = []
+    reject: list[str] = []
+    for p in props:
+        _show_proposal(p)
+        choice = typer.prompt("[a]ccept, [r]eject, [s]kip, [q]uit", default="s").strip().lower()
+        if choice.startswith("a"):
+            accept.append(p.id)
+        elif choice.startswith("r"):
+            reject.append(p.id)
+        elif choice.startswith("q"):
+            break
+    return accept, reject
+
+
+@app.command("diff")
+def diff_cmd(
+    rev_range: Annotated[
+        str | None, typer.Argument(metavar="[REV..REV]", help="A git revision range.")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="How far back: 7d, 12h, 2w, or a date (default 7d).")
+    ] = None,
+    store: Annotated[
+        list[str] | None, typer.Option("--store", help="Only this store (repeatable).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """What the agent learned: claim-level changes by store and note, with sources and authors."""
+    if rev_range and since:
+        raise typer.BadParameter("give either REV..REV or --since, not both")
+    res = open_vault().diff(since=since, rev_range=rev_range, store=store or None)
+    if json_out:
+        emit_json("diff", res.to_json())
+        return
+    _render_diff(res)
+
+
+_MARK = {
+    "added": "+",
+    "proposed": "?",
+    "reinforced": "=",
+    "edited": "~",
+    "superseded": "→",
+    "retracted": "x",
+    "resolved": "✓",
+    "removed": "-",
+}
+
+
+def _render_diff(res: DiffResult) -> None:
+    counts = res.counts()
+    summary = ", ".join(f"{n} {a}" for a, n in counts.items()) or "no claim changes"
+    n = res.commits
+    out(f"What was learned ({res.range}, {n} commit{'s' * (n != 1)}): {summary}")
+    for store, notes in res.by_store().items():
+        out()
+        out(f"{store}/")
+        for nc in notes:
+            out(f"  {nc.path} · {nc.title}")
+            for c in nc.changes:
+                who = c.author + ("" if not c.human else " (human)")
+                sha = c.commit[:7] if c.commit != "uncommitted" else "uncommitted"
+                detail = f" ({c.detail})" if c.detail else ""
+                out(f"    {_MARK.get(c.action, '*')} {c.action:<10} {c.plain}{detail}")
+                if c.before is not None:
+                    out(f"      was: {c.before}")
+                for s in c.sources[:3]:
+                    out(f"      “{s.quote}” {s.ref}")
+                if not c.sources:
+                    out("      (no source: human-authored)")
+                out(f"      by {who} · {c.date} · {sha}")
+
+
+@app.command()
+def verify(
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Notes to check (default: every note).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Check every citation: the quote must be verbatim in the raw turn it names."""
+    res = open_vault().verify(paths=paths or None)
+    if json_out:
+        emit_json("verify", res.to_json())
+    else:
+        for p in res.problems:
+            where = p.path if p.line is None else f"{p.path}:{p.line}"
+            _err(f"{where}: {p.message}")
+        status = "ok" if res.ok else f"{len(res.problems)} problems"
+        out(
+            f"verify: {status} · {res.notes} notes, {res.claims} cited claims, "
+            f"{res.citations} citations, {res.human_lines} human lines, "
+            f"{res.raw_sessions} raw sessions"
+        )
+    if not res.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,615 @@
+"""One curation run: read uncurated turns, let the curator propose, verify, merge, commit.
+
+The order of work is the safety argument:
+
+1. Under the vault lock, find each store's watermark (turns already curated per session).
+2. The curator reads only sessions' new turns and proposes claims. It writes nothing.
+3. Each claim is checked here, whatever curator made it: the store must be configured and
+   not off (instructions/ only ever as a proposal), every citation must name a user's turn
+   in this session and quote it verbatim. Anything else is rejected and reported.
+4. Accepted claims merge into in-memory notes, session by session, oldest first, so later
+   sessions supersede earlier ones.
+5. Notes, store INDEX.md files, the root INDEX.md and the watermarks are written in one
+   transaction and one commit by the agent; any failure rolls every file back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from memctl import __version__
+from memctl.curate import (
+    Batch,
+    Curator,
+    Extraction,
+    KnownClaim,
+    KnownEntity,
+    Proposal,
+    StoreSpec,
+    get_curator,
+)
+from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
+from memctl.errors import CurationError, InputError, MemctlError
+from memctl.notes import HISTORY, strip_links
+from memctl.provenance import RawTurns, quote_in, squash
+from memctl.raw import split_frontmatter
+from memctl.store import Transaction, read_text
+
+if TYPE_CHECKING:
+    from memctl.config import StoreConfig
+    from memctl.vault import Vault
+
+STATE_REL = ".memctl/state/curation.json"
+_HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.S)
+STATE_VERSION = 1
+MIN_QUOTE_CHARS = 8
+MAX_CLAIM_CHARS = 600
+DEFAULT_SECTIONS = ("Notes", HISTORY)
+
+
+# ---- results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A claim that was not written, and why."""
+
+    store: str
+    note: str
+    text: str
+    reason: str
+    ref: str | None = None
+    quote: str | None = None
+
+
+@dataclass
+class CurateResult:
+    """What a curation run read, wrote, refused, and what it cost."""
+
+    curator: str
+    model: str | None
+    dry_run: bool
+    stores: list[str]
+    sessions: int = 0
+    turns_read: int = 0
+    added: int = 0
+    reinforced: int = 0
+    updated: int = 0
+    superseded: int = 0
+    retracted: int = 0
+    resolved: int = 0
+    proposed: int = 0
+    noop: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    commit: str | None = None
+    diff: str = ""
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["rejected"] = [asdict(r) for r in self.rejected]
+        d["claims_rejected"] = len(self.rejected)
+        return d
+
+
+# ---- stores and templates ---------------------------------------------------------------------
+
+
+def load_specs(vault: Vault) -> dict[str, StoreSpec]:
+    """Every configured store with its template's sections, title pattern and prompt."""
+    from memctl import templates
+
+    raw_stores = vault.config.data.get("stores", {}) if isinstance(vault.config.data, dict) else {}
+    specs: dict[str, StoreSpec] = {}
+    for name, sc in vault.config.stores.items():
+        text = templates.store_template(vault.root, sc)
+        meta: dict[str, Any] = {}
+        prompt = ""
+        if text.startswith("---\n"):
+            meta, prompt = split_frontmatter(text, sc.template or f"templates/{name}.md")
+        else:
+            prompt = text
+        sections = tuple(str(s) for s in meta.get("sections") or DEFAULT_SECTIONS)
+        if HISTORY not in sections:
+            sections = (*sections, HISTORY)
+        over = raw_stores.get(name, {}) if isinstance(raw_stores.get(name), dict) else {}
+        match = over.get("match", meta.get("match")) or ()
+        if isinstance(match, str):
+            match = (match,)
+        specs[name] = StoreSpec(
+            config=sc,
+            sections=sections,
+            title=str(meta.get("title") or name.capitalize()),
+            prompt=(sc.instructions or prompt).strip(),
+            match=tuple(str(m) for m in match),
+            plugin=over.get("plugin"),
+        )
+    return specs
+
+
+def forced_proposal(sc: StoreConfig) -> bool:
+    """instructions/ steers the agent: whatever config says, it only ever gets proposals."""
+    folder = sc.folder.strip("/")
+    return (
+        sc.name == "instructions" or folder == "instructions" or folder.startswith("instructions/")
+    )
+
+
+# ---- watermarks -------------------------------------------------------------------------------
+
+
+def load_state(vault: Vault) -> dict[str, dict[str, int]]:
+    path = vault.root / STATE_REL
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        msg = f"curation state is not valid JSON: {exc.msg}"
+        raise MemctlError(msg, STATE_REL, exc.lineno) from None
+    stores = data.get("stores", {}) if isinstance(data, dict) else {}
+    return {str(k): {str(p): int(n) for p, n in v.items()} for k, v in stores.items()}
+
+
+def render_state(state: dict[str, dict[str, int]]) -> str:
+    data = {
+        "version": STATE_VERSION,
+        "stores": {k: dict(sorted(v.items())) for k, v in sorted(state.items())},
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---- the context a curator may read -----------------------------------------------------------
+
+
+class _View:
+    """Memory visible to one session (its scope, its user's, anything wider it belongs to)."""
+
+    def __init__(
+        self,
+        notes: NoteSet,
+        specs: dict[str, StoreSpec],
+        header: Any,
+        sessions: list[dict[str, Any]],
+    ) -> None:
+        self._notes = notes
+        self._specs = specs
+        self._header = header
+        self._scopes = visible_scopes(header.scope, header.user)
+        self._sessions = sessions
+
+    def people(self) -> list[str]:
+        names: dict[str, None] = {}
+        for s in self._sessions:
+            if str(s.get("scope")) in self._scopes:
+                for p in s.get("participants") or []:
+                    if p not in ("user", "assistant", "system", "tool"):
+                        names.setdefault(str(p), None)
+        return list(names)
+
+    def path_for(self, store: str, title: str, slug: str | None = None) -> str:
+        spec = self._specs[store]
+        scope = note_scope(spec.config.scope, self._header.scope, self._header.user)
+        return self._notes.reserve(store, scope, title, slug)
+
+    def claims(self, store: str | None = None) -> list[KnownClaim]:
+        out = []
+        for name in [store] if store else list(self._specs):
+            if name not in self._specs:
+                continue
+            for n in self._notes.active(name, self._scopes):
+                out += [
+                    KnownClaim(
+                        name,
+                        n.title,
+                        n.path,
+                        s.name,
+                        c.text,
+                        tuple((x.ref, x.quote) for x in n.citations(c) if x.ref),
+                    )
+                    for s, c in n.active_claims()
+                ]
+        return out
+
+    def entities(self) -> list[KnownEntity]:
+        if "entities" not in self._specs:
+            return []
+        return [
+            KnownEntity(
+                n.title,
+                tuple(n.aliases),
+                n.path,
+                str((n.meta.get("tags") or ["thing"])[0]),
+            )
+            for n in self._notes.active("entities", self._scopes)
+        ]
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+def run(
+    vault: Vault,
+    *,
+    store: str | list[str] | None = None,
+    session: str | None = None,
+    dry_run: bool = False,
+    model: str | None = None,
+    curator: str | None = None,
+    today: str | None = None,
+) -> CurateResult:
+    """Curate every uncurated turn (or one store / one session) into notes."""
+    started = time.perf_counter()
+    specs = load_specs(vault)
+    wanted = [store] if isinstance(store, str) else list(store or [])
+    for w in wanted:
+        if w not in specs:
+            raise InputError(f"no store {w!r}: configured stores are {', '.join(specs)}")
+    targets = {
+        n: s for n, s in specs.items() if (not wanted or n in wanted) and s.config.mode != "off"
+    }
+    name = curator or vault.config.curator
+    if model and curator is None and name == "builtin":
+        name = "llm"  # `--model M` alone means: curate with that model
+    model = model or vault.config.model
+    cur: Curator = get_curator(name, vault, model=model)
+    res = CurateResult(name, cur.model, dry_run, sorted(targets))
+    day = today or _today()
+    label = cur.name if not cur.model else f"{cur.name} {cur.model}"
+
+    with vault.lock:
+        state = load_state(vault)
+        turns = RawTurns(vault.root)
+        notes = NoteSet(
+            vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label
+        )
+        all_sessions = vault.sessions()
+        sessions = sorted(all_sessions, key=lambda s: (str(s.get("started") or ""), s["path"]))
+        if session:
+            only = vault.resolve_session(session)
+            sessions = [s for s in sessions if s["path"] == only]
+        for s in sessions:
+            path = s["path"]
+            total = int(s.get("turns") or 0)
+            marks = {n: state.get(n, {}).get(path, 0) for n in targets}
+            if not marks:
+                break
+            start = min(marks.values()) + 1
+            if start > total:
+                continue
+            header, messages = turns.session(path)
+            total = len(messages)
+            if start > total:
+                continue
+            view = _View(notes, specs, header, all_sessions)
+            batch_stores = {
+                n: sp for n, sp in targets.items() if marks[n] < total and not sp.plugin
+            }
+            batch = Batch(path, header, messages, start, batch_stores, view, day)
+            ext = cur.extract(batch) if batch_stores else Extraction()
+            for n, sp in targets.items():
+                if sp.plugin and marks[n] < total:
+                    ext.claims += _plugin_claims(
+                        sp, Batch(path, header, messages, start, {n: sp}, view, day)
+                    )
+            res.sessions += 1
+            res.turns_read += total - start + 1
+            res.calls += ext.calls
+            res.tokens_in += ext.tokens_in
+            res.tokens_out += ext.tokens_out
+            if ext.cost is not None:
+                res.cost = (res.cost or 0.0) + ext.cost
+            for p in ext.claims:
+                _merge_one(p, batch, specs, targets, marks, notes, turns, res)
+            for n in targets:
+                state.setdefault(n, {})[path] = total
+
+        changed = notes.changed()
+        res.notes = sorted(changed)
+        touched_stores = sorted(
+            {notes.notes[p].store for p in changed if notes.notes[p].store in specs}
+        )
+        files: dict[str, str] = dict(changed)
+        for st in touched_stores:
+            files[f"{specs[st].config.folder}/INDEX.md"] = _store_index(vault, specs[st], notes)
+        new_state = render_state(state)
+        res.seconds = round(time.perf_counter() - started, 3)
+        if dry_run:
+            res.diff = _diff(vault, files)
+            return res
+        old_state = read_text(vault.root / STATE_REL) if (vault.root / STATE_REL).exists() else None
+        if not files and new_state == old_state:
+            return res
+        _commit_hand_edits(vault, files)
+        tx = Transaction(vault.root)
+        try:
+            for rel, text in files.items():
+                tx.write(rel, text)
+            if new_state != old_state:
+                tx.write(STATE_REL, new_state)
+            if changed:
+                vault._refresh_indexes(tx)
+            res.commit = vault.history.commit(
+                tx.touched,
+                _subject(res),
+                _trailers(res),
+                author=vault.config.agent,
+                body=_body(res),
+            )
+            vault._after_write(tx.touched)
+        except BaseException:
+            tx.rollback()
+            raise
+    res.seconds = round(time.perf_counter() - started, 3)
+    return res
+
+
+def _commit_hand_edits(vault: Vault, files: dict[str, str]) -> None:
+    """Record a human's uncommitted edits to notes this run rewrites, as the human's commit.
+
+    Otherwise the agent's commit would carry the human's lines and `memctl diff` could not
+    tell who wrote what.
+    """
+    dirty = {line[3:].strip().strip('"') for line in vault.history.dirty()}
+    edited = sorted(dirty & set(files))
+    if not edited:
+        return
+    n = len(edited)
+    vault.history.commit(
+        edited,
+        f"edit: {n} note{'s' * (n != 1)} edited by hand",
+        {"Memctl-Version": __version__, "Memctl-Command": "edit", "Memctl-Notes": str(n)},
+        author=vault.human_identity(),
+    )
+
+
+def _plugin_claims(spec: StoreSpec, batch: Batch) -> list[Proposal]:
+    from memctl.stores import plugin_claims
+
+    return plugin_claims(spec, batch)
+
+
+def _reject(
+    res: CurateResult, p: Proposal, reason: str, ref: str | None = None, quote: str | None = None
+) -> None:
+    res.rejected.append(Rejection(p.store, p.note, p.text, reason, ref, quote))
+
+
+def _merge_one(
+    p: Proposal,
+    batch: Batch,
+    specs: dict[str, StoreSpec],
+    targets: dict[str, StoreSpec],
+    marks: dict[str, int],
+    notes: NoteSet,
+    turns: RawTurns,
+    res: CurateResult,
+) -> None:
+    """Verify one proposed claim and merge it, or record why it was refused."""
+    spec = specs.get(p.store)
+    if spec is None:
+        _reject(
+            res,
+            p,
+            f"store {p.store!r} is not configured; curation writes only to configured stores",
+        )
+        return
+    if p.store not in targets:
+        why = "off" if spec.config.mode == "off" else "not selected for this run"
+        _reject(res, p, f"store {p.store!r} is {why}")
+        return
+    propose = spec.config.mode == "propose"
+    if forced_proposal(spec.config) and not propose:
+        _reject(
+            res,
+            p,
+            f"store {p.store!r} writes to instructions/ in {spec.config.mode} mode; "
+            "instructions are only ever proposed",
+        )
+        return
+    if p.action not in ("retract", "resolve") and not p.text.strip():
+        _reject(res, p, "claim has no text")
+        return
+    if len(p.text) > MAX_CLAIM_CHARS:
+        _reject(res, p, f"claim is longer than {MAX_CLAIM_CHARS} characters; one claim per line")
+        return
+    if not p.citations:
+        _reject(res, p, "claim cites no turn")
+        return
+    cites: list[tuple[str, str]] = []
+    fresh = False
+    for q in p.citations:
+        ref = f"{batch.session}#t{q.turn}"
+        if not 1 <= q.turn <= len(batch.messages):
+            _reject(
+                res,
+                p,
+                f"cites t{q.turn}, but the session has t1..t{len(batch.messages)}",
+                ref,
+                q.quote,
+            )
+            return
+        m = batch.messages[q.turn - 1]
+        if m.role != "user":
+            _reject(
+                res,
+                p,
+                f"cites a turn by the {m.role}; only what people said becomes memory",
+                ref,
+                q.quote,
+            )
+            return
+        if len(squash(q.quote)) < MIN_QUOTE_CHARS:
+            _reject(res, p, "quote is too short to support a claim", ref, q.quote)
+            return
+        if not quote_in(q.quote, m.content):
+            _reject(res, p, "quote is not verbatim in the cited turn", ref, q.quote)
+            return
+        if not quote_in(q.quote, _HIDDEN.sub(" ", m.content)):
+            # Text a reader never sees is where prompt injections hide.
+            _reject(res, p, "quote comes from a hidden HTML comment", ref, q.quote)
+            return
+        fresh = fresh or q.turn > marks.get(p.store, 0)
+        cites.append((ref, q.quote))
+    if not fresh:
+        return  # everything it cites was curated before: nothing new to say
+    scope = note_scope(spec.config.scope, batch.scope, batch.user)
+    section = _section(spec, p.section)
+    meta: dict[str, Any] = dict(p.meta)
+    if p.entity is not None:
+        meta["aliases"] = sorted({a for a in p.entity.aliases if a and a != p.note})
+        meta["tags"] = [p.entity.type]
+    note = notes.locate(p.store, scope, p.note, p.slug or _slug_hint(spec, p.note), propose, meta)
+    if p.entity is not None:
+        _merge_meta(note, meta)
+    when = turns.date(cites[-1][0]) or batch.today
+    text = " ".join(p.text.split())
+    out = notes.apply(
+        note, section, spec.sections, text, cites, p.inferred, p.action, p.replaces, when
+    )
+    if out.action == "noop":
+        res.noop += 1
+        return
+    if propose:
+        res.proposed += 1
+        return
+    attr = {
+        "added": "added",
+        "reinforced": "reinforced",
+        "updated": "updated",
+        "superseded": "superseded",
+        "retracted": "retracted",
+        "resolved": "resolved",
+    }[out.action]
+    setattr(res, attr, getattr(res, attr) + 1)
+
+
+def _slug_hint(spec: StoreSpec, title: str) -> str:
+    """A file name from a title, without the template's fixed prefix ("Profile: kim" -> kim)."""
+    prefix = spec.title.split("{", 1)[0]
+    if "{" in spec.title and prefix and title.startswith(prefix) and len(title) > len(prefix):
+        return title[len(prefix) :]
+    return title
+
+
+def _merge_meta(note: Any, meta: dict[str, Any]) -> None:
+    for key in ("aliases", "tags"):
+        if meta.get(key):
+            have = list(note.meta.get(key) or [])
+            for v in meta[key]:
+                if v not in have and v != note.title:
+                    have.append(v)
+            note.meta[key] = have
+
+
+def _section(spec: StoreSpec, name: str) -> str:
+    """The template's own spelling of a section; unknown names go to the first section."""
+    for s in spec.sections:
+        if s.casefold() == name.strip().casefold() and s != HISTORY:
+            return s
+    return spec.sections[0]
+
+
+def _store_index(vault: Vault, spec: StoreSpec, notes: NoteSet) -> str:
+    from memctl import templates
+
+    folder = spec.config.folder.rstrip("/") + "/"
+    rows = []
+    for n in notes.in_store(spec.name):
+        gist = next((strip_links(c.text) for _, c in n.active_claims()), "")
+        if len(gist) > 90:
+            gist = gist[:89].rstrip() + "…"
+        title = n.title + (" (proposed)" if is_proposal(n.path) else "")
+        rows.append(
+            {
+                "title": title.replace("[", "(").replace("]", ")"),
+                "file": n.path[len(folder) :],
+                "updated": str(n.meta.get("updated") or ""),
+                "gist": gist,
+            }
+        )
+    rows.sort(key=lambda r: r["title"])
+    rows.sort(key=lambda r: r["updated"], reverse=True)
+    return templates.store_index(spec.config, rows)
+
+
+def _diff(vault: Vault, files: dict[str, str]) -> str:
+    parts = []
+    for rel in sorted(files):
+        target = vault.root / rel
+        old = read_text(target) if target.exists() else ""
+        new = files[rel]
+        if old == new:
+            continue
+        parts += difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            f"a/{rel}" if old else "/dev/null",
+            f"b/{rel}",
+        )
+    return "".join(parts)
+
+
+def _subject(res: CurateResult) -> str:
+    bits = [f"{res.added} added"]
+    if res.superseded:
+        bits.append(f"{res.superseded} superseded")
+    if res.proposed:
+        bits.append(f"{res.proposed} proposed")
+    if res.rejected:
+        bits.append(f"{len(res.rejected)} rejected")
+    n = res.turns_read
+    return f"curate: {', '.join(bits)} from {n} turn{'s' * (n != 1)}"
+
+
+def _trailers(res: CurateResult) -> dict[str, str]:
+    t = {
+        "Memctl-Version": __version__,
+        "Memctl-Command": "curate",
+        "Memctl-Curator": res.curator,
+        "Memctl-Model": res.model or "none",
+        "Memctl-Sessions": str(res.sessions),
+        "Memctl-Turns-Read": str(res.turns_read),
+        "Memctl-Claims-Added": str(res.added),
+        "Memctl-Claims-Updated": str(res.updated + res.reinforced),
+        "Memctl-Claims-Superseded": str(res.superseded),
+        "Memctl-Claims-Retracted": str(res.retracted + res.resolved),
+        "Memctl-Claims-Proposed": str(res.proposed),
+        "Memctl-Claims-Rejected": str(len(res.rejected)),
+    }
+    if res.calls:
+        t["Memctl-Tokens"] = f"{res.tokens_in}+{res.tokens_out}"
+        t["Memctl-Cost"] = "unknown" if res.cost is None else f"{res.cost:.6f}"
+    return t
+
+
+def _body(res: CurateResult) -> str:
+    if not res.rejected:
+        return ""
+    lines = ["Rejected:"]
+    for r in res.rejected[:30]:
+        where = f" ({r.ref})" if r.ref else ""
+        lines.append(f"- {r.store}: {r.text[:80]}{where}: {r.reason}")
+    if len(res.rejected) > 30:
+        lines.append(f"- … {len(res.rejected) - 30} more")
+    return "\n".join(lines)
+
+
+def error_nothing_written(message: str) -> CurationError:
+    """A curator failure, phrased so the user knows the vault is as it was."""
+    return CurationError(f"{message}; nothing was written")
