@@ -234,8 +234,22 @@ def header_from_dict(data: dict[str, Any]) -> RawHeader:
     )
 
 
+# Sessions this process has just rendered, so the index does not parse what ingest wrote.
+_PARSED: dict[tuple[str, str], tuple[RawHeader, list[Message]]] = {}
+
+
+def remember_parsed(path: str, text: str, header: RawHeader, messages: list[Message]) -> None:
+    """Record that `text` at `path` parses to header/messages (it was rendered from them)."""
+    if len(_PARSED) >= 16:
+        _PARSED.clear()
+    _PARSED[(path, text)] = (header, list(messages))
+
+
 def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
     """Read a raw file back into messages exactly as they were ingested."""
+    hit = _PARSED.get((path, text))
+    if hit is not None:
+        return hit[0], list(hit[1])
     data, body = split_frontmatter(text, path)
     header = header_from_dict(data)
     messages: list[Message] = []

@@ -20,6 +20,7 @@ from memctl.raw import (
     now_utc,
     parse_session,
     read_header,
+    remember_parsed,
     render_header,
     render_session,
     render_turn,
@@ -326,12 +327,16 @@ class Vault:
             text = read_text(target)
             body_start = text.index("\n---\n", 3) + 5
             appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
-            tx.write(rel, render_header(h) + text[body_start:] + appended)
+            new_text = render_header(h) + text[body_start:] + appended
+            tx.write(rel, new_text)
+            remember_parsed(rel, new_text, h, allm)
             sessions[sid] = rel
             return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
         extra = {"source_meta": tr.meta} if tr.meta else {}
         h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
-        tx.write(rel, render_session(h, messages))
+        text = render_session(h, messages)
+        tx.write(rel, text)
+        remember_parsed(rel, text, h, messages)
         sessions[sid] = rel
         return SessionChange(
             sid, rel, "created", len(messages), len(messages), redactions, tr.origin
