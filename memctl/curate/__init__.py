@@ -74,6 +74,7 @@ class StoreSpec:
     prompt: str
     match: tuple[str, ...] = ()
     plugin: str | None = None
+    free_sections: bool = False  # no template: any section a curator names is fine
 
     @property
     def name(self) -> str:

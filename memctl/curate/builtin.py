@@ -404,17 +404,22 @@ class _Extractor:
         ]
 
     def _find_org(self) -> str | None:
-        """The user's organisation: said in this session, else known from their profile."""
+        """The user's organisation: said in this session, else already known to memory."""
         for _, content in self._user_turns(all_turns=True):
             m = _ORG_OF_USER.search(content)
             if m:
                 return m.group("org") or m.group("org2")
-        if "profile" in self.stores:
-            for c in self.ctx.claims("profile"):
-                if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
-                    m = re.search(rf" at (?P<org>{ORG})", strip_links(c.text))
-                    if m:
-                        return m.group("org")
+        for c in self.ctx.claims("profile"):
+            if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
+                m = re.search(rf" at (?P<org>{ORG})", strip_links(c.text))
+                if m:
+                    return m.group("org")
+        if self.team:
+            # The team's knowledge note is named after the organisation: keep using it.
+            for c in self.ctx.claims("knowledge"):
+                m = re.match(rf"^(?P<org>{ORG}) team knowledge$", c.note)
+                if m:
+                    return m.group("org")
         return None
 
     def _full_names(self) -> set[str]:
@@ -840,7 +845,7 @@ class _Extractor:
         for name, spec in self.stores.items():
             if spec.config.custom and spec.match and any(re.search(p, s, re.I) for p in spec.match):
                 scope_name = "team" if self.team else self.b.user
-                title = self._title(name, topic=self.org or scope_name, name=scope_name)
+                title = self._title(name, topic=scope_name, name=scope_name)
                 self.emit(
                     name, title, spec.sections[0], self.third(core), turn, s, slug=slugify(title)
                 )

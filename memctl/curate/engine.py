@@ -39,6 +39,7 @@ from memctl.errors import CurationError, InputError, MemctlError
 from memctl.notes import HISTORY, strip_links
 from memctl.provenance import RawTurns, quote_in, squash
 from memctl.raw import split_frontmatter
+from memctl.redact import find_secrets, redact
 from memctl.store import Transaction, read_text
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def load_specs(vault: Vault) -> dict[str, StoreSpec]:
             meta, prompt = split_frontmatter(text, sc.template or f"templates/{name}.md")
         else:
             prompt = text
+        free = not meta.get("sections")
         sections = tuple(str(s) for s in meta.get("sections") or DEFAULT_SECTIONS)
         if HISTORY not in sections:
             sections = (*sections, HISTORY)
@@ -134,6 +136,7 @@ def load_specs(vault: Vault) -> dict[str, StoreSpec]:
             prompt=(sc.instructions or prompt).strip(),
             match=tuple(str(m) for m in match),
             plugin=over.get("plugin"),
+            free_sections=free,
         )
     return specs
 
@@ -387,7 +390,10 @@ def _plugin_claims(spec: StoreSpec, batch: Batch) -> list[Proposal]:
 def _reject(
     res: CurateResult, p: Proposal, reason: str, ref: str | None = None, quote: str | None = None
 ) -> None:
-    res.rejected.append(Rejection(p.store, p.note, p.text, reason, ref, quote))
+    # Rejections are printed and go into the commit message: never with a secret in them.
+    text = redact(p.text)[0]
+    quote = redact(quote)[0] if quote else quote
+    res.rejected.append(Rejection(p.store, p.note, text, reason, ref, quote))
 
 
 def _merge_one(
@@ -431,6 +437,9 @@ def _merge_one(
     if not p.citations:
         _reject(res, p, "claim cites no turn")
         return
+    if find_secrets(p.text):
+        _reject(res, p, "claim contains a secret; memory never copies one")
+        return
     cites: list[tuple[str, str]] = []
     fresh = False
     for q in p.citations:
@@ -463,6 +472,9 @@ def _merge_one(
         if not quote_in(q.quote, _HIDDEN.sub(" ", m.content)):
             # Text a reader never sees is where prompt injections hide.
             _reject(res, p, "quote comes from a hidden HTML comment", ref, q.quote)
+            return
+        if find_secrets(q.quote):
+            _reject(res, p, "quote contains a secret; memory never copies one", ref, q.quote)
             return
         fresh = fresh or q.turn > marks.get(p.store, 0)
         cites.append((ref, q.quote))
@@ -522,6 +534,8 @@ def _section(spec: StoreSpec, name: str) -> str:
     for s in spec.sections:
         if s.casefold() == name.strip().casefold() and s != HISTORY:
             return s
+    if spec.free_sections and name.strip() and name.strip().casefold() != HISTORY.casefold():
+        return " ".join(name.split())
     return spec.sections[0]
 
 
