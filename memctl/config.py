@@ -63,6 +63,8 @@ budget = 1500              # tokens
 # scope = "team"
 # mode = "propose"
 # instructions = "Extract step-by-step operational procedures the user states."
+# match = ['\\brunbook\\b']   # sentences the builtin curator files here (regular expressions)
+# plugin = "project"         # a store with code: entry point in the memctl.stores group
 """
 
 
