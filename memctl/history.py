@@ -11,10 +11,12 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from memctl.errors import MemctlError
+
+if TYPE_CHECKING:
+    import git
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class History:
     """A vault's git repository."""
 
     def __init__(self, root: Path) -> None:
+        # gitpython takes ~80 ms to import: loaded only by commands that touch history
+        import git
+
         self.root = root
         try:
             self.repo = git.Repo(root)
@@ -62,6 +67,8 @@ class History:
     @classmethod
     def init(cls, root: Path) -> History:
         """Create a repository on branch main (idempotent: an existing repo is kept)."""
+        import git
+
         if not (root / ".git").exists():
             git.Repo.init(root, initial_branch="main")
         return cls(root)
@@ -84,6 +91,8 @@ class History:
         body: str = "",
     ) -> str | None:
         """Stage and commit exactly `paths`; None when nothing changed."""
+        import git
+
         paths = sorted(set(paths))
         if not paths:
             return None

@@ -70,8 +70,19 @@ class Vault:
     def __init__(self, root: Path, config: Config) -> None:
         self.root = root
         self.config = config
-        self.history = History(root)
+        self._history: History | None = None
         self.lock = VaultLock(root)
+
+    @property
+    def history(self) -> History:
+        """The git repository, opened on first use so that reading commands skip gitpython."""
+        if self._history is None:
+            self._history = History(self.root)
+        return self._history
+
+    @history.setter
+    def history(self, value: History) -> None:
+        self._history = value
 
     # ---- opening -------------------------------------------------------------------------
 
