@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -134,17 +133,14 @@ def test_memctl_jsonl_round_trips_fields_exactly(lines):
         assert m.meta == ({"extra": line["extra"]} if "extra" in line else {})
 
 
-def test_memctl_jsonl_is_fast(tmp_path):
+def test_memctl_jsonl_large_file_reads_every_line(tmp_path):
+    # Speed is measured in bench/ingest.py, not asserted here: this checks the big-file path.
     line = json.dumps({"role": "user", "content": "x" * 200, "id": "abc", "timestamp": "t"})
     path = tmp_path / "big.jsonl"
     path.write_text((line + "\n") * 50_000)
-    best = float("inf")
-    for _ in range(3):  # best of three: the machine may be busy with other tests
-        start = time.perf_counter()
-        [t] = read_all(path)
-        best = min(best, time.perf_counter() - start)
+    [t] = read_all(path)
     assert len(t.messages) == 50_000
-    assert 50_000 / best > 100_000, f"{50_000 / best:.0f} lines/s"
+    assert t.messages[-1] == Message("user", "x" * 200, id="abc", timestamp="t")
 
 
 # --- OpenAI ---------------------------------------------------------------------------------
