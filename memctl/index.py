@@ -39,7 +39,8 @@ from memctl.store import atomic_write
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
 # 1: turns and notes; speaker in body; previous turns as window context; date words.
 # 2: a `live` fast field for the default active-only filter.
-SCHEMA_VERSION = 2
+# 3: filter values in one `key` field; window without frequencies; 32-bit session keys.
+SCHEMA_VERSION = 3
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -125,18 +126,19 @@ class ReindexResult:
 
 # ---- schema -------------------------------------------------------------------------------
 
-_FILTER_FIELDS = ("kind", "path", "store", "status", "user", "scope", "role", "speaker_key")
+KEY = "key"  # exact filter values, one field for all: "kind:turn", "user:dana", "path:raw/..."
 
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    for name in _FILTER_FIELDS:
-        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    # one field for every filter value keeps one fieldnorm byte per doc instead of eight
+    sb.add_text_field(KEY, tokenizer_name="raw", index_option="basic")
     # Everything shown for a hit, as one JSON blob: a text field is always indexed in tantivy,
     # while a bytes field can be stored only.
     sb.add_bytes_field("doc", stored=True)
     sb.add_text_field(BODY, tokenizer_name="en", index_option="position")
-    sb.add_text_field(WINDOW, tokenizer_name="en", index_option="freq")
+    # presence is enough in the window (same recall as with frequencies, smaller postings)
+    sb.add_text_field(WINDOW, tokenizer_name="en", index_option="basic")
     sb.add_text_field(WHEN, tokenizer_name="en", index_option="basic")
     sb.add_text_field(EXACT, tokenizer_name="exact", index_option="basic")
     sb.add_integer_field("ts", indexed=True, fast=True)
@@ -156,7 +158,8 @@ def _register(index: tantivy.Index) -> None:
 
 
 def _sess_key(path: str) -> int:
-    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big") >> 1
+    # 32 bits bitpack to 4 bytes a doc; a collision only merges two sessions' blend scores
+    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=4).digest(), "big")
 
 
 def _dumps(data: dict[str, Any]) -> bytes:
@@ -181,6 +184,7 @@ def _date_words(dt: datetime) -> str:
 def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
     header, messages = parse_session(text, rel)
     sess = _sess_key(rel)
+    path_key, user_key, scope_key = f"path:{rel}", f"user:{header.user}", f"scope:{header.scope}"
     docs = []
     said: list[str] = []
     ts = parse_time(header.started) if isinstance(header.started, str) else None
@@ -190,13 +194,13 @@ def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
         ts = parse_time(m.timestamp) or ts  # untimed turns take the time of the one before
         ref = f"{rel}#t{n}"
         d = tantivy.Document()
-        d.add_text("kind", "turn")
-        d.add_text("path", rel)
-        d.add_text("status", "active")
-        d.add_text("user", header.user)
-        d.add_text("scope", header.scope)
-        d.add_text("role", m.role)
-        d.add_text("speaker_key", speaker.lower())
+        d.add_text(KEY, "kind:turn")
+        d.add_text(KEY, path_key)
+        d.add_text(KEY, "status:active")
+        d.add_text(KEY, user_key)
+        d.add_text(KEY, scope_key)
+        d.add_text(KEY, "role:" + m.role)
+        d.add_text(KEY, "speaker:" + speaker.lower())
         stored: dict[str, Any] = {
             "kind": "turn",
             "ref": ref,
@@ -289,12 +293,12 @@ def _note_doc(rel: str, text: str, store_folders: dict[str, str]) -> tantivy.Doc
     f = note_fields(rel, text, store_folders)
     keys = " ".join([f["title"], *f["aliases"], *f["tags"]])
     d = tantivy.Document()
-    d.add_text("kind", "note")
-    d.add_text("path", rel)
-    d.add_text("store", f["store"])
-    d.add_text("status", f["status"])
-    d.add_text("user", f["user"])
-    d.add_text("scope", f["scope"])
+    d.add_text(KEY, "kind:note")
+    d.add_text(KEY, f"path:{rel}")
+    d.add_text(KEY, f"store:{f['store']}")
+    d.add_text(KEY, f"status:{f['status']}")
+    d.add_text(KEY, f"user:{f['user']}")
+    d.add_text(KEY, f"scope:{f['scope']}")
     stored = {
         "kind": "note",
         "ref": rel,
@@ -480,7 +484,7 @@ class _Writer:
             add(d)
 
     def delete(self, rel: str) -> None:
-        self.writer.delete_documents_by_term("path", rel)
+        self.writer.delete_documents_by_term(KEY, f"path:{rel}")
 
     def commit(self) -> None:
         self.writer.commit()
@@ -677,9 +681,10 @@ class Doc:
 
 
 def _any_of(name: str, values: Sequence[str]) -> tantivy.Query:
-    if len(values) == 1:
-        return tantivy.Query.term_query(SCHEMA, name, values[0], index_option="basic")
-    return tantivy.Query.term_set_query(SCHEMA, name, list(values))
+    keys = [f"{name}:{v}" for v in values]
+    if len(keys) == 1:
+        return tantivy.Query.term_query(SCHEMA, KEY, keys[0], index_option="basic")
+    return tantivy.Query.term_set_query(SCHEMA, KEY, keys)
 
 
 def _filter_queries(f: Filters) -> list[tantivy.Query]:
@@ -689,7 +694,7 @@ def _filter_queries(f: Filters) -> list[tantivy.Query]:
         ("store", f.stores),
         ("user", f.users),
         ("scope", f.scopes),
-        ("speaker_key", f.speakers),
+        ("speaker", f.speakers),
         ("status", f.statuses),
     ):
         if values:
