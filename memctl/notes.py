@@ -27,6 +27,7 @@ line for line.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -151,6 +152,10 @@ class Note:
     preamble: list[str] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     footnotes: dict[str, Citation] = field(default_factory=dict)
+    # (ref, quote) -> label, built on first use: citing stays O(1) in long notes.
+    _cites: dict[tuple[str | None, str], str] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -219,14 +224,14 @@ class Note:
 
     def cite(self, ref: str, quote: str) -> str:
         """The footnote label for (ref, quote), adding the footnote if it is new."""
+        if self._cites is None:
+            self._cites = {}
+            for lab, c in self.footnotes.items():
+                self._cites.setdefault((c.ref, c.quote), lab)
+        found = self._cites.get((ref, quote))
+        if found is not None and found in self.footnotes:
+            return found
         base = base_label(ref)
-        for label, c in self.footnotes.items():
-            if (
-                c.ref == ref
-                and c.quote == quote
-                and (label == base or label.startswith(base + "-"))
-            ):
-                return label
         label = base
         if label in self.footnotes:
             label = f"{base}-{hashlib.sha1(quote.encode()).hexdigest()[:4]}"
@@ -235,6 +240,7 @@ class Note:
                 label = f"{base}-{hashlib.sha1(quote.encode()).hexdigest()[:4]}{n}"
                 n += 1
         self.footnotes[label] = Citation(ref, quote)
+        self._cites[(ref, quote)] = label
         return label
 
     def prune_footnotes(self) -> None:
@@ -246,6 +252,7 @@ class Note:
         for label in list(self.footnotes):
             if label not in used and self.footnotes[label].ref is not None:
                 del self.footnotes[label]
+                self._cites = None
 
 
 # ---- keys and labels ---------------------------------------------------------------------------
@@ -256,6 +263,7 @@ def strip_links(text: str) -> str:
     return _WIKILINK.sub(lambda m: m.group(1), text)
 
 
+@functools.lru_cache(maxsize=65536)
 def claim_key(text: str) -> str:
     """What makes two claims the same claim: words, case- and punctuation-insensitive."""
     plain = strip_links(text).replace(INFERRED_TAG, " ").casefold()

@@ -177,28 +177,31 @@ def render_state(state: dict[str, dict[str, int]]) -> str:
 
 
 class _View:
-    """Memory visible to one session (its scope, its user's, anything wider it belongs to)."""
+    """Memory visible to one session (its scope, its user's, anything wider it belongs to).
+
+    Nothing changes while a curator reads one batch (merging happens after), so what it
+    reads is computed once per store.
+    """
 
     def __init__(
         self,
         notes: NoteSet,
         specs: dict[str, StoreSpec],
         header: Any,
-        sessions: list[dict[str, Any]],
+        people: dict[str, list[str]],
     ) -> None:
         self._notes = notes
         self._specs = specs
         self._header = header
         self._scopes = visible_scopes(header.scope, header.user)
-        self._sessions = sessions
+        self._people = people
+        self._claims: dict[str, list[KnownClaim]] = {}
 
     def people(self) -> list[str]:
         names: dict[str, None] = {}
-        for s in self._sessions:
-            if str(s.get("scope")) in self._scopes:
-                for p in s.get("participants") or []:
-                    if p not in ("user", "assistant", "system", "tool"):
-                        names.setdefault(str(p), None)
+        for scope in sorted(self._scopes):
+            for p in self._people.get(scope, []):
+                names.setdefault(p, None)
         return list(names)
 
     def path_for(self, store: str, title: str, slug: str | None = None) -> str:
@@ -206,24 +209,18 @@ class _View:
         scope = note_scope(spec.config.scope, self._header.scope, self._header.user)
         return self._notes.reserve(store, scope, title, slug)
 
+    def _store_claims(self, name: str) -> list[KnownClaim]:
+        if name not in self._claims:
+            self._claims[name] = [
+                KnownClaim(name, n.title, n.path, section, text, cites)
+                for n in self._notes.active(name, self._scopes)
+                for section, text, cites in self._notes.summary(n)
+            ]
+        return self._claims[name]
+
     def claims(self, store: str | None = None) -> list[KnownClaim]:
-        out = []
-        for name in [store] if store else list(self._specs):
-            if name not in self._specs:
-                continue
-            for n in self._notes.active(name, self._scopes):
-                out += [
-                    KnownClaim(
-                        name,
-                        n.title,
-                        n.path,
-                        s.name,
-                        c.text,
-                        tuple((x.ref, x.quote) for x in n.citations(c) if x.ref),
-                    )
-                    for s, c in n.active_claims()
-                ]
-        return out
+        names = [store] if store else list(self._specs)
+        return [c for name in names if name in self._specs for c in self._store_claims(name)]
 
     def entities(self) -> list[KnownEntity]:
         if "entities" not in self._specs:
@@ -237,6 +234,17 @@ class _View:
             )
             for n in self._notes.active("entities", self._scopes)
         ]
+
+
+def _people_by_scope(sessions: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Display names of the people in each scope's sessions, in order of appearance."""
+    out: dict[str, dict[str, None]] = {}
+    for s in sessions:
+        names = out.setdefault(str(s.get("scope")), {})
+        for p in s.get("participants") or []:
+            if p not in ("user", "assistant", "system", "tool"):
+                names.setdefault(str(p), None)
+    return {k: list(v) for k, v in out.items()}
 
 
 # ---- the run ----------------------------------------------------------------------------------
@@ -282,6 +290,7 @@ def run(
             vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label
         )
         all_sessions = vault.sessions()
+        people = _people_by_scope(all_sessions)
         sessions = sorted(all_sessions, key=lambda s: (str(s.get("started") or ""), s["path"]))
         if session:
             only = vault.resolve_session(session)
@@ -299,7 +308,7 @@ def run(
             total = len(messages)
             if start > total:
                 continue
-            view = _View(notes, specs, header, all_sessions)
+            view = _View(notes, specs, header, people)
             batch_stores = {
                 n: sp for n, sp in targets.items() if marks[n] < total and not sp.plugin
             }

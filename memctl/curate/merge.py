@@ -90,6 +90,23 @@ class NoteSet:
     dirty: set[str] = field(default_factory=set)
     reserved: dict[tuple[str, str, str], str] = field(default_factory=dict)
     _scanned: set[str] = field(default_factory=set)
+    _versions: dict[str, int] = field(default_factory=dict)
+    _summaries: dict[str, tuple[int, list[tuple[str, str, tuple[tuple[str, str], ...]]]]] = field(
+        default_factory=dict
+    )
+
+    def summary(self, note: Note) -> list[tuple[str, str, tuple[tuple[str, str], ...]]]:
+        """(section, text, cites) of a note's active claims, recomputed only after a change."""
+        version = self._versions.get(note.path, 0)
+        cached = self._summaries.get(note.path)
+        if cached is None or cached[0] != version:
+            rows = [
+                (s.name, c.text, tuple((x.ref, x.quote) for x in note.citations(c) if x.ref))
+                for s, c in note.active_claims()
+            ]
+            cached = (version, rows)
+            self._summaries[note.path] = cached
+        return cached[1]
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -208,6 +225,7 @@ class NoteSet:
     # -- changing notes -------------------------------------------------------------------------
 
     def touch(self, note: Note) -> None:
+        self._versions[note.path] = self._versions.get(note.path, 0) + 1
         note.meta["updated"] = self.today
         derived = list(note.meta.get("derived_by") or [])
         if self.label not in derived:
