@@ -236,8 +236,10 @@ def diff(
 
     specs = list(folders)
     for sha in shas:
-        meta = git.show("-s", "--format=%an%x00%ae%x00%aI%x00%P", sha).split("\x00")
+        meta = git.show("-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha).split("\x00")
         an, ae, date, parents = meta[0], meta[1], meta[2], meta[3].split()
+        if "\nMemctl-Command: init" in "\n" + meta[4]:
+            continue  # adopting existing notes is not learning anything new
         parent = parents[0] if parents else None
         args = ["--no-commit-id", "--name-only", "-r", "-z"]
         names = (

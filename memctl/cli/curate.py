@@ -21,7 +21,8 @@ def _err(text: str) -> None:
 @app.command()
 def curate(
     store: Annotated[
-        list[str] | None, typer.Option("--store", help="Only this store (repeatable).")
+        list[str] | None,
+        typer.Option("--store", metavar="STORE", help="Only this store (repeatable)."),
     ] = None,
     session: Annotated[str | None, typer.Option(help="Only this session (id or raw path).")] = None,
     dry_run: Annotated[
@@ -77,10 +78,12 @@ def curate(
 @app.command()
 def review(
     accept: Annotated[
-        list[str] | None, typer.Option("--accept", help="Accept proposal ID (repeatable).")
+        list[str] | None,
+        typer.Option("--accept", metavar="ID", help="Accept proposal ID (repeatable)."),
     ] = None,
     reject: Annotated[
-        list[str] | None, typer.Option("--reject", help="Reject proposal ID (repeatable).")
+        list[str] | None,
+        typer.Option("--reject", metavar="ID", help="Reject proposal ID (repeatable)."),
     ] = None,
     accept_all: Annotated[bool, typer.Option("--all", help="Accept every proposal.")] = False,
     reject_all: Annotated[
@@ -159,7 +162,8 @@ def diff_cmd(
         str | None, typer.Option(help="How far back: 7d, 12h, 2w, or a date (default 7d).")
     ] = None,
     store: Annotated[
-        list[str] | None, typer.Option("--store", help="Only this store (repeatable).")
+        list[str] | None,
+        typer.Option("--store", metavar="STORE", help="Only this store (repeatable)."),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
 ) -> None:
