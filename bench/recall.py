@@ -1,0 +1,163 @@
+"""Turn recall of `memctl search` on LoCoMo, through the public CLI only.
+
+    python bench/recall.py [--data ../shared/data/locomo/locomo-dev.json] [--jobs 2]
+
+Each conversation becomes one vault: `memctl init`, then `memctl ingest` of one memctl-JSONL
+transcript per session (id = dia_id, name = the speaker, timestamp = the session date).
+Every question of categories 1-4 is asked with `memctl search --json`; a question's recall@k
+is the share of its evidence turns among the top k turns. Prints R@1/5/10/20 per category
+and overall, and the time per query. The data set is CC BY-NC 4.0: it is read from outside
+the package and never copied into it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (1, 5, 10, 20)
+
+
+def memctl(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "memctl"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False)
+
+
+def session_date(text: str) -> str:
+    """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00'."""
+    return datetime.strptime(text.replace(" on ", " "), "%I:%M %p %d %B, %Y").isoformat()
+
+
+def evidence(ids: list[str]) -> set[str]:
+    """Repair the few malformed ids ('D8:6; D9:17', 'D:11:26', 'D30:05')."""
+    out = set()
+    for raw in ids:
+        for part in re.split(r"[;,\s]+", raw):
+            m = re.fullmatch(r"D:?(\d+):0*(\d+)", part.strip())
+            if m:
+                out.add(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return out
+
+
+def build_vault(conv: dict, root: Path, captions: bool) -> tuple[Path, set[str]]:
+    """One vault per conversation, one transcript file per session; returns the turn ids."""
+    name = conv["sample_id"]
+    src = root / f"{name}-src"
+    vault = root / name
+    src.mkdir(parents=True)
+    c = conv["conversation"]
+    ids: set[str] = set()
+    n = 1
+    while f"session_{n}" in c:
+        when = session_date(c[f"session_{n}_date_time"])
+        lines = []
+        for t in c[f"session_{n}"]:
+            text = t["text"]
+            if captions and t.get("blip_caption"):
+                text += f" [shares a photo: {t['blip_caption']}]"
+            rec = {"id": t["dia_id"], "role": "user", "name": t["speaker"], "content": text}
+            rec["timestamp"] = when
+            lines.append(json.dumps(rec, ensure_ascii=False))
+            ids.add(t["dia_id"])
+        (src / f"{name}-session-{n:02d}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+        n += 1
+    steps = [("init", str(vault)), ("--vault", str(vault), "ingest", str(src), "--user", "locomo")]
+    for args in steps:
+        r = memctl(*args)
+        if r.returncode != 0:
+            raise SystemExit(f"memctl {' '.join(args)} failed: {r.stderr}")
+    return vault, ids
+
+
+def ask(vault: Path, question: str) -> tuple[list[str], float]:
+    t0 = time.perf_counter()
+    r = memctl("--vault", str(vault), "search", "--json", "--turns", "-n", "20", "--", question)
+    took = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise SystemExit(f"search failed for {question!r}: {r.stderr}")
+    return [h["id"] for h in json.loads(r.stdout)["hits"]], took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--jobs", type=int, default=2, help="questions asked in parallel")
+    ap.add_argument("--no-captions", action="store_true",
+                    help="leave out the captions of shared photos")  # fmt: skip
+    ap.add_argument("--workdir", help="keep the vaults here (default: a temp dir)")
+    ap.add_argument("--json", help="also write per-question results to this file")
+    args = ap.parse_args()
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="memctl-locomo-"))
+    if args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.pop("MEMCTL_VAULT", None)
+
+    jobs = []
+    dropped = 0
+    for conv in data:
+        vault, ids = build_vault(conv, work, captions=not args.no_captions)
+        for qa in conv["qa"]:
+            if qa["category"] not in CATEGORIES:
+                continue
+            ev = evidence(qa["evidence"]) & ids
+            if not ev:
+                dropped += 1
+                continue
+            jobs.append((vault, qa, ev))
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        answers = list(pool.map(lambda j: ask(j[0], j[1]["question"]), jobs))
+    wall = time.perf_counter() - t0
+
+    scores: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    rows = []
+    for (_, qa, ev), (got, took) in zip(jobs, answers, strict=True):
+        cat = CATEGORIES[qa["category"]]
+        rec = {"question": qa["question"], "category": cat, "evidence": sorted(ev),
+               "got": got, "seconds": took}  # fmt: skip
+        for k in KS:
+            r = len(ev & set(got[:k])) / len(ev)
+            scores[cat][k].append(r)
+            scores["overall"][k].append(r)
+            rec[f"r@{k}"] = r
+        rows.append(rec)
+
+    times = [t for _, t in answers]
+    print(f"LoCoMo turn recall, {len(jobs)} questions (categories 1-4; {dropped} without "
+          f"usable evidence dropped), captions {'off' if args.no_captions else 'on'}")  # fmt: skip
+    print()
+    print("| category | n | R@1 | R@5 | R@10 | R@20 |")
+    print("|---|---|---|---|---|---|")
+    for cat in [*CATEGORIES.values(), "overall"]:
+        s = scores[cat]
+        cells = " | ".join(f"{100 * statistics.mean(s[k]):.1f}" for k in KS)
+        print(f"| {cat} | {len(s[1])} | {cells} |")
+    print()
+    print(f"time per query through the CLI: mean {1000 * statistics.mean(times):.0f} ms, "
+          f"p50 {1000 * statistics.median(times):.0f} ms ({args.jobs} in parallel, "
+          f"{wall:.0f} s wall)")  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    if not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
