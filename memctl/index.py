@@ -100,6 +100,9 @@ class SyncReport:
     rebuilt: bool = False
     busy: bool = False  # a writer holds the vault lock: the last commit was searched
     notices: list[str] = field(default_factory=list)
+    turns: int = 0  # documents written
+    notes: int = 0
+    skipped: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -547,6 +550,7 @@ def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) ->
             w.add(rel, data)
         w.commit()
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
+        report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
     for rel in gone:
         del files[rel]
     for rel, _, ent in todo:
@@ -603,6 +607,7 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
         _, w, n = _build_locked(vault)
         report.added = n
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
+        report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
     return report
 
 
@@ -618,9 +623,31 @@ def repair(vault: Any) -> str:
     return _UNREADABLE
 
 
-def rebuild(vault: Any, **_options: Any) -> ReindexResult:
-    """`memctl reindex`: a fresh generation from the files; older generations are removed."""
+def rebuild(vault: Any, paths: Iterable[str | Path] | None = None) -> ReindexResult:
+    """`memctl reindex`: a fresh generation from the files, older generations removed.
+
+    With `paths` (a file watcher's events), only those files and whatever else the stat
+    walk finds changed are reindexed, in place.
+    """
     start = time.perf_counter()
+    if paths is not None:
+        root = Path(vault.root).resolve()
+        rels = []
+        for p in paths:
+            full = Path(p) if Path(p).is_absolute() else root / p
+            with contextlib.suppress(ValueError):
+                rels.append(full.resolve().relative_to(root).as_posix())
+        with _locked(vault, wait=True):
+            rep = sync(vault, rels)
+            gen, _ = _current(vault.root)
+        return ReindexResult(
+            files=rep.added + rep.updated + rep.removed,
+            turns=rep.turns,
+            notes=rep.notes,
+            skipped=rep.skipped,
+            seconds=time.perf_counter() - start,
+            index_bytes=gen.size() if gen is not None else 0,
+        )
     with _locked(vault, wait=True):
         gen, w, n = _build_locked(vault)
     return ReindexResult(

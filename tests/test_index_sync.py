@@ -248,3 +248,17 @@ def test_two_searchers_see_a_consistent_index_while_a_writer_ingests(
         assert counts == sorted(counts), counts
         assert counts[-1] == batches * step
     assert len(found(vault, "zebraword", "-n", "1000")) == batches * step
+
+
+def test_reindex_of_given_paths_is_incremental(vault: Path) -> None:
+    from memctl import Vault
+
+    v = Vault.open(vault)
+    assert found(vault, "aardvark")
+    p = vault / "knowledge/alpha.md"
+    p.write_text(p.read_text().replace("aardvark", "okapi"), encoding="utf-8")
+    res = v.reindex(paths=[p])  # what a file watcher passes: absolute paths
+    assert (res.files, res.notes, res.turns) == (1, 1, 0)
+    assert found(vault, "okapi") == ["knowledge/alpha.md"]
+    outside = vault.parent / "elsewhere.md"
+    assert v.reindex(paths=[outside, "knowledge/alpha.md"]).files == 1  # forced, outside ignored
