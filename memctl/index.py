@@ -49,7 +49,7 @@ MANIFEST = "manifest.json"
 BODY = "body"  # stemmed: a turn's speaker and text; a note's title, aliases, tags and body
 WINDOW = "win"  # stemmed: the turn together with the turns before it (answers follow questions)
 WHEN = "when"  # stemmed: date words ("May 2023 8 Monday"), so a question can name a date
-EXACT = "exact"  # whole lowercased values: message ids, speakers, sessions, refs, paths, tags
+EXACT = "exact"  # whole lowercased values: message/note/session ids, speakers, paths, tags
 
 CONTEXT_TURNS = 2  # previous turns folded into a turn's window field
 # A file whose mtime is this close to the scan could change again without its mtime moving
@@ -279,7 +279,7 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
             meta.get("title") or (heading.group(1).strip() if heading else Path(rel).stem)
         ),
         "scope": scope,
-        "status": str(meta.get("status") or "active"),
+        "status": str(meta.get("status") or "active").strip().lower(),
         "user": scope[5:] if scope.startswith("user:") else "",
         "when": _as_datetime(stamp),
         "timestamp": "" if stamp is None else str(stamp),

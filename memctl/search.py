@@ -343,7 +343,13 @@ def search(
     plan = build_plan(parse_query(query), filters)
     notices: list[str] = []
     if sync:
-        notices.extend(index.sync(vault).notices)
+        try:
+            notices.extend(index.sync(vault).notices)
+        except OSError as exc:
+            # a read-only or full disk must not stop a search: answer from the last commit
+            notices.append(
+                f"search index not updated ({exc.strerror or exc}); results may be stale"
+            )
     if plan.empty and query.strip():
         return SearchResult(query, [], notices)  # only punctuation: nothing to look for
     for attempt in (1, 2):

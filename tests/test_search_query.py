@@ -102,3 +102,16 @@ def test_no_string_breaks_search(vault: Path, text: str) -> None:
     assert res.query == text
     assert all(h.kind == "turn" and h.ref.startswith("raw/") for h in res.hits)
     assert len(res.hits) <= 5
+
+
+def test_a_failing_index_update_still_answers(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memctl import Vault
+
+    def full_disk(_vault: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index, "sync", full_disk)
+    res = Vault.open(vault).search("egress")
+    assert res.hits and res.notices == [
+        "search index not updated (No space left on device); results may be stale"
+    ]
