@@ -1,1 +1,272 @@
-"""memctl recall commands (to be filled)."""
+"""`memctl recall`, `context`, `hooks`, `hook` and `mcp`: getting memory into agents."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memctl.cli import app, open_vault, state
+from memctl.cli.render import emit_json, is_tty, out, table
+
+if TYPE_CHECKING:
+    from memctl.hooks import HooksResult
+    from memctl.recall import RecallResult
+
+_FORMAT_HELP = "md (default), xml, or json (same as --json)."
+
+
+def _enabled(none: bool) -> bool:
+    from memctl.recall import disabled_by
+
+    return not none and not disabled_by(os.environ)
+
+
+def _show(res: RecallResult, command: str, json_out: bool, explain: bool) -> None:
+    for notice in res.notices:
+        sys.stderr.write(f"memctl: {notice}\n")
+    if json_out or res.format == "json":
+        emit_json(command, res.to_json(explain=explain))
+        return
+    if res.disabled:
+        sys.stderr.write("memctl: recall is off (--none or MEMCTL_RECALL=off); no memory given\n")
+        return
+    if res.text:
+        sys.stdout.write(res.text if res.text.endswith("\n") else res.text + "\n")
+    elif not explain:
+        sys.stderr.write("memctl: nothing in memory for this\n")
+    if explain:
+        out()
+        out(f"# explain · {res.tokens}/{res.budget} tokens ({res.tokenizer}) · {res.seconds:.3f}s")
+        rows = [
+            [
+                "kept" if d.kept else "dropped",
+                d.kind,
+                f"{d.score:.3f}",
+                d.ref,
+                (d.text[:60] + ("…" if len(d.text) > 60 else "")) if d.text else "",
+                d.reason,
+            ]
+            for d in res.explain
+        ]
+        table("why", ["", "kind", "score", "ref", "text", "reason"], rows)
+
+
+@app.command()
+def recall(
+    query: Annotated[list[str], typer.Argument(help="What the agent is about to answer.")],
+    user: Annotated[
+        str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help=_FORMAT_HELP)] = "md",
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each candidate was kept or dropped.")
+    ] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Also recall claims that are no longer true.")
+    ] = False,
+    none: Annotated[
+        bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
+    res = open_vault().recall(
+        " ".join(query),
+        user=user,
+        budget=budget,
+        fmt="json" if json_out else fmt,
+        history=history,
+        enabled=_enabled(none),
+    )
+    _show(res, "recall", json_out, explain)
+
+
+@app.command()
+def context(
+    user: Annotated[
+        str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help=_FORMAT_HELP)] = "md",
+    explain: Annotated[bool, typer.Option("--explain", help="Show what was packed.")] = False,
+    none: Annotated[
+        bool, typer.Option("--none", help="Give nothing (also MEMCTL_RECALL=off).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
+    res = open_vault().context(
+        user=user, budget=budget, fmt="json" if json_out else fmt, enabled=_enabled(none)
+    )
+    _show(res, "context", json_out, explain)
+
+
+# ---- memctl hooks install|uninstall -------------------------------------------------------
+
+hooks_app = typer.Typer(
+    name="hooks",
+    help="Install memctl's hooks into an agent's settings (Claude Code).",
+    no_args_is_help=True,
+)
+app.add_typer(hooks_app, name="hooks")
+
+_AGENT_HELP = "The agent whose settings to change: claude-code."
+
+
+def _settings(project: bool, user_level: bool) -> Path:
+    from memctl.errors import InputError
+    from memctl.hooks import settings_path
+
+    if project and user_level:
+        raise InputError("choose one of --project and --user")
+    return settings_path("user" if user_level else "project")
+
+
+def _agent(agent: str) -> None:
+    from memctl.errors import InputError
+    from memctl.hooks import AGENTS
+
+    if agent not in AGENTS:
+        raise InputError(f"unknown agent {agent!r}: use {', '.join(AGENTS)}")
+
+
+def _report(res: HooksResult, json_out: bool) -> None:
+    if json_out:
+        emit_json(f"hooks {res.action}", res.to_json())
+        return
+    if not res.changed:
+        out(f"{res.path}: already up to date; nothing to change")
+        return
+    if res.diff:
+        sys.stdout.write(res.diff if res.diff.endswith("\n") else res.diff + "\n")
+    verb = "would change" if res.dry_run else "changed"
+    parts = [f"added {', '.join(res.added)}" if res.added else ""]
+    parts.append(f"updated {', '.join(res.updated)}" if res.updated else "")
+    parts.append(f"removed {len(res.removed)}" if res.removed else "")
+    out(f"{verb} {res.path}: " + "; ".join(p for p in parts if p))
+
+
+@hooks_app.command("install")
+def hooks_install(
+    agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
+    project: Annotated[
+        bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
+    ] = False,
+    user_level: Annotated[
+        bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
+    ] = False,
+    as_user: Annotated[
+        str | None, typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the change, write nothing.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Merge memctl's SessionStart, UserPromptSubmit, Stop and SessionEnd hooks into settings."""
+    from memctl.hooks import install
+
+    _agent(agent)
+    path = _settings(project, user_level)
+    vault = open_vault()
+    _report(install(path, vault.root, user=as_user, dry_run=dry_run), json_out)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
+    project: Annotated[
+        bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
+    ] = False,
+    user_level: Annotated[
+        bool, typer.Option("--user", help="Your ~/.claude/settings.json.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the change, write nothing.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Remove memctl's hooks (and only those) from settings."""
+    from memctl.hooks import uninstall
+
+    _agent(agent)
+    _report(uninstall(_settings(project, user_level), dry_run=dry_run), json_out)
+
+
+# ---- memctl hook <event>: what Claude Code runs --------------------------------------------
+
+hook_app = typer.Typer(
+    name="hook",
+    help="Claude Code hook handlers (read the hook's JSON on stdin; never block the prompt).",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="hook")
+
+
+def _run_hook(name: str, as_user: str | None, worker: bool = False) -> None:
+    from memctl.hooks.handlers import handle
+
+    try:
+        raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        raw = b""
+    res = handle(name, raw, vault_path=state.vault_path, user=as_user, worker=worker)
+    if res.stdout:
+        try:
+            sys.stdout.write(res.stdout)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+
+_AS = typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+
+
+@hook_app.command("session-start")
+def hook_session_start(as_user: Annotated[str | None, _AS] = None) -> None:
+    """SessionStart: print the context block as Claude Code hook JSON."""
+    _run_hook("session-start", as_user)
+
+
+@hook_app.command("user-prompt-submit")
+def hook_user_prompt_submit(as_user: Annotated[str | None, _AS] = None) -> None:
+    """UserPromptSubmit: print the recall for the prompt as Claude Code hook JSON."""
+    _run_hook("user-prompt-submit", as_user)
+
+
+@hook_app.command("stop")
+def hook_stop(
+    as_user: Annotated[str | None, _AS] = None,
+    worker: Annotated[
+        bool, typer.Option("--worker", help="Do the work here instead of in the background.")
+    ] = False,
+) -> None:
+    """Stop / SessionEnd: ingest the session's transcript and curate, in the background."""
+    _run_hook("stop", as_user, worker=worker)
+
+
+# ---- memctl mcp -------------------------------------------------------------------------------
+
+
+@app.command()
+def mcp(
+    as_user: Annotated[
+        str | None, typer.Option("--as", help="Serve this memctl user's memory (scope).")
+    ] = None,
+) -> None:
+    """Serve the vault over MCP on stdio: search, recall, context, read, remember, list."""
+    from memctl import mcp as server
+
+    vault = open_vault()
+    if is_tty():
+        sys.stderr.write(f"memctl: serving {vault.root} over MCP on stdio (Ctrl-C to stop)\n")
+    server.serve(vault, user=as_user)
