@@ -147,3 +147,26 @@ def test_a_store_with_code_loaded_through_an_entry_point(tmp_path: Path) -> None
     # The assistant said it first, but only the user's turn is memory.
     assert "#t3" in text and "#t2" not in text
     assert json.loads(memctl(vault, "verify", "--json", env=env).stdout)["ok"]
+
+
+def test_a_growing_session_is_curated_where_it_left_off(tmp_path: Path) -> None:
+    marco = SAMPLE / "marco" / "2026-09-10-egress-bill-alerting.jsonl"
+    lines = marco.read_text(encoding="utf-8").splitlines(keepends=True)
+    early = tmp_path / "early.jsonl"
+    early.write_text("".join(lines[:6]), encoding="utf-8")
+    vault = new_vault(tmp_path / "v")
+    memctl(vault, "ingest", str(early), "--user", "marco", "--scope", "team")
+    memctl(vault, "curate", "--session", "early")
+    know = vault / "knowledge" / "acme.md"
+    assert "[[entities/acme|Acme]]'s egress bill is about $40k a month. [^" in know.read_text()
+    # The same session, now longer: only the new turns are read, and the correction in
+    # them finds the claim the first run wrote.
+    full = tmp_path / "early.jsonl"
+    full.write_text("".join(lines), encoding="utf-8")
+    memctl(vault, "ingest", str(full), "--user", "marco", "--scope", "team")
+    res = json.loads(memctl(vault, "curate", "--json").stdout)
+    assert res["turns_read"] == len(lines) - 6 and res["superseded"] == 1
+    text = know.read_text()
+    assert "- [[entities/acme|Acme]]'s egress bill is about $14k a month. [^" in text
+    assert "· corrected · [[entities/acme|Acme]]'s egress bill is about $40k a month." in text
+    assert list(state(vault)["profile"].values()) == [len(lines)]
