@@ -1,3 +1,3 @@
 """Imports every command module so that each registers itself on the app."""
 
-from memctl.cli import curate, ingest, read, recall, search  # noqa: F401
+from memctl.cli import curate, ingest, read, recall, search, watch  # noqa: F401

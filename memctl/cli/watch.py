@@ -1,0 +1,72 @@
+"""`memctl watch`: keep the index in step with hand edits, and ingest transcripts as they grow."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memctl.cli import app, open_vault
+from memctl.cli.render import out
+
+
+@app.command()
+def watch(
+    ingest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--ingest",
+            help="Also ingest transcripts written under this folder "
+            "(e.g. ~/.claude/projects). Repeatable.",
+        ),
+    ] = None,
+    user: Annotated[str | None, typer.Option(help="User for ingested sessions.")] = None,
+    scope: Annotated[str | None, typer.Option(help="Scope for ingested sessions.")] = None,
+    debounce: Annotated[float, typer.Option(help="Seconds of quiet before acting.")] = 0.5,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per event.")] = False,
+) -> None:
+    """Watch the vault (and optional transcript folders) until Ctrl-C."""
+    from memctl.watch import VaultWatcher
+
+    vault = open_vault()
+    for d in ingest or []:
+        if not d.is_dir():
+            from memctl.errors import InputError
+
+            raise InputError("not a folder", d)
+    watcher = VaultWatcher(vault, list(ingest or []), user=user, scope=scope, debounce=debounce)
+
+    def report(ev: object) -> None:
+        data = vars(ev)
+        if json_out:
+            sys.stdout.write(json.dumps(data) + "\n")
+        elif data["error"]:
+            sys.stderr.write(f"memctl watch: {data['error']}\n")
+        else:
+            if data["ingested"]:
+                out(f"ingested {len(data['ingested'])} sessions (+{data['turns_added']} turns)")
+            if data["reindexed"]:
+                out(
+                    f"reindexed {', '.join(data['reindexed'][:5])}"
+                    + (
+                        f" and {len(data['reindexed']) - 5} more"
+                        if len(data["reindexed"]) > 5
+                        else ""
+                    )
+                )
+        sys.stdout.flush()
+
+    if not json_out:
+        out(
+            f"watching {vault.root}"
+            + "".join(f" and {d}" for d in ingest or [])
+            + " (Ctrl-C stops)"
+        )
+        sys.stdout.flush()
+    try:
+        watcher.run(report)
+    except KeyboardInterrupt:
+        watcher.stop()

@@ -1,0 +1,141 @@
+"""The watchdog adapter: file events in, debounced `Vault.reindex` / `Vault.ingest` calls out.
+
+It has no logic of its own beyond batching: an editor saving a note fires several events in a
+few milliseconds, and `git checkout` fires hundreds, so events are collected and flushed once
+the tree has been quiet for `debounce` seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")
+
+
+@dataclass
+class WatchEvent:
+    """What one flush did, for the front end to report."""
+
+    reindexed: list[str] = field(default_factory=list)
+    ingested: list[str] = field(default_factory=list)
+    turns_added: int = 0
+    error: str | None = None
+
+
+class _Collector(FileSystemEventHandler):
+    def __init__(self, keep: Callable[[str], bool]) -> None:
+        self.keep = keep
+        self.pending: set[str] = set()
+        self.last = 0.0
+        self.lock = threading.Lock()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory:
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+        with self.lock:
+            for p in paths:
+                p = p.decode() if isinstance(p, bytes) else p
+                if p and self.keep(p):
+                    self.pending.add(p)
+                    self.last = time.monotonic()
+
+    def take(self, quiet: float) -> list[str]:
+        with self.lock:
+            if not self.pending or time.monotonic() - self.last < quiet:
+                return []
+            out = sorted(self.pending)
+            self.pending.clear()
+            return out
+
+
+class VaultWatcher:
+    """Keeps the index in step with hand edits and ingests transcripts as agents write them."""
+
+    def __init__(
+        self,
+        vault: Any,
+        ingest_dirs: list[Path] | None = None,
+        *,
+        user: str | None = None,
+        scope: str | None = None,
+        debounce: float = 0.5,
+    ) -> None:
+        self.vault = vault
+        self.root = Path(vault.root).resolve()
+        self.ingest_dirs = [p.resolve() for p in ingest_dirs or []]
+        self.user, self.scope = user, scope
+        self.debounce = debounce
+        self._notes = _Collector(self._is_note)
+        self._transcripts = _Collector(self._is_transcript)
+        self._observer = Observer()
+        self._stop = threading.Event()
+
+    def _is_note(self, p: str) -> bool:
+        try:
+            rel = Path(p).resolve().relative_to(self.root)
+        except ValueError:
+            return False
+        return rel.suffix == ".md" and not any(part.startswith(".") for part in rel.parts)
+
+    def _is_transcript(self, p: str) -> bool:
+        name = Path(p).name
+        return name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith(".")
+
+    def start(self) -> None:
+        self._observer.schedule(self._notes, str(self.root), recursive=True)
+        for d in self.ingest_dirs:
+            self._observer.schedule(self._transcripts, str(d), recursive=True)
+        self._observer.start()
+
+    def poll(self) -> WatchEvent | None:
+        """Flush whatever has settled; None when there was nothing to do."""
+        ev = WatchEvent()
+        transcripts = [p for p in self._transcripts.take(self.debounce) if Path(p).is_file()]
+        notes = self._notes.take(self.debounce)
+        if not transcripts and not notes:
+            return None
+        try:
+            if transcripts:
+                res = self.vault.ingest(transcripts, user=self.user, scope=self.scope)
+                ev.ingested = [c.path for c in res.changed]
+                ev.turns_added = res.turns_added
+                # Our own writes show up as note events too; the ingest indexed them already.
+                self._notes.take(0)
+            if notes:
+                self.vault.reindex(paths=notes)
+                ev.reindexed = [Path(p).resolve().relative_to(self.root).as_posix() for p in notes]
+        except Exception as exc:
+            ev.error = str(exc)
+        return ev
+
+    def run(
+        self,
+        on_event: Callable[[WatchEvent], None],
+        until: Callable[[], bool] | None = None,
+        tick: float = 0.1,
+    ) -> None:
+        """Poll until stopped (Ctrl-C in the CLI, or `until()` returning True in tests)."""
+        self.start()
+        try:
+            while not self._stop.is_set() and not (until and until()):
+                ev = self.poll()
+                if ev is not None:
+                    on_event(ev)
+                time.sleep(tick)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._observer.is_alive():
+            self._observer.stop()
+            self._observer.join(timeout=5)
