@@ -124,8 +124,13 @@ class NoteSet:
             text = read_text(p)
             try:
                 note = parse_note(text, rel)
-            except MemctlError:
-                continue  # a note a human broke is reported by `memctl verify`, not eaten
+            except MemctlError as exc:
+                # Skipping it would fork the note into a new file; better to stop and say so.
+                raise MemctlError(
+                    f"{exc.message}; fix this note (or move it out of {folder}/) and curate again",
+                    rel,
+                    exc.line,
+                ) from None
             self.notes[rel] = note
             self.before[rel] = text
 
