@@ -46,7 +46,11 @@ def dana(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_propose_mode_waits_for_review_and_off_means_off(dana: Path, tmp_path: Path) -> None:
     vault = copy(dana, tmp_path / "v")
-    configure(vault, '[stores.decisions]\nmode = "propose"\n[stores.feedback]\nmode = "off"\n')
+    configure(
+        vault,
+        '[stores.decisions]\nmode = "propose"\n[stores.sessions]\nmode = "propose"\n'
+        '[stores.feedback]\nmode = "off"\n',
+    )
     out = memctl(vault, "curate").stdout
     assert "proposals wait for `memctl review`" in out
     decisions = sorted(p.name for p in (vault / "decisions").glob("*.md"))
@@ -54,19 +58,21 @@ def test_propose_mode_waits_for_review_and_off_means_off(dana: Path, tmp_path: P
         "2026-09-15-run-phase-1-in-the-second-week-of-october.proposed.md",
         "INDEX.md",
     ]
+    assert len(list((vault / "sessions").glob("*.proposed.md"))) == 4
+    assert not [p for p in (vault / "sessions").glob("2026*.md") if "proposed" not in p.name]
     assert sorted(p.name for p in (vault / "feedback").iterdir()) == ["INDEX.md"]
     assert "feedback" not in state(vault) and "decisions" in state(vault)
-    # The session note links to the decision the human has not accepted yet: still its path.
     listing = memctl(vault, "review").stdout
     pid = "decisions/2026-09-15-run-phase-1-in-the-second-week-of-october"
     assert f"proposal {pid} · decisions · new note · 2 claims" in listing
     assert "+status: active" in listing and "+- Decided on 2026-09-15, stated by Dana." in listing
-    out = memctl(vault, "review", "--reject", "2026-09-15-run").stdout
-    assert f"rejected {pid}" in out
-    assert (
-        git(vault, "log", "-1", "--format=%an|%s") == "memctl user|review: 0 accepted, 1 rejected\n"
-    )
+    out = memctl(vault, "review", "--reject", "2026-09-15-run", "--all").stdout
+    assert f"rejected {pid}" in out and out.count("accepted sessions/") == 4
+    log = git(vault, "log", "-1", "--format=%an|%s")
+    assert log == "memctl user|review: 4 accepted, 1 rejected\n"
     assert not list((vault / "decisions").glob("2026*"))
+    assert len(list((vault / "sessions").glob("2026*.md"))) == 4
+    assert not list(vault.rglob("*.proposed.md"))
     # Rejected stays rejected: those turns are curated, so the proposal does not come back.
     assert "nothing to curate" in memctl(vault, "curate").stdout
     assert memctl(vault, "review").stdout.strip() == "no proposals pending"

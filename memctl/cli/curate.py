@@ -85,9 +85,11 @@ def review(
         list[str] | None,
         typer.Option("--reject", metavar="ID", help="Reject proposal ID (repeatable)."),
     ] = None,
-    accept_all: Annotated[bool, typer.Option("--all", help="Accept every proposal.")] = False,
+    accept_all: Annotated[
+        bool, typer.Option("--all", help="Accept every proposal not named by --reject.")
+    ] = False,
     reject_all: Annotated[
-        bool, typer.Option("--reject-all", help="Reject every proposal.")
+        bool, typer.Option("--reject-all", help="Reject every proposal not named by --accept.")
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Accept even if the note changed since.")

@@ -141,8 +141,15 @@ def review(
     res = ReviewResult()
     with vault.lock:
         props = pending(vault, today)
-        to_accept = list(props) if accept_all else [_pick(props, a) for a in accept]
-        to_reject = list(props) if reject_all else [_pick(props, r) for r in reject]
+        if accept_all and reject_all:
+            raise InputError("--all and --reject-all contradict each other")
+        to_accept = [_pick(props, a) for a in accept]
+        to_reject = [_pick(props, r) for r in reject]
+        # --all accepts every proposal not named with --reject (and --reject-all the reverse).
+        if accept_all:
+            to_accept = [p for p in props if p not in to_reject]
+        if reject_all:
+            to_reject = [p for p in props if p not in to_accept]
         both = {p.path for p in to_accept} & {p.path for p in to_reject}
         if both:
             raise InputError(f"cannot both accept and reject {', '.join(sorted(both))}")
