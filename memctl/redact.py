@@ -4,33 +4,39 @@ Transcripts are stored verbatim and pushed to git, where history makes a leaked 
 permanent, so masking happens in memory on the way in. Two constraints shape the design:
 
 * Ingest must sustain >= 20k turns/s, so a secret-free turn may cost only a few
-  microseconds. detect-secrets (Yelp) was measured on a 300-character turn at ~4000 us
+  microseconds. detect-secrets (Yelp) was measured on a 300-character turn at ~4500 us
   through its ad-hoc ``scan_line`` and ~480 us calling its plugins directly, and it reports
   secret *values*, not offsets. It is therefore not used at run time; its plugin regexes,
   entropy idea and gitleaks' rules were the source for the formats below. Here one
   prefilter regex, built so that CPython's engine can skip ahead in C to a few rare
-  characters, decides which detectors run at all (~3 us on a clean turn).
+  characters, decides which detectors run at all (~3 us of the ~5 us a clean turn costs).
 * Everything that is not a secret must survive byte for byte, because the vault is a
   verbatim record with provenance. So only the secret value is replaced, never its label,
   and ambiguous prose ("password: see the vault") is left alone. Generic ``key = value``
   assignments get an extra check that the value looks like a secret and not like a
   placeholder, a variable reference or an English word.
 
-Replacement markers (``[REDACTED:kind]``) are shaped so that no detector matches them,
-which makes :func:`redact` idempotent.
+Re-ingesting a vault must not change it, so :func:`redact` is idempotent: markers
+(``[REDACTED:kind]``) are shaped so that no detector matches them, and
+:func:`find_secrets` rescans its own output until nothing new turns up.
+
+Regexes here avoid re.IGNORECASE and leading lookbehinds or ``\b`` on purpose, and work
+on a lower-cased copy instead: both stop CPython's engine from skipping ahead to a literal
+prefix, which measured 10-25x slower on long text.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "MARKER_RE", "Finding", "find_secrets", "marker", "redact"]
+__all__ = ["KINDS", "MARKER_RE", "Finding", "find_secrets", "marker", "redact", "redact_field"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,7 @@ KINDS: dict[str, int] = {
 }
 
 _Span = tuple[int, int, str]
+_GLUED_RUN_RE = re.compile(r"[A-Za-z0-9_-]*")
 
 # ---------------------------------------------------------------------------------------
 # Value heuristics shared by the context-based detectors
@@ -115,6 +122,12 @@ _DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\.?", re.ASCII)
 _CREDENTIAL_WORD_RE = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
 _SYMBOL_RE = re.compile(r"[!@#$%^&*+=~?/\\|]")
 _RUN_RE = re.compile(r"(.)\1{5}")
+# Character-class tests as compiled searches: on long values a Python-level
+# any(c.isdigit() for c in v) costs more than everything else in a rejection.
+_DIGIT_RE = re.compile(r"[0-9]")
+_ALPHA_RE = re.compile(r"[A-Za-z]")
+_UPPER_RE = re.compile(r"[A-Z]")
+_SPACE_RE = re.compile(r"\s")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -142,9 +155,9 @@ def _looks_random(value: str) -> bool:
     """
     return (
         len(value) >= 16
-        and not any(c.isspace() for c in value)
-        and any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
+        and _SPACE_RE.search(value) is None
+        and _DIGIT_RE.search(value) is not None
+        and _ALPHA_RE.search(value) is not None
         and _RUN_RE.search(value) is None
         and _entropy(value) >= 3.0
     )
@@ -175,13 +188,14 @@ class _TokenRule:
     check: Callable[[str], bool] = _not_dummy
 
 
+_SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
+
+
 def _openai_ok(token: str) -> bool:
     """'sk-' is also a plain word prefix; demand a random body rather than a hyphenated slug."""
     body = token[3:]
     return (
-        _not_dummy(body)
-        and any(c.isdigit() for c in body)
-        and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+){2,}", body) is None
+        _not_dummy(body) and _DIGIT_RE.search(body) is not None and _SLUG_RE.fullmatch(body) is None
     )
 
 
@@ -209,7 +223,7 @@ _TOKEN_RULES: tuple[_TokenRule, ...] = (
     ),
     _TokenRule(
         "huggingface-token", "_", ("hf_",), re.compile(r"hf_[A-Za-z]{30,}(?![A-Za-z0-9_])"),
-        lambda t: _not_dummy(t) and any(c.isupper() for c in t[3:]),
+        lambda t: _not_dummy(t) and _UPPER_RE.search(t, 3) is not None,
     ),
     _TokenRule("npm-token", "_", ("npm_",), re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
     _TokenRule(
@@ -253,18 +267,24 @@ _PEM_BEGIN_RE = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-
 # be separated by real newlines or by JSON-escaped "\n".
 _PEM_BODY_RE = re.compile(
     r"(?:(?:[ \t]*(?:\r?\n|\\r\\n|\\n))+[ \t]*"
-    r"(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\]*))+"
+    r"(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\]*)"
+    r"[ \t]*(?=\r?\n|\\r|\\n|\Z))+"
 )
 _PEM_MAX = 64 * 1024
 _KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/=]{16}")
 
 
 def _find_private_keys(text: str) -> Iterator[_Span]:
+    # Where the next END line of each key type is (-1: none left), so a text full of
+    # BEGIN lines without END costs one search per type, not one per header.
+    next_end: dict[str, int] = {}
     pos = 0
     while (m := _PEM_BEGIN_RE.search(text, pos)) is not None:
         end_line = f"-----END {m.group(1)}-----"
-        end = text.find(end_line, m.end(), m.end() + _PEM_MAX)
-        if end >= 0 and _KEY_MATERIAL_RE.search(text, m.end(), end):
+        end = next_end.get(end_line, 0)
+        if 0 <= end < m.end():
+            end = next_end[end_line] = text.find(end_line, m.end())
+        if end >= 0 and end - m.end() <= _PEM_MAX and _KEY_MATERIAL_RE.search(text, m.end(), end):
             end += len(end_line)
         elif body := _PEM_BODY_RE.match(text, m.end()):
             end = body.end()
@@ -280,7 +300,8 @@ def _find_private_keys(text: str) -> Iterator[_Span]:
 # ---------------------------------------------------------------------------------------
 
 # Matched from just after "://" (found with str.find) so prose with many URLs stays cheap.
-_URL_USERINFO_RE = re.compile(r"[^\s:/?#@\[\]\"'<>`]*:(?P<pw>[^\s/?#\"'<>`]+)@")
+# Bounded so that a long line packed with URLs cannot make this quadratic.
+_URL_USERINFO_RE = re.compile(r"[^\s:/?#@\[\]\"'<>`]{0,256}:(?P<pw>[^\s/?#\"'<>`]{1,256})@")
 
 
 def _find_url_passwords(text: str) -> Iterator[_Span]:
@@ -296,12 +317,17 @@ def _find_url_passwords(text: str) -> Iterator[_Span]:
         pos = text.find("://", pos + 3)
 
 
-_BEARER_RE = re.compile(r"\bbearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", re.I | re.A)
-_BASIC_RE = re.compile(
-    r"\bbasic[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])", re.I | re.A
+# These run on the lower-cased text (values are then read from the original) and start
+# with a literal, with the word boundary checked in Python: re.IGNORECASE or a leading \b
+# stops the engine from skipping ahead to the literal and made them ~25x slower.
+_BEARER_RE = re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)")
+_BASIC_RE = re.compile(r"basic[ \t]+(?P<v>[a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])")
+_AUTH_HEADER_RE = re.compile(
+    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:(?:token|apikey|api-key|key|sso-key|otp)[ \t]+)?(?P<v>[a-z0-9._~+/=-]{16,})"
 )
 _CURL_USER_RE = re.compile(
-    r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
+    r"curl\b[^\n]{0,512}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
 )
 
 
@@ -315,21 +341,30 @@ def _is_basic_credential(value: str) -> bool:
     return ":" in decoded and decoded.isprintable()
 
 
-def _find_http_auth(text: str, hits: set[str]) -> Iterator[_Span]:
-    if "bearer" in hits:
-        for m in _BEARER_RE.finditer(text):
-            v = m.group("v")
-            if _looks_random(v) and not _is_placeholder(v):
-                yield m.start("v"), m.end("v"), "bearer-token"
-    if "basic" in hits:
-        for m in _BASIC_RE.finditer(text):
-            if _is_basic_credential(m.group("v")):
-                yield m.start("v"), m.end("v"), "basic-auth"
-    if "curl" in hits:
-        for m in _CURL_USER_RE.finditer(text):
-            v = m.group("v")
-            if not _is_placeholder(v) and not v.isdigit():
-                yield m.start("v"), m.end("v"), "basic-auth"
+def _find_http_auth(text: str, low: str, hits: set[str]) -> Iterator[_Span]:
+    checks: list[tuple[str, re.Pattern[str], Callable[[str], bool], str]] = [
+        ("bearer", _BEARER_RE, _random_credential, "bearer-token"),
+        ("basic", _BASIC_RE, _is_basic_credential, "basic-auth"),
+        # "Authorization: Token ..." and the other non-Bearer schemes
+        ("zation", _AUTH_HEADER_RE, _random_credential, "bearer-token"),
+        ("curl", _CURL_USER_RE, _curl_password, "basic-auth"),
+    ]
+    for hit, pattern, accept, kind in checks:
+        if hit in hits:
+            for m in pattern.finditer(low):
+                if m.start() > 0 and low[m.start() - 1].isalnum():
+                    continue  # "xbearer", "sbasic": part of a longer word
+                start, end = m.span("v")
+                if accept(text[start:end]):
+                    yield start, end, kind
+
+
+def _random_credential(value: str) -> bool:
+    return _looks_random(value) and not _is_placeholder(value)
+
+
+def _curl_password(value: str) -> bool:
+    return not _is_placeholder(value) and not value.isdigit()
 
 
 # Generic assignments are matched from the end of a keyword the prefilter found: an
@@ -341,23 +376,26 @@ _ASSIGNMENT = r"""
     (?:\\?["'])?\]?
     (?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)
     (?:
-        \\"(?P<ev>[^"\\\n]*)\\"
-      | "(?P<dq>(?:[^"\\\n]|\\.)*)"
-      | '(?P<sq>(?:[^'\\\n]|\\.)*)'
-      | (?P<uv>[^\s"'`<>,;&)\]}=][^\s"'`<>,;&)\]}]*)
+        \\"(?P<ev>[^"\\\n]{0,4096})\\"
+      | "(?P<dq>(?:[^"\\\n]|\\.){0,4096})"
+      | '(?P<sq>(?:[^'\\\n]|\\.){0,4096})'
+      | (?P<uv>[^\s"'`<>,;&)\]}=][^\s"'`<>,;&)\]}]{0,255})
     )
 """
+# Unquoted values are capped above so a long run packed with keywords stays linear; an
+# accepted value is then extended to the end of its run so no tail of it survives.
+_UNQUOTED_REST_RE = re.compile(r"[^\s\"'`<>,;&)\]}]*")
+# How a keyword found by the prefilter may continue and still be the label's end.
+_COMPLETIONS = {"pass": "(?:word|wd|phrase)?", "credential": "s?"}
+# <password>value</password> (Maven settings.xml, app.config ...): the closing tag must
+# repeat the label, which rules out prose that merely contains "password>".
+_XML_TAIL_RE = re.compile(
+    r"(?P<cont>[a-z0-9_.:-]{0,16})>(?P<xv>[^<\n]{1,4096})</(?P<close>[a-z0-9_.:-]{1,64})>"
+)
 _GENERIC_TAILS: dict[str, re.Pattern[str]] = {
     # "cont" completes the keyword the prefilter stopped at: pass -> password, ...
-    word: re.compile(f"(?P<cont>{cont}){_ASSIGNMENT}", re.ASCII | re.VERBOSE)
-    for word, cont in (
-        ("pass", "(?:word|wd|phrase)?"),
-        ("credential", "s?"),
-        ("pwd", ""),
-        ("token", ""),
-        ("secret", ""),
-        ("key", ""),
-    )
+    word: re.compile(f"(?P<cont>{_COMPLETIONS.get(word, '')}){_ASSIGNMENT}", re.ASCII | re.VERBOSE)
+    for word in ("pass", "credential", "pwd", "token", "secret", "key")
 }
 # Labels that are credentials by themselves. A bare "token" or "secret" is too common in
 # conversations about LLMs and crypto for its value to be trusted without looking random.
@@ -390,54 +428,79 @@ def _generic_value_ok(
     op = m.group("op").strip()
     env_style = m.group("op") == "=" and key == key.upper() and key[:1].isalpha()
     strong = env_style or _STRONG_LABEL_RE.search(label) is not None
-    if _is_placeholder(value):
-        return False
     if quoted:
-        return _looks_random(value) if not strong else len(value.strip()) >= 3
-    # Unquoted: reject what code and prose put after a label.
+        if not strong:
+            return _looks_random(value) and not _is_placeholder(value)
+        return len(value.strip()) >= 3 and not _is_placeholder(value)
+    # Unquoted: reject what code and prose put after a label (cheapest tests first).
+    if op == ":" and _LINE_END_RE.match(text, m.end()) is None:
+        return False
     if (
-        _NUMBER_RE.fullmatch(value)
-        or value[0] in "$%@&*!([{"
+        value[0] in "$%@&*!([{"
         or "://" in value
         or any(c in value for c in "([{")
+        or _NUMBER_RE.fullmatch(value)
         or _DOTTED_RE.fullmatch(value)
     ):
         return False
-    if op == ":" and _LINE_END_RE.match(text, m.end()) is None:
-        return False
     if not strong:
-        return _looks_random(value)
+        return _looks_random(value) and not _is_placeholder(value)
+    if _is_placeholder(value):
+        return False
     if env_style:
         return len(value) >= 3  # .env / shell: the right-hand side is always a literal
     if (
         _IDENT_RE.fullmatch(value)
         and _CREDENTIAL_WORD_RE.search(value)
-        and ("_" in value or not any(c.isdigit() for c in value))
+        and ("_" in value or _DIGIT_RE.search(value) is None)
     ):
         return False  # password=db_password, api_key=API_KEY: a variable, not a value
     if (
         _IDENT_RE.fullmatch(value)
-        and not any(c.isdigit() for c in value)
+        and _DIGIT_RE.search(value) is None
         and ("_" in value or value.islower() or value[1:].islower())
     ):
         return False  # password=hashed, password: required -- words and variables
     return len(value) >= 6 and (
-        any(c.isdigit() for c in value)
+        _DIGIT_RE.search(value) is not None
         or _SYMBOL_RE.search(value) is not None
         or not value[1:].islower()
     )
 
 
+def _xml_element(text: str, low: str, word: str, kw_end: int) -> _Span | None:
+    m = _XML_TAIL_RE.match(low, kw_end)
+    if m is None or not re.fullmatch(_COMPLETIONS.get(word, ""), m.group("cont")):
+        return None
+    key_start = _key_start(low, kw_end - len(word))
+    label = low[key_start : m.end("cont")]
+    if low[key_start - 1 : key_start] != "<" or m.group("close") != label:
+        return None
+    start, end = m.span("xv")
+    value = text[start:end]
+    strong = _STRONG_LABEL_RE.search(label) is not None
+    ok = len(value.strip()) >= 3 if strong else _looks_random(value)
+    return (start, end, "generic-secret") if ok and not _is_placeholder(value) else None
+
+
 def _find_generic(text: str, low: str, keywords: list[tuple[str, int]]) -> Iterator[_Span]:
+    covered = 0
     for word, kw_end in keywords:
+        if kw_end <= covered:
+            continue  # inside a value already taken ("password=password=...")
         m = _GENERIC_TAILS[word].match(low, kw_end)
         if m is None:
+            if (xml := _xml_element(text, low, word, kw_end)) is not None:
+                covered = xml[1]
+                yield xml
             continue
         kw_start = kw_end - len(word)
         label_end = m.end("cont")
-        if word == "pass" and label_end == kw_end and low[kw_start - 1 : kw_start].isalpha():
-            continue  # bypass, compass, surpass
+        if word == "pass" and label_end == kw_end and text[kw_start - 1 : kw_start].islower():
+            continue  # bypass, compass, surpass (but DBPASS, DB_PASS are labels)
         key_start = _key_start(text, kw_start)
+        if text.startswith("[REDACTED:", key_start - 10):
+            continue  # the kind inside our own marker ("...:aws-access-key]=") is no label
         key = text[key_start : m.end("suffix") if m.group("suffix") else label_end]
         label = low[key_start:label_end]
         group = m.lastgroup or "uv"  # the value alternative that matched closes last
@@ -447,6 +510,9 @@ def _find_generic(text: str, low: str, keywords: list[tuple[str, int]]) -> Itera
         if not quoted and value.endswith(".") and len(value) > 1:
             value, end = value[:-1], end - 1  # sentence full stop, not part of the secret
         if _generic_value_ok(text, m, key, label, value, quoted):
+            if not quoted and end == m.end(group):
+                end = _UNQUOTED_REST_RE.match(text, end).end()  # type: ignore[union-attr]
+            covered = end
             yield start, end, "generic-secret"
 
 
@@ -485,13 +551,13 @@ def _find_flags(text: str, low: str, starts: list[int]) -> Iterator[_Span]:
 # A credential keyword only matters when an assignment operator follows within a few
 # characters ("api_key =", "PASSWORD:", '"token": '); checking that here, in C, keeps
 # prose about keys and tokens from reaching the Python-level checks.
-_ASSIGN_AHEAD = r"""(?=[a-z0-9_-]{0,16}(?:\\?["'])?\]?[ \t]*[:=])"""
+_ASSIGN_AHEAD = r"""(?=[a-z0-9_-]{0,16}(?:(?:\\?["'])?\]?[ \t]*[:=]|>))"""
 _PREFILTER = re.compile(
     r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=npm_)|(?<=k_live_)|(?<=k_test_)"
     r"|(?<=whsec_))"
     r"|-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)"
-    r"|(?<=--)[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key))"
-    r"|j(?<=eyj)|g\.(?<=sg\.)|z(?<=aiz)a|3t(?<=a3t)|sia(?<=asia)"
+    r"|(?<=--)(?=[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key)[a-z]{0,6}[ \t]))"
+    r"|j(?<=eyj)|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3t(?<=a3t)|sia(?<=asia)"
     rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|ey{_ASSIGN_AHEAD})"
     r"|b(?:ia(?<=abia)|earer|asic)"
     rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|redential{_ASSIGN_AHEAD}|url)"
@@ -507,13 +573,8 @@ _GENERIC_WORD = {
 }  # fmt: skip
 
 
-def find_secrets(text: str) -> list[Finding]:
-    """All secrets in ``text``, sorted and non-overlapping.
-
-    Overlapping claims (``token=ghp_...`` is both a generic assignment and a GitHub token)
-    are merged into one span covering both, labelled with the most specific kind, so that
-    no byte of a secret survives because two detectors disagreed on its edges.
-    """
+def _scan(text: str) -> list[_Span]:
+    """One pass of every detector the prefilter asks for; spans may overlap."""
     # Work on an ASCII projection of the same length (each non-ASCII code point becomes
     # "?"): offsets carry over to ``text`` unchanged, lower() cannot change the length (it
     # can for "\u0130"), and the regexes run on the cheaper 1-byte string kind. Every
@@ -528,11 +589,11 @@ def find_secrets(text: str) -> list[Finding]:
         hit = m.group()
         if (word := _GENERIC_WORD.get(hit)) is not None:
             keywords.append((word, m.end()))
+        elif hit == "-" and low[m.start() - 1] == "-":
+            flags.append(m.start())  # "--password VALUE"; only a lookahead, see _PREFILTER
         elif (family := _TOKEN_FAMILY.get(hit)) is not None:
             families.add(family)
             hits.add(hit)
-        elif hit[0] == "-":
-            flags.append(m.start())
         else:
             hits.add(hit)
     if not (hits or families or keywords or flags):
@@ -545,15 +606,19 @@ def find_secrets(text: str) -> list[Finding]:
         spans.extend(_find_url_passwords(a))
     if "private key" in hits:
         spans.extend(_find_private_keys(a))
-    if not hits.isdisjoint(("bearer", "basic", "curl")):
-        spans.extend(_find_http_auth(a, hits))
+    if not hits.isdisjoint(("bearer", "basic", "curl", "zation")):
+        spans.extend(_find_http_auth(a, low, hits))
     if keywords:
         spans.extend(_find_generic(a, low, keywords))
     if flags:
         spans.extend(_find_flags(a, low, flags))
-    if not spans:
-        return []
+    # Token characters glued to the end of a secret ("AIza<35 chars>AKIA...") belong to
+    # the same run: mask them too rather than leave a tail of it in the vault.
+    return [(s, _GLUED_RUN_RE.match(a, e).end(), k) for s, e, k in spans]  # type: ignore[union-attr]
 
+
+def _merge(spans: list[_Span]) -> list[Finding]:
+    """Overlapping claims become one span labelled with the most specific kind."""
     spans.sort(key=lambda s: (s[0], KINDS[s[2]]))
     merged: list[Finding] = []
     for start, end, kind in spans:
@@ -566,16 +631,95 @@ def find_secrets(text: str) -> list[Finding]:
     return merged
 
 
+# (start, end) of a marker in the redacted text and of the secret it replaced.
+_Placed = tuple[int, int, int, int]
+
+
+def _apply(text: str, findings: list[Finding]) -> tuple[str, list[_Placed]]:
+    parts: list[str] = []
+    placed: list[_Placed] = []
+    pos = out_len = 0
+    for f in findings:
+        parts.append(text[pos : f.start])
+        out_len += f.start - pos
+        mark = marker(f.kind)
+        parts.append(mark)
+        placed.append((out_len, out_len + len(mark), f.start, f.end))
+        out_len += len(mark)
+        pos = f.end
+    parts.append(text[pos:])
+    return "".join(parts), placed
+
+
+def _to_original(pos: int, placed: list[_Placed], is_end: bool) -> int:
+    """Map an offset in redacted text back to ``text``; inside a marker means its secret."""
+    delta = 0
+    for out_start, out_end, start, end in placed:
+        if pos < out_start or (is_end and pos == out_start):
+            break
+        if pos < out_end or (is_end and pos == out_end):
+            return end if is_end else start
+        delta = end - out_end
+    return pos + delta
+
+
+_MAX_PASSES = 8
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """All secrets in ``text``, sorted and non-overlapping.
+
+    Overlapping claims (``token=ghp_...`` is both a generic assignment and a GitHub token)
+    are merged into one span covering both, labelled with the most specific kind, so that
+    no byte of a secret survives because two detectors disagreed on its edges.
+
+    Detectors look at context (a preceding label, the characters around a token), and
+    replacing one secret changes the context of its neighbours: a Basic credential
+    directly followed by a key only stands alone once the key is a marker. So the
+    redacted text is scanned again and anything new is mapped back and added, until a
+    pass finds nothing. That makes ``redact`` idempotent by construction; the extra pass
+    only runs for text that had secrets in the first place.
+    """
+    findings = _merge(_scan(text))
+    for _ in range(_MAX_PASSES):
+        if not findings:
+            break
+        out, placed = _apply(text, findings)
+        extra = _scan(out)
+        if not extra:
+            break
+        spans = [(f.start, f.end, f.kind) for f in findings]
+        spans += [
+            (_to_original(s, placed, False), _to_original(e, placed, True), k) for s, e, k in extra
+        ]
+        grown = _merge(spans)
+        if grown == findings:
+            break
+        findings = grown
+    return findings
+
+
 def redact(text: str) -> tuple[str, list[Finding]]:
     """Replace each secret with ``[REDACTED:kind]``; spans in the findings refer to ``text``."""
     findings = find_secrets(text)
     if not findings:
         return text, findings
-    parts: list[str] = []
-    pos = 0
-    for f in findings:
-        parts.append(text[pos : f.start])
-        parts.append(marker(f.kind))
-        pos = f.end
-    parts.append(text[pos:])
-    return "".join(parts), findings
+    return _apply(text, findings)[0], findings
+
+
+def redact_field(key: str, value: str) -> tuple[str, list[Finding]]:
+    """Redact a string stored under ``key`` in structured data, such as a tool call's input.
+
+    ``redact(value)`` alone cannot see the label: ``{"password": "hunter2"}`` arrives as
+    the bare string "hunter2". So the pair is judged as the JSON it came from, and if the
+    label makes the whole value a secret, the whole value is replaced. Otherwise the value
+    is redacted on its own merits. Findings refer to ``value``.
+    """
+    probe = json.dumps({key: value}, ensure_ascii=False)
+    value_start = len(json.dumps({key: ""}, ensure_ascii=False)) - 2  # just inside the quotes
+    value_end = len(probe) - 2
+    for f in find_secrets(probe):
+        if f.start <= value_start and f.end >= value_end:
+            whole = Finding(f.kind, 0, len(value))
+            return marker(f.kind), [whole]
+    return redact(value)

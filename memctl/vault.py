@@ -575,20 +575,21 @@ def _normalise(m: Message) -> Message:
 
 def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
     """Redact content and every string inside meta (tool inputs carry secrets too)."""
-    from memctl.redact import redact
+    from memctl.redact import redact, redact_field
 
     count = 0
 
-    def fix(value: Any) -> Any:
+    def fix(value: Any, key: str | None = None) -> Any:
         nonlocal count
         if isinstance(value, str):
-            new, found = redact(value)
+            # Under a key, the key is context: {"password": "hunter2"} is a secret.
+            new, found = redact_field(key, value) if key else redact(value)
             count += len(found)
             return new
         if isinstance(value, list):
             return [fix(v) for v in value]
         if isinstance(value, dict):
-            return {k: fix(v) for k, v in value.items()}
+            return {k: fix(v, str(k)) for k, v in value.items()}
         return value
 
     out = []

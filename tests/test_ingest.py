@@ -178,14 +178,15 @@ def test_secrets_never_reach_disk_or_git(tmp_path: Path) -> None:
     pw = "Xk7pQ2vN9rT4zz"
     gh = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     msgs = [{"role": "user", "content": f"key {aws}\nDATABASE_URL=postgres://bob:{pw}@db:5432/x"},
-            {"role": "assistant", "content": "ok", "tool": {"cmd": f"export GH={gh}"}}]
+            {"role": "assistant", "content": "ok", "tool": {"cmd": f"export GH={gh}"},
+             "tool_input": {"password": "hunter2-tool-pw"}}]
     f = _jsonl(tmp_path / "s.jsonl", msgs)
     r = ok("--vault", v, "ingest", f, "--json").json()
-    assert r["redactions"] >= 3
+    assert r["redactions"] >= 4
     everything = b"".join(p.read_bytes() for p in v.rglob("*") if p.is_file())
     objects = subprocess.run(["git", "-C", str(v), "log", "-p", "--all"], capture_output=True,
                              check=True).stdout
-    for secret in (aws, pw, gh):
+    for secret in (aws, pw, gh, "hunter2-tool-pw"):
         assert secret.encode() not in everything
         assert secret.encode() not in objects
     text = (v / r["sessions"][0]["path"]).read_text()
