@@ -1,3 +1,13 @@
-"""Imports every command module so that each registers itself on the app."""
+"""Imports every command module so that each registers itself on the app.
 
-from memctl.cli import curate, ingest, read, recall, search, watch  # noqa: F401
+The order here is the order of `memctl --help`: get memories in, find them, learn from
+them, use them.
+"""
+# isort: skip_file
+
+from memctl.cli import ingest  # noqa: F401
+from memctl.cli import read  # noqa: F401
+from memctl.cli import search  # noqa: F401
+from memctl.cli import watch  # noqa: F401
+from memctl.cli import curate  # noqa: F401
+from memctl.cli import recall  # noqa: F401
