@@ -25,8 +25,12 @@ def init(
     if json_out:
         emit_json("init", res.to_json())
         return
-    verb = "created" if res.created else "already a vault:"
-    out(f"{verb} {res.root}")
+    if res.created:
+        out(f"created vault {res.root}")
+    elif res.commit:
+        out(f"made a git repository of the vault files in {res.root}")
+    else:
+        out(f"already a vault: {res.root} (nothing to do)")
     if res.adopted:
         out(f"adopted {len(res.adopted)} existing notes")
     if res.commit:
@@ -87,11 +91,11 @@ def ingest(
             out(f"{s.action:9} {s.path}  (+{s.turns_added} turns{red})")
     if res.commit:
         out(
-            f"ingest: {len(res.changed)} sessions, {res.turns_added} turns"
+            f"ingest: {_n(len(res.changed), 'session')}, {_n(res.turns_added, 'turn')}"
             f" · commit {res.commit[:10]}"
         )
     else:
-        out(f"nothing new: {len(res.sessions)} sessions already ingested")
+        out(f"nothing new: {_n(len(res.sessions), 'session')} already ingested")
 
 
 @app.command()
@@ -104,3 +108,7 @@ def export(
     write = sys.stdout.write
     for line in vault.export(session, fmt):
         write(line + "\n")
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'s' * (k != 1)}"
