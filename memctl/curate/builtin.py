@@ -164,10 +164,8 @@ _OPEN_ITEMS = _re(
     flags=re.I,
 )
 _NEXT = _re(r"^(?:Next|Then|After that),? I (?:still )?(?:need|have|want) to (?P<what>.+)$")
-_THREAD = _re(
-    r"\b(?:look at|fix|finish|do|review|check|handle|tackle|sort out|update) ",
-    r"(?:the |our |my )?(?P<obj>[\w -]+?)[.(]",
-)
+_THREAD = _re(r"\bneeds? to (?:\w+ )(?:at |on |into |to )?(?P<obj>[\w ./-]+?)[.(]")
+_FILLER = _wordset("the our their its his her this that these those and for with from into")
 _RESOLVED = _re(r"\b(?:back to|parked|done with|finished|fixed|shipped|closed|resolved)\b")
 _FACT = _re(
     r"^(?P<subj>(?:[Tt]he |[A-Z0-9$][\w$./%-]*)[^,:;]*?) ",
@@ -194,7 +192,8 @@ _BAD = _re(
 )
 # Entities.
 _IS_OUR_ROLE = _re(
-    rf"^(?P<name>{FULL}) is (?P<poss>our|my|their|the) (?P<role>{ROLE})",
+    rf"^(?P<name>{FULL}) is (?P<poss>our|my|their|the) ",
+    rf"(?P<role>{ROLE}(?: of (?:the )?[\w-]+(?: [{_UP}][\w-]*)*)?)",
     r"(?:,? and (?:he|she|they)(?:'s| is|'re| are) (?P<rest>[^.;!]+))?\s*[.!]?$",
 )
 _MY_ROLE_NAME = _re(
@@ -458,10 +457,11 @@ class _Extractor:
         more: tuple[Quote, ...] = (),
         meta: tuple[tuple[str, Any], ...] = (),
         link: bool = True,
+        dated: bool = True,
     ) -> None:
         if store not in self.stores:
             return
-        if _REL_TIME.search(strip_links(text)) and "(as of " not in text:
+        if dated and _REL_TIME.search(strip_links(text)) and "(as of " not in text:
             # "next quarter" means nothing a year later: say when it was said.
             text = text.rstrip(".") + f" (as of {self._date(turn)})."
         if link:
@@ -837,6 +837,7 @@ class _Extractor:
                 s,
                 slug=scope_name,
                 link=False,
+                dated=False,  # an instruction holds until changed; "from now on" is no date
             )
         return True
 
@@ -1016,7 +1017,7 @@ class _Extractor:
             thread = _THREAD.search(plain + ".")
             if not plain.startswith(self.name + " ") or not thread:
                 continue
-            obj = {w.lower() for w in _WORD.findall(thread.group("obj"))}
+            obj = {w.lower() for w in _WORD.findall(thread.group("obj"))} - _FILLER
             if obj and obj <= said:
                 self.out.append(
                     Proposal(
