@@ -218,18 +218,15 @@ def diff(
     def record(
         path: str, old_t: str | None, new_t: str | None, who: str, human: bool, sha: str, date: str
     ) -> None:
-        top = path.split("/", 1)[0]
         st = next((n for f, n in folders.items() if path.startswith(f + "/")), None)
         if st is None or path.endswith("/INDEX.md") or not path.endswith(".md"):
             return
-        del top
         old, new = _parse(old_t, path), _parse(new_t, path)
         changes = claim_changes(old, new, who, human, sha, date)
         if not changes:
             return
-        nc = by_path.setdefault(
-            path, NoteChanges(st, path, (new or old).title if (new or old) else path)
-        )
+        either = new or old
+        nc = by_path.setdefault(path, NoteChanges(st, path, either.title if either else path))
         if new is not None:
             nc.title = new.title
         nc.changes.extend(changes)

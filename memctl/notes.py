@@ -149,7 +149,7 @@ class Note:
     path: str
     meta: dict[str, Any]
     title: str
-    preamble: list[str] = field(default_factory=list)
+    preamble: list[Item] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     footnotes: dict[str, Citation] = field(default_factory=dict)
     # (ref, quote) -> label, built on first use: citing stays O(1) in long notes.
@@ -247,7 +247,7 @@ class Note:
         """Drop memctl footnotes no line refers to any more (a human deleted the claim)."""
         used = {r for _, c in self.all_claims() for r in c.refs}
         text = "\n".join(i for s in self.sections for i in s.items if isinstance(i, str))
-        text += "\n".join(self.preamble)
+        text += "\n".join(_line(i) for i in self.preamble)
         used |= set(_REFS.findall(text))
         for label in list(self.footnotes):
             if label not in used and self.footnotes[label].ref is not None:
@@ -351,7 +351,7 @@ def parse_note(text: str, path: str) -> Note:
     meta = {k: _iso(v) for k, v in meta.items()}
     lines = body.split("\n")
     title = str(meta.get("title", ""))
-    preamble: list[str] = []
+    preamble: list[Item] = []
     sections: list[Section] = []
     footnotes: dict[str, Citation] = {}
     seen_title = False

@@ -210,7 +210,8 @@ def get_curator(name: str, vault: Vault, model: str | None = None) -> Curator:
     else:
         mod, _, attr = target.partition(":")
         factory = getattr(importlib.import_module(mod), attr)
-    return factory(vault, model=model)
+    curator: Curator = factory(vault, model=model)
+    return curator
 
 
 # ---- entry points for the Vault facade ------------------------------------------------------

@@ -572,7 +572,7 @@ def _store_index(vault: Vault, spec: StoreSpec, notes: NoteSet) -> str:
 
 
 def _diff(vault: Vault, files: dict[str, str]) -> str:
-    parts = []
+    parts: list[str] = []
     for rel in sorted(files):
         target = vault.root / rel
         old = read_text(target) if target.exists() else ""
