@@ -63,12 +63,14 @@ W_LINK = 0.6  # a note one hop from a named entity, relative to the entity
 W_CITE = 0.7  # a note citing a top turn, relative to that turn
 W_FEEDBACK = 0.5  # a feedback term in a claim, relative to a query term
 W_TURN = 0.8  # turns rank below notes that say the same thing
+W_NOTE = 0.4  # share of a claim's score that comes from its note's rank (the rest: the claim)
 HALF_LIFE_DAYS = 180.0
 RECENCY_SHARE = 0.25  # at most this much of a score depends on age
 MIN_RELATIVE = 0.08  # candidates scoring below this share of the best are dropped
+# Mild on purpose: these order claims of similar relevance, they do not outvote the query.
 STORE_WEIGHT = {
-    "decisions": 1.15,
-    "knowledge": 1.1,
+    "decisions": 1.05,
+    "knowledge": 1.05,
     "profile": 1.05,
     "entities": 1.0,
     "instructions": 1.0,
@@ -78,12 +80,12 @@ STORE_WEIGHT = {
 # What a claim's section says about how load-bearing it is: a team's goal or a decision
 # frames any question in its area; progress notes date quickly.
 SECTION_WEIGHT = {
-    "goal": 1.3,
-    "goals": 1.3,
-    "decision": 1.25,
-    "why": 1.1,
-    "identity": 1.15,
-    "preferences": 1.1,
+    "goal": 1.15,
+    "goals": 1.15,
+    "decision": 1.1,
+    "identity": 1.1,
+    "why": 1.05,
+    "preferences": 1.05,
     "how they work": 1.05,
     "open threads": 1.05,
     "facts": 1.0,
@@ -222,7 +224,9 @@ class RecallResult:
             "tokens": self.tokens,
             "tokenizer": self.tokenizer,
             "disabled": self.disabled,
+            "format": self.format,
             "memories": [m.to_json() for m in self.memories],
+            "text": self.text,
         }
         if explain:
             out["explain"] = [d.to_json() for d in self.explain]
@@ -385,6 +389,25 @@ def _terms(text: str) -> set[str]:
     return {t for t in analyze(text) if len(t) > 1 and t not in _STOP_STEMS}
 
 
+# Words that frame a question rather than say what it is about ("what should I know about
+# X", "tell me about X"); search's stopwords cover the rest. Dropped unless nothing is left.
+_FRAMING = frozenset(
+    "know tell need want think explain remember recall help please anything something thing "
+    "things show give like get say said ask look find".split()
+)
+_FRAMING_STEMS: set[str] | None = None
+
+
+def _query_terms(query: str) -> set[str]:
+    global _FRAMING_STEMS
+    from memctl.index import analyze
+
+    if _FRAMING_STEMS is None:
+        _FRAMING_STEMS = {t for w in _FRAMING for t in analyze(w)}
+    terms = _terms(query)
+    return (terms - _FRAMING_STEMS) or terms
+
+
 def _plain(text: str) -> str:
     from memctl.notes import strip_links
 
@@ -494,7 +517,7 @@ def _gather(
     r: _Reader, query: str, explain: list[Decision]
 ) -> tuple[dict[str, _NoteCand], list[tuple[Hit, float]], set[str], set[str], dict[str, float]]:
     """Notes and turns worth reading, with the query's terms and its feedback terms."""
-    qterms = _terms(query)
+    qterms = _query_terms(query)
     notes: dict[str, _NoteCand] = {}
 
     def offer(path: str, score: float, why: str) -> None:
@@ -557,6 +580,24 @@ def _gather(
     return notes, turn_hits, qterms, expansion, feedback
 
 
+def _query_weights(r: _Reader, qterms: set[str]) -> tuple[dict[str, float], float]:
+    """Each query word's weight by how rare it is, and what a full match adds up to.
+
+    In "the cloud migration", "migration" says more than "cloud", which also names
+    Grafana Cloud and Cloud CDN. A full match is the three heaviest words.
+    """
+    n, df = r.doc_freqs(sorted(qterms)) if qterms else (1, {})
+    idf = {t: math.log(1 + n / max(df.get(t, 1), 1)) for t in qterms}
+    top = max(idf.values(), default=1.0) or 1.0
+    weight = {t: w / top for t, w in idf.items()}
+    full = sum(sorted(weight.values(), reverse=True)[:3]) if weight else 1.0
+    return weight, max(full, 1e-9)
+
+
+def _coverage(terms: set[str], weight: dict[str, float], full: float) -> float:
+    return min(1.0, sum(weight[t] for t in terms & weight.keys()) / full)
+
+
 def _claims(
     r: _Reader,
     cands: dict[str, _NoteCand],
@@ -569,7 +610,7 @@ def _claims(
 ) -> list[_Claim]:
     """Score every active claim of every candidate note."""
     out: list[_Claim] = []
-    denom = max(1, min(3, len(qterms)))
+    qweight, denom = _query_weights(r, qterms)
     for cand in sorted(cands.values(), key=lambda c: -c.score):
         note = r.note(cand.path)
         if note is None:
@@ -616,12 +657,13 @@ def _claims(
                 continue
             terms = _terms(text)
             fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
-            rel = (len(terms & qterms) + W_FEEDBACK * fb_hit) / denom
+            rel = (sum(qweight[t] for t in terms & qterms) + W_FEEDBACK * fb_hit) / denom
             hop = max((top_turns.get(ct.ref, 0.0) for ct in cites), default=0.0)
             rel = min(1.0, rel + 0.5 * hop)
             dates = sorted(d for d in (ct.date for ct in cites) if d)
             day = dates[-1] if dates else str(note.meta.get("updated") or "") or None
-            score = cand.score * (0.25 + 0.75 * rel) * weight * _recency(day, r.now)
+            # additive, so a claim that says what was asked beats a bystander in a top note
+            score = (W_NOTE * cand.score + (1 - W_NOTE) * rel) * weight * _recency(day, r.now)
             score *= SECTION_WEIGHT.get(section.casefold(), 1.0)
             if is_hist:
                 score *= 0.5
@@ -654,20 +696,49 @@ def _esc(text: str) -> str:
     )
 
 
+_DIGEST = re.compile(r"-([0-9a-f]{6})\.md$")
+
+
+def _session_key(path: str) -> str:
+    """The short name a session goes by in md output: the digest its file name ends with
+    (the same one the notes' footnote labels use), or the whole path when it has none."""
+    m = _DIGEST.search(path)
+    return m.group(1) if m else path
+
+
+def _short_ref(ref: str) -> str:
+    path, sep, turn = ref.partition("#")
+    return f"{_session_key(path)}{sep}{turn}"
+
+
+def _sessions_of(m: Memory) -> list[str]:
+    paths = [c.ref.split("#", 1)[0] for c in m.citations]
+    if m.kind == "turn":
+        paths.insert(0, m.ref.split("#", 1)[0])
+    return list(dict.fromkeys(paths))
+
+
 def _cite_md(m: Memory) -> str:
     if m.kind == "turn":
-        bits = [m.speaker or "", m.date or "", m.ref]
+        bits = [m.speaker or "", m.date or "", _short_ref(m.ref)]
         return " · ".join(b for b in bits if b)
     if not m.citations:
         return f"{m.basis} · {m.ref}"
     cites = "; ".join(
-        " ".join(b for b in (c.speaker or "", c.date or "", c.ref) if b) for c in m.citations
+        " ".join(b for b in (c.speaker or "", c.date or "", _short_ref(c.ref)) if b)
+        for c in m.citations
     )
     return f"{m.basis} · {cites}"
 
 
 class _Renderer:
-    """Header, per-note group, per-item and footer text for one output format."""
+    """Header, per-note group, per-item, sources and footer text for one output format.
+
+    Markdown cites turns as `<session>#t<n>`, where <session> is the 6-hex digest the raw
+    file's name ends with, and maps each session to its file once, under "Sources": a full
+    `raw/...md` path costs ~30 tokens, and a recall cites the same few sessions many times.
+    XML and JSON always carry the full refs.
+    """
 
     def __init__(self, fmt: str, title: str, attrs: dict[str, str]) -> None:
         self.fmt = fmt
@@ -678,9 +749,9 @@ class _Renderer:
         if self.fmt == "md":
             return (
                 f"# {self.title}\n"
-                "Long-term memory (memctl). Each line cites the turn it comes from: stated = said "
-                "there, inferred = read from it; human = written by a person, agent = the "
-                "agent's own note.\n"
+                "Long-term memory (memctl). Each line cites its source turn as <session>#t<n> "
+                "(Sources maps sessions to raw/ files): stated = said there, inferred = read "
+                "from it; human = written by a person, agent = the agent's own note.\n"
             )
         if self.fmt == "xml":
             a = " ".join(f'{k}="{_esc(v)}"' for k, v in self.attrs.items())
@@ -691,8 +762,14 @@ class _Renderer:
         if self.fmt == "md":
             if m.kind == "turn":
                 return "\n## Turns\n"
-            return f"\n## {m.title} ({m.ref}, {m.scope})\n"
+            return f"\n## {m.title} ({m.ref})\n"
         return ""
+
+    def sources_head(self) -> str:
+        return "\n## Sources\n" if self.fmt == "md" else ""
+
+    def source(self, path: str) -> str:
+        return f"- {_session_key(path)} = {path}\n" if self.fmt == "md" else ""
 
     def item(self, m: Memory) -> str:
         if self.fmt == "md":
@@ -732,6 +809,10 @@ class _Renderer:
         for members in groups.values():
             parts.append(self.group(members[0]))
             parts.extend(self.item(m) for m in members)
+        paths = list(dict.fromkeys(p for m in items for p in _sessions_of(m)))
+        if paths and self.fmt == "md":
+            parts.append(self.sources_head())
+            parts.extend(self.source(p) for p in sorted(paths, key=_session_key))
         parts.append(self.tail())
         return "".join(parts)
 
@@ -744,11 +825,16 @@ class _Packer:
         self.budget = budget
         self.items: list[Memory] = []
         self.groups: set[str] = set()
+        self.sources: set[str] = set()
         self.used = tokens.count(renderer.head() + renderer.tail()) if budget > 0 else 0
 
     def cost(self, m: Memory) -> int:
         key = "\0turns" if m.kind == "turn" else m.ref
         extra = 0 if key in self.groups else tokens.count(self.r.group(m))
+        new = [p for p in _sessions_of(m) if p not in self.sources]
+        if new and not self.sources:
+            extra += tokens.count(self.r.sources_head())
+        extra += sum(tokens.count(self.r.source(p)) for p in new)
         return tokens.count(self.r.item(m)) + extra
 
     def add(self, m: Memory) -> Memory | None:
@@ -759,6 +845,7 @@ class _Packer:
         packed = Memory(**{**m.__dict__, "tokens": c})
         self.items.append(packed)
         self.groups.add("\0turns" if m.kind == "turn" else m.ref)
+        self.sources.update(_sessions_of(m))
         self.used += c
         return packed
 
@@ -830,7 +917,10 @@ def recall(
     r = _Reader(vault, user, now)
     explain: list[Decision] = []
     cands, turn_hits, qterms, expansion, feedback = _gather(r, query, explain)
-    top_turns = {h.ref: s for h, s in turn_hits}
+    # a claim citing a top turn inherits that turn's rank, scaled by how much of the
+    # question the turn itself speaks to (a turn that only shares "cloud" lends little)
+    qweight, full = _query_weights(r, qterms)
+    top_turns = {h.ref: s * _coverage(_terms(h.text), qweight, full) for h, s in turn_hits}
     claims = _claims(r, cands, top_turns, qterms, expansion, feedback, history, explain)
     claims.sort(key=lambda c: (-c.score, c.path, c.text))
 

@@ -71,7 +71,9 @@ def test_stdio_server_lists_and_runs_every_tool(acme: tuple[Vault, dict]) -> Non
     out = _session(vault.root, "marco", steps)
     assert out["tools"] == ["context", "list", "read", "recall", "remember", "search"]
     assert "Acme is trying to cut its egress costs this quarter." in _text(out["recall"])
-    assert f"{paths['s-egress']}#t1" in _text(out["recall"])
+    digest = paths["s-egress"][-9:-3]
+    assert f"{digest}#t1" in _text(out["recall"])
+    assert f"{digest} = {paths['s-egress']}" in _text(out["recall"])
     assert "Acme decided to go with Grafana Cloud." in _text(out["context"])
     hits = _data(out["search"])["hits"]
     assert hits and all(h["ref"] for h in hits)

@@ -349,7 +349,10 @@ def test_a_question_about_vendors_brings_the_teams_egress_goal(acme: tuple[Vault
     assert goal.basis == "stated" and goal.store == "knowledge" and goal.scope == "team"
     assert goal.citations[0].ref == f"{paths['s-egress']}#t1"
     assert goal.citations[0].speaker == "Dana" and goal.citations[0].date == "2026-09-01"
-    assert f"{paths['s-egress']}#t1" in res.text and "2026-09-01" in res.text
+    # markdown cites <session digest>#tN and maps each session to its raw file once
+    digest = paths["s-egress"][-9:-3]
+    assert f"Dana 2026-09-01 {digest}#t1]" in res.text
+    assert f"\n- {digest} = {paths['s-egress']}\n" in res.text.split("## Sources", 1)[1]
 
 
 def test_another_users_private_memory_never_reaches_marco(acme: tuple[Vault, dict]) -> None:
@@ -532,6 +535,7 @@ def test_cli_recall_json_contract(acme: tuple[Vault, dict]) -> None:
     assert data["query"] == "Datadog or Grafana?" and data["user"] == "marco"
     assert data["budget"] == 1500 and 0 < data["tokens"] <= 1500
     assert data["tokenizer"] == "bpe:cl100k_base" and data["disabled"] is False
+    assert data["format"] == "md" and data["text"].startswith("# Memory for marco")
     m = data["memories"][0]
     assert set(m) >= {"kind", "text", "basis", "ref", "date", "score", "citations", "tokens"}
     assert {"ref", "kind", "kept", "reason", "score", "text"} <= set(data["explain"][0])
@@ -566,6 +570,25 @@ def test_cli_none_and_env_off_inject_nothing(acme: tuple[Vault, dict]) -> None:
         "--vault", vault.root, "context", "--user", "marco", "--json", env={"MEMCTL_RECALL": "off"}
     )
     assert r.json()["disabled"] is True and r.json()["memories"] == []
+
+
+def test_cli_format_json_prints_the_packed_list(acme: tuple[Vault, dict]) -> None:
+    vault, _ = acme
+    r = ok(
+        "--vault",
+        vault.root,
+        "recall",
+        "Datadog or Grafana?",
+        "--user",
+        "marco",
+        "--format",
+        "json",
+        "--budget",
+        "400",
+    )
+    items = json.loads(r.out)
+    assert items and all(m["citations"] or m["basis"] == "human" for m in items)
+    assert tokens.count(r.out.rstrip("\n")) <= 400
 
 
 def test_cli_rejects_a_bad_format(acme: tuple[Vault, dict]) -> None:

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     from memctl.hooks import HooksResult
     from memctl.recall import RecallResult
 
-_FORMAT_HELP = "md (default), xml, or json (same as --json)."
+_FORMAT_HELP = (
+    "How the block is written and budgeted: md (default), xml or json. --json describes the "
+    "result (items, citations, tokens) of whichever format was packed."
+)
 
 
 def _enabled(none: bool) -> bool:
@@ -28,7 +31,7 @@ def _enabled(none: bool) -> bool:
 def _show(res: RecallResult, command: str, json_out: bool, explain: bool) -> None:
     for notice in res.notices:
         sys.stderr.write(f"memctl: {notice}\n")
-    if json_out or res.format == "json":
+    if json_out:
         emit_json(command, res.to_json(explain=explain))
         return
     if res.disabled:
@@ -81,7 +84,7 @@ def recall(
         " ".join(query),
         user=user,
         budget=budget,
-        fmt="json" if json_out else fmt,
+        fmt=fmt,
         history=history,
         enabled=_enabled(none),
     )
@@ -104,9 +107,7 @@ def context(
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
-    res = open_vault().context(
-        user=user, budget=budget, fmt="json" if json_out else fmt, enabled=_enabled(none)
-    )
+    res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
     _show(res, "context", json_out, explain)
 
 
