@@ -351,11 +351,12 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
                 if name[0] == ".":
                     continue
                 try:
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append((f"{prefix}{name}/", e.path))
-                    elif name.endswith(".md") and name != "INDEX.md":
+                    # most entries are notes or sessions: test the name before the type
+                    if name.endswith(".md") and name != "INDEX.md" and e.is_file():
                         st = e.stat()
                         out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                    elif e.is_dir(follow_symlinks=False):
+                        stack.append((f"{prefix}{name}/", e.path))
                 except OSError:
                     continue
     return out
