@@ -306,13 +306,17 @@ class LearningMachine:
         """Cited memories for `query`, packed into the budget (`.text` goes in the prompt)."""
         options.setdefault("budget", self.budget)
         options.setdefault("fmt", self.fmt)
-        return self.vault.recall(query, user=self.user, **options)
+        from memctl.recall import recall
+
+        return recall(self.vault, query, user=self.user, **options)
 
     def context(self, **options: Any) -> RecallResult:
         """The start-of-session block: profile, decisions, open threads, team knowledge."""
         options.setdefault("budget", self.budget)
         options.setdefault("fmt", self.fmt)
-        return self.vault.context(user=self.user, **options)
+        from memctl.recall import context
+
+        return context(self.vault, user=self.user, **options)
 
     # -- after the model call -------------------------------------------------------------
 

@@ -491,7 +491,7 @@ def _feedback(r: _Reader, turns: list[tuple[Hit, float]], known: set[str]) -> di
     for h, s in turns[:FEEDBACK_TURNS]:
         path = h.ref.split("#", 1)[0]
         sessions[path] = max(sessions.get(path, 0.0), s)
-    tf: Counter[str] = Counter()
+    tf: dict[str, float] = {}
     spread: Counter[str] = Counter()
     for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]:
         try:
@@ -501,7 +501,7 @@ def _feedback(r: _Reader, turns: list[tuple[Hit, float]], known: set[str]) -> di
         for m in messages:
             for t in _terms(m.content) - known:
                 if len(t) >= 3 and not t.isdigit():
-                    tf[t] += w
+                    tf[t] = tf.get(t, 0.0) + w
                     spread[t] += 1
     cands = [t for t in tf if spread[t] >= 2]
     if not cands:
@@ -573,10 +573,10 @@ def _gather(
 
     feedback = _feedback(r, turn_hits, qterms | expansion)
     for p in sorted(set(notes)):
-        info = graph.get(p) if graph else None
-        if info is not None and not r.visible(info.scope):
+        seen = graph.get(p) if graph else None
+        if seen is not None and not r.visible(seen.scope):
             del notes[p]  # defence in depth: the index said visible, the file says otherwise
-            explain.append(Decision(p, "note", False, f"out of scope ({info.scope})"))
+            explain.append(Decision(p, "note", False, f"out of scope ({seen.scope})"))
     return notes, turn_hits, qterms, expansion, feedback
 
 
@@ -991,14 +991,14 @@ def recall(
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
         elif per_session[session] >= MAX_TURNS_PER_SESSION and why == "matches the query":
             reason = f"session already gives {MAX_TURNS_PER_SESSION} turns"
-        m = None if reason else _turn_memory(r, ref, score, why, hit)
-        if reason is None and m is None:
+        tm = None if reason else _turn_memory(r, ref, score, why, hit)
+        if reason is None and tm is None:
             reason = "turn cannot be read"
-        if m is not None and reason is None:
-            terms = _terms(m.text)
+        if tm is not None and reason is None:
+            terms = _terms(tm.text)
             if any(_jaccard(terms, t) >= DUP_JACCARD for t in kept_turn_terms):
                 reason = "near-copy of a kept turn"
-            elif packer.add(m) is None:
+            elif packer.add(tm) is None:
                 reason = "over the token budget"
             else:
                 kept_turn_terms.append(terms)
