@@ -75,22 +75,18 @@ def test_every_way_a_citation_can_break_is_reported_with_file_and_line(
     assert json.loads(only.stdout)["notes"] == 1
 
 
-def test_whitespace_may_differ_but_nothing_else(tmp_path: Path) -> None:
-    vault = new_vault(tmp_path / "v")
-    chat = tmp_path / "chat.jsonl"
-    turn = {"role": "user", "content": "I prefer tabs\nover spaces, and “smart” quotes."}
-    chat.write_text(json.dumps(turn) + "\n", encoding="utf-8")
-    memctl(vault, "ingest", str(chat), "--user", "sam", "--scope", "user:sam")
-    ref = next((vault / "raw").rglob("*-*.md")).relative_to(vault).as_posix()
-    note = vault / "knowledge" / "sam.md"
-    note.write_text(
-        "---\nid: knowledge/sam\nschema: 1\nstore: knowledge\ntitle: Sam\nscope: user:sam\n"
-        "status: active\ncreated: 2026-11-30\nupdated: 2026-11-30\n---\n# Sam\n\n## Facts\n\n"
-        "- Sam prefers tabs. [^a]\n- Sam likes smart quotes. [^b]\n\n"
-        f'[^a]: {ref}#t1 "I prefer tabs over   spaces,"\n'
-        f'[^b]: {ref}#t1 "and \\"smart\\" quotes."\n',
+def test_whitespace_may_differ_but_nothing_else(marco: Path, tmp_path: Path) -> None:
+    vault = copy(marco, tmp_path / "v")
+    ref = next((vault / "raw").rglob("*-def585.md")).relative_to(vault).as_posix()
+    # t3 reads "I'm on call every third week. I hate alerts nobody can act on." (one line)
+    (vault / "knowledge" / "hand.md").write_text(
+        "---\nid: knowledge/hand\nschema: 1\nstore: knowledge\ntitle: Hand\nscope: team\n"
+        "status: active\ncreated: 2026-11-30\nupdated: 2026-11-30\n---\n# Hand\n\n## Facts\n\n"
+        "- Marco is on call. [^a]\n- Marco hates alerts. [^b]\n\n"
+        f'[^a]: {ref}#t3 "I\'m on call every\\nthird   week."\n'
+        f'[^b]: {ref}#t3 "I hate \\"alerts\\" nobody can act on."\n',
         encoding="utf-8",
     )
-    res = json.loads(memctl(vault, "verify", "--json", check=False).stdout)
+    res = json.loads(memctl(vault, "verify", "knowledge/hand.md", "--json", check=False).stdout)
     [problem] = res["problems"]
     assert problem["label"] == "b" and "quote is not verbatim" in problem["message"]
