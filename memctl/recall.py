@@ -255,6 +255,8 @@ class _Reader:
     def __init__(self, vault: Vault, user: str, now: datetime | None) -> None:
         from memctl.provenance import RawTurns
 
+        if tokens._cache_dir is None:
+            tokens.use_cache_dir(vault.root / ".memctl" / "cache")
         self.vault = vault
         self.user = user
         self.scopes = visible_scopes(user)

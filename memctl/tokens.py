@@ -6,8 +6,9 @@ dependency, which ships tiktoken's tables in `litellm/litellm_core_utils/tokeniz
 the sha1 of their download URL (tiktoken's own cache key). We find that folder with
 `importlib.util.find_spec` (litellm itself is never imported), check the table's sha256
 against the published hash, and run the byte-pair merge here in Python with the same
-pre-tokenizer pattern tiktoken uses (the `regex` module, a tiktoken dependency). No network,
-no cache written, no environment variable changed.
+pre-tokenizer pattern tiktoken uses (the `regex` module, a tiktoken dependency). No network
+and no environment variable changed; the only write is an optional parsed copy of the table
+in a vault's git-ignored `.memctl/cache/` (`use_cache_dir`), which recall turns on.
 
 Why not `tiktoken.Encoding`: building one costs ~120 ms of Rust setup on every process start,
 and this runs on the Claude Code hook path for every prompt. Recall counts a few thousand
@@ -23,7 +24,9 @@ from __future__ import annotations
 import binascii
 import hashlib
 import importlib.util
+import marshal
 import math
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -79,6 +82,7 @@ _SPECS: dict[str, dict[str, Any]] = {
 
 _lock = threading.Lock()
 _cache: dict[str, _BPE | None] = {}
+_cache_dir: Path | None = None
 
 
 class _BPE:
@@ -147,6 +151,54 @@ def bundled_table(name: str = DEFAULT_ENCODING) -> Path | None:
     return None
 
 
+def use_cache_dir(path: Path | None) -> None:
+    """Where a parsed copy of the table may be kept (a vault's git-ignored .memctl/cache).
+
+    Parsing 100k base64 lines costs ~80 ms per process; loading the kept copy ~30 ms, and
+    the hook pays this on every prompt. Without a cache dir nothing is written.
+    """
+    global _cache_dir
+    _cache_dir = path
+
+
+def _cache_file(name: str, sha: str) -> Path | None:
+    if _cache_dir is None:
+        return None
+    # marshal's format belongs to the Python version; the table is fixed by its hash
+    return (
+        _cache_dir / f"bpe-{name}-{sha[:16]}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    )
+
+
+def _cached_ranks(name: str, sha: str) -> dict[bytes, int] | None:
+    path = _cache_file(name, sha)
+    if path is None:
+        return None
+    try:
+        keys = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if (
+        not isinstance(keys, list)
+        or len(keys) < 256
+        or not all(isinstance(k, bytes) for k in keys[:256])
+    ):
+        return None
+    return dict(zip(keys, range(len(keys)), strict=True))
+
+
+def _keep_ranks(name: str, sha: str, ranks: dict[bytes, int]) -> None:
+    path = _cache_file(name, sha)
+    if path is None or list(ranks.values())[-1] != len(ranks) - 1:
+        return
+    try:
+        from memctl.store import atomic_write
+
+        atomic_write(path, marshal.dumps(list(ranks)))
+    except OSError:
+        pass  # a read-only vault only loses the speed-up
+
+
 def _load(name: str) -> _BPE | None:
     """The encoder for `name` from the bundled table, or None when that cannot be done."""
     spec = _SPECS.get(name)
@@ -157,6 +209,10 @@ def _load(name: str) -> _BPE | None:
         import regex
     except ImportError:
         return None
+    pattern = regex.compile(spec["pat_str"])
+    ranks = _cached_ranks(name, spec["sha256"])
+    if ranks is not None:
+        return _BPE(name, ranks, pattern)
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != spec["sha256"]:
         return None  # a damaged or different table would count wrong: estimate instead
@@ -169,7 +225,8 @@ def _load(name: str) -> _BPE | None:
         ranks = {a2b(tok): int(r) for tok, r in (line.split() for line in lines)}
     else:
         ranks = {a2b(line[: line.index(b" ")]): i for i, line in enumerate(lines)}
-    return _BPE(name, ranks, regex.compile(spec["pat_str"]))
+    _keep_ranks(name, spec["sha256"], ranks)
+    return _BPE(name, ranks, pattern)
 
 
 def encoding(name: str = DEFAULT_ENCODING) -> _BPE | None:

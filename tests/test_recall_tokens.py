@@ -142,3 +142,23 @@ def test_truncate_stays_within_the_limit(text: str, limit: int) -> None:
 def test_upper_bound_is_an_upper_bound() -> None:
     for text in _texts()[:200]:
         assert tokens.count(text) <= tokens.upper_bound(text)
+
+
+def test_a_kept_copy_of_the_table_loads_the_same_encoder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "_cache_dir", None)
+    tokens.use_cache_dir(tmp_path / "cache")
+    first = tokens.encoding()
+    kept = list((tmp_path / "cache").glob("bpe-cl100k_base-*.marshal"))
+    assert first is not None and len(kept) == 1
+    monkeypatch.setattr(tokens, "_cache", {})
+    again = tokens.encoding()
+    assert again is not None and again.ranks == first.ranks
+    text = "Phase 2 of the migration is the most compute-heavy part. 1日200個 🥐"
+    assert again.encode(text) == first.encode(text)
+    kept[0].write_bytes(b"not marshal data")  # a damaged copy is ignored, then replaced
+    monkeypatch.setattr(tokens, "_cache", {})
+    assert tokens.count(text) == len(first.encode(text))
+    assert len(kept[0].read_bytes()) > 1000

@@ -1,0 +1,248 @@
+"""Recall latency, end to end through the CLI and the Claude Code hook, on two vaults.
+
+    python bench/recall_latency.py                    # sample vault + 100k-turn vault
+    python bench/recall_latency.py --turns 20k        # a quicker large vault
+    python bench/recall_latency.py --only sample
+
+1. The sample vault: the ten sample sessions ingested in order as their users, then
+   `memctl curate` (builtin curator), exactly as tests/test_scenario_seed.py builds it.
+2. A large vault: the same, plus synthetic conversations from bench/search.py (Zipf
+   vocabulary, named speakers, sessions over three years) split across team and two
+   private scopes, plus synthetic notes (knowledge, entities, decisions; team and private)
+   whose claims cite synthetic turns with verbatim quotes, so recall reads, scopes and
+   follows citations at scale.
+
+For each vault: `memctl recall QUERY --user U` as a fresh process (what an agent or a
+person pays), `memctl hook user-prompt-submit` with Claude Code's JSON on stdin (what every
+prompt pays), and `Vault.recall` in-process (the engine alone), each as p50 / p95 over the
+queries, plus `memctl --version` for the interpreter's floor. Numbers go to stdout as a
+markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "tests" / "data" / "sample-transcripts"
+sys.path.insert(0, str(ROOT))
+
+SAMPLE_QUERIES = [
+    ("marco", "Datadog or Grafana?"),
+    ("newhire", "What should I know about the cloud migration?"),
+    ("dana", "How do I cut NAT gateway costs?"),
+    ("marco", "Why is the cost exporter crashlooping?"),
+    ("priya", "How should I quote for the offsite?"),
+    ("dana", "What is still open on the CDN?"),
+    ("marco", "What did we decide about alerting on the egress bill?"),
+    ("priya", "polars or pandas for the bakery forecast?"),
+]
+
+
+def _bench_search() -> object:
+    spec = importlib.util.spec_from_file_location("bench_search", ROOT / "bench" / "search.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def memctl(*args: str, vault: Path | None = None, stdin: str | None = None) -> tuple[float, str]:
+    exe = shutil.which("memctl", path=str(Path(sys.executable).parent)) or "memctl"
+    cmd = [exe] + (["--vault", str(vault)] if vault else []) + list(args)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr}")
+    return dt, p.stdout
+
+
+def pct(values: list[float], p: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, round(p / 100 * (len(v) - 1))))] if v else float("nan")
+
+
+def build_sample(vault: Path) -> None:
+    memctl("init", str(vault))
+    for row in (SRC / "sessions.tsv").read_text().splitlines()[1:]:
+        path, user, scope = row.split("\t")
+        memctl("ingest", str(SRC / path), "--user", user, "--scope", scope, vault=vault)
+    memctl("curate", vault=vault)
+
+
+def add_synthetic(vault: Path, turns: int, notes: int, work: Path) -> list[tuple[str, str]]:
+    """Synthetic sessions in three scopes and notes citing them; returns extra queries."""
+    bs = _bench_search()
+    rng = random.Random(20261130 + turns)
+    src = work / "synthetic"
+    t0 = time.perf_counter()
+    vocab, _ = bs.generate(src, turns, rng)  # type: ignore[attr-defined]
+    files = sorted(src.glob("*.jsonl"))
+    groups = {"team": files[0::3], "user:dana": files[1::3], "user:marco": files[2::3]}
+    for scope, members in groups.items():
+        folder = work / f"synthetic-{scope.replace(':', '-')}"
+        folder.mkdir()
+        for f in members:
+            f.rename(folder / f.name)
+        user = scope.split(":")[1] if scope.startswith("user:") else "bench"
+        memctl("ingest", str(folder), "--user", user, "--scope", scope, vault=vault)
+    print(f"  ingested {turns:,} synthetic turns in {time.perf_counter() - t0:.1f}s",
+          file=sys.stderr)  # fmt: skip
+
+    t0 = time.perf_counter()
+    _write_notes(vault, notes, vocab, rng)
+    print(f"  wrote {notes:,} synthetic notes in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    queries = bs.make_queries(vocab, 8, rng)  # type: ignore[attr-defined]
+    users = ["marco", "dana", "newhire", "priya"]
+    return [(users[i % 4], " ".join(q)) for i, q in enumerate(queries)]
+
+
+def _write_notes(vault_path: Path, n: int, vocab: list[str], rng: random.Random) -> None:
+    from memctl.notes import Claim, new_note, render_note
+    from memctl.raw import parse_session
+    from memctl.store import Transaction, read_text
+    from memctl.vault import Vault
+
+    vault = Vault.open(vault_path)
+    sessions = [s for s in vault.sessions() if "/s" in s["path"] or True]
+    sessions = rng.sample(sessions, min(len(sessions), 400))
+    turns: list[tuple[str, str, str]] = []  # (ref, scope, content)
+    for s in sessions:
+        header, messages = parse_session(read_text(vault.root / s["path"]), s["path"])
+        for k, m in enumerate(messages, 1):
+            if m.role == "user":
+                turns.append((f"{s['path']}#t{k}", header.scope, m.content))
+    with vault.lock:
+        tx = Transaction(vault.root)
+        for i in range(n):
+            store = rng.choice(["knowledge", "entities", "decisions"])
+            scope = rng.choice(["team", "team", "team", "user:dana", "user:marco"])
+            title = " ".join(rng.choice(vocab[:3000]) for _ in range(2)).title()
+            path = f"{store}/synthetic-{i:05d}.md"
+            note = new_note(path, store, title, scope, "2026-11-01")
+            pool = [t for t in turns if t[1] in ("team", scope)]
+            for _ in range(rng.randint(3, 8)):
+                ref, _, content = rng.choice(pool)
+                words = content.split()
+                quote = " ".join(words[: min(len(words), 8)])
+                label = note.cite(ref, quote)
+                note.ensure_section(rng.choice(["Facts", "Goals", "Decision"])).items.append(
+                    Claim(quote.rstrip(".") + ".", (label,))
+                )
+            tx.write(path, render_note(note))
+        vault._refresh_indexes(tx)
+        vault.history.commit(
+            tx.touched, f"bench: {n} synthetic notes", {}, author=vault.config.agent
+        )
+        vault._after_write(tx.touched)
+
+
+def measure(vault: Path, queries: list[tuple[str, str]], rounds: int) -> dict[str, float]:
+    from memctl.vault import Vault
+
+    memctl("recall", "warm up", "--user", "marco", vault=vault)  # index in step, page cache
+    cli, hook, floor = [], [], []
+    for _ in range(rounds):
+        for user, q in queries:
+            cli.append(memctl("recall", q, "--user", user, vault=vault)[0])
+            payload = json.dumps({"session_id": "bench", "transcript_path": "/dev/null",
+                                  "cwd": str(vault), "hook_event_name": "UserPromptSubmit",
+                                  "prompt": q})  # fmt: skip
+            dt, out = memctl("hook", "user-prompt-submit", "--as", user, vault=vault, stdin=payload)
+            assert out.strip() == "" or "hookSpecificOutput" in out
+            hook.append(dt)
+        floor.append(memctl("--version")[0])
+    v = Vault.open(vault)
+    inproc = []
+    for _ in range(rounds):
+        for user, q in queries:
+            t0 = time.perf_counter()
+            v.recall(q, user=user)
+            inproc.append(time.perf_counter() - t0)
+    turns = sum(int(s.get("turns") or 0) for s in v.sessions())
+    notes = sum(len(v.notes(s)) for s in v.config.stores)
+    return {
+        "turns": turns,
+        "notes": notes,
+        "cli_p50": pct(cli, 50),
+        "cli_p95": pct(cli, 95),
+        "hook_p50": pct(hook, 50),
+        "hook_p95": pct(hook, 95),
+        "inproc_p50": pct(inproc, 50),
+        "inproc_p95": pct(inproc, 95),
+        "floor_p50": pct(floor, 50),
+        "n": len(cli),
+    }
+
+
+def row(name: str, r: dict[str, float]) -> str:
+    ms = 1000.0
+    return (
+        f"| {name} | {int(r['turns']):,} | {int(r['notes']):,} | {r['cli_p50'] * ms:.0f} / "
+        f"{r['cli_p95'] * ms:.0f} | {r['hook_p50'] * ms:.0f} / {r['hook_p95'] * ms:.0f} | "
+        f"{r['inproc_p50'] * ms:.1f} / {r['inproc_p95'] * ms:.1f} | {r['floor_p50'] * ms:.0f} |"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--turns", default="100k", help="synthetic turns in the large vault")
+    ap.add_argument("--notes", type=int, default=2000, help="synthetic notes in the large vault")
+    ap.add_argument("--rounds", type=int, default=3, help="passes over the queries")
+    ap.add_argument("--only", choices=["sample", "large"], default=None)
+    ap.add_argument("--keep", type=Path, default=None, help="build the vaults here and keep them")
+    args = ap.parse_args()
+    turns = int(
+        float(args.turns.lower().rstrip("km")) * {"k": 1e3, "m": 1e6}.get(args.turns[-1].lower(), 1)
+    )
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="memctl-recall-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.pop("MEMCTL_VAULT", None)
+    rows = []
+    try:
+        if args.only in (None, "sample"):
+            print("building the sample vault ...", file=sys.stderr)
+            v = work / "sample"
+            shutil.rmtree(v, ignore_errors=True)
+            build_sample(v)
+            rows.append(row("sample vault", measure(v, SAMPLE_QUERIES, args.rounds)))
+        if args.only in (None, "large"):
+            print(f"building the {args.turns}-turn vault ...", file=sys.stderr)
+            v = work / "large"
+            shutil.rmtree(v, ignore_errors=True)
+            for p in work.glob("synthetic*"):
+                shutil.rmtree(p)
+            build_sample(v)
+            extra = add_synthetic(v, turns, args.notes, work)
+            rows.append(
+                row(
+                    f"{args.turns} synthetic + sample",
+                    measure(v, SAMPLE_QUERIES + extra, args.rounds),
+                )
+            )
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    print(
+        "| vault | turns | notes | `memctl recall` p50 / p95 ms | `memctl hook user-prompt-submit`"
+        " p50 / p95 ms | in-process p50 / p95 ms | `memctl --version` p50 ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
