@@ -216,3 +216,12 @@ def test_cli_rejects_unknown_agents_and_both_locations(tmp_path: Path) -> None:
     assert r.code == 2 and "unknown agent 'cursor'" in r.err
     r = memctl("--vault", vault, "hooks", "install", "--project", "--user", cwd=tmp_path)
     assert r.code == 2 and "one of --project and --user" in r.err
+
+
+def test_cli_portable_install_writes_no_machine_paths(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ok("hooks", "install", "--project", "--portable", "--as", "dana", cwd=project)
+    data = json.loads((project / ".claude" / "settings.json").read_text())
+    assert _ours(data, "UserPromptSubmit") == ["memctl hook user-prompt-submit --as dana"]
+    assert _ours(data, "Stop") == ["memctl hook stop --as dana"]

@@ -110,3 +110,49 @@ def test_a_new_employee_asking_about_the_migration_gets_the_cited_facts(vault: P
     # nothing private reaches someone with no sessions of their own
     assert all(m["scope"] in ("team", "global") for m in res["memories"])
     assert not any("Crumbwise" in m["text"] or "bakery" in m["text"] for m in res["memories"])
+
+
+# ---- a vault an agent can walk with file tools alone ------------------------------------------
+
+_STORE_LINE = re.compile(
+    r"^- \[(?P<title>.+?)\]\((?P<file>[^)]+\.md)\) · (?P<date>\S+) · (?P<gist>.+)$"
+)
+
+
+def test_an_agent_with_only_file_tools_finds_a_note_in_two_reads(vault: Path) -> None:
+    # read 1: the root INDEX.md names every store and where its index is
+    root = (vault / "INDEX.md").read_text(encoding="utf-8")
+    link = re.search(r"\[knowledge/\]\((knowledge/INDEX\.md)\)", root)
+    assert link, root
+    # read 2: the store's INDEX.md gives each note's title and one-line gist, newest first
+    index = (vault / link.group(1)).read_text(encoding="utf-8")
+    rows = [m for line in index.splitlines() if (m := _STORE_LINE.match(line))]
+    assert rows, index
+    dates = [m["date"] for m in rows]
+    assert dates == sorted(dates, reverse=True)
+    egress = next(m for m in rows if "egress" in m["gist"])
+    note = vault / "knowledge" / egress["file"]
+    assert "cut its egress costs" in note.read_text(encoding="utf-8")
+
+
+def test_every_memctl_write_keeps_the_indexes_current(vault: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from memctl.mcp import Tools
+    from memctl.vault import Vault
+
+    copy = tmp_path / "copy"
+    shutil.copytree(vault, copy, symlinks=True)
+    v = Vault.open(copy)
+    before = (copy / "INDEX.md").read_text(encoding="utf-8")
+    res = Tools(v, "marco").remember(
+        "Marco wants the cost math in every decision doc.", own=True, note="Marco's working notes"
+    )
+    index = (copy / "knowledge" / "INDEX.md").read_text(encoding="utf-8")
+    rows = [m for line in index.splitlines() if (m := _STORE_LINE.match(line))]
+    row = next(m for m in rows if m["title"] == "Marco's working notes")
+    assert res.path.endswith(row["file"]) and row["date"] == max(m["date"] for m in rows)
+    assert "Marco wants the cost math in every decision doc." in row["gist"]
+    root = (copy / "INDEX.md").read_text(encoding="utf-8")
+    count = re.compile(r"\[knowledge/\]\(knowledge/INDEX\.md\) · (\d+) notes")
+    assert int(count.search(root)[1]) == int(count.search(before)[1]) + 1  # type: ignore[index]

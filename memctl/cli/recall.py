@@ -168,6 +168,14 @@ def hooks_install(
     as_user: Annotated[
         str | None, typer.Option("--as", help="Recall as this memctl user (default: vault user).")
     ] = None,
+    portable: Annotated[
+        bool,
+        typer.Option(
+            "--portable",
+            help="Write plain `memctl hook ...` (memctl on PATH, vault found from the project "
+            "or $MEMCTL_VAULT) instead of this machine's paths: for a settings.json you commit.",
+        ),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the change, write nothing.")
     ] = False,
@@ -178,8 +186,11 @@ def hooks_install(
 
     _agent(agent)
     path = _settings(project, user_level)
-    vault = open_vault()
-    _report(install(path, vault.root, user=as_user, dry_run=dry_run), json_out)
+    if portable:
+        res = install(path, None, user=as_user, dry_run=dry_run, base="memctl")
+    else:
+        res = install(path, open_vault().root, user=as_user, dry_run=dry_run)
+    _report(res, json_out)
 
 
 @hooks_app.command("uninstall")
