@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from collections import Counter
@@ -102,6 +103,11 @@ DUP_JACCARD = 0.7  # word overlap at which two claims count as one fact
 _WORD = re.compile(r"[\w'’]+")
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 _FOOT_REF = re.compile(r"^\[\^[^\]\s]+\]:[ \t]*(raw/[^\s#)\]]+\.md#t\d+)", re.MULTILINE)
+_SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
+_PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
+_TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
+_ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _FM_KEY = re.compile(r"^(scope|status|title|store):[ \t]*(.*)$", re.MULTILINE)
 
 
@@ -266,6 +272,7 @@ class _Reader:
         self._synced = False
         self._notes: dict[str, Note | None] = {}
         self._graph: dict[str, _NoteInfo] | None = None
+        self._sessions: dict[str, tuple[str, dict[int, tuple[str, str | None]]] | None] = {}
         self._folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
@@ -293,22 +300,52 @@ class _Reader:
     def visible(self, scope: str | None) -> bool:
         return (scope or "") in self.scopes
 
+    def _heads(self, path: str) -> tuple[str, dict[int, tuple[str, str | None]]] | None:
+        """A session's scope and each turn's speaker and date, from its frontmatter and turn
+        headings (`## t3 · Dana (user) · 2026-09-01 09:14`): no need to parse every message."""
+        if path not in self._sessions:
+            from memctl.raw import read_header
+            from memctl.store import inside, read_text
+
+            got: tuple[str, dict[int, tuple[str, str | None]]] | None = None
+            try:
+                target = inside(self.vault.root, path)
+                if path.startswith("raw/") and target.is_file():
+                    text = read_text(target)
+                    # memctl writes the header, so the scope line is plain; YAML only if not
+                    fm_end = text.find("\n---\n", 3)
+                    m = _SCOPE_LINE.search(text, 0, fm_end) if text.startswith("---\n") else None
+                    if m is not None and _PLAIN_SCOPE.fullmatch(m.group(1)):
+                        scope = m.group(1)
+                    else:
+                        scope = str(read_header(text, path).get("scope") or "")
+                    heads: dict[int, tuple[str, str | None]] = {}
+                    for m in _TURN_HEAD.finditer(text):
+                        parts = m.group(2).split(" · ")
+                        speaker = _ROLE_SUFFIX.sub("", parts[0])
+                        day = parts[1][:10] if len(parts) > 1 and _DAY.match(parts[1]) else None
+                        heads[int(m.group(1))] = (speaker, day)
+                    got = (scope, heads)
+            except (MemctlError, OSError, UnicodeDecodeError, ValueError):
+                got = None
+            self._sessions[path] = got
+        return self._sessions[path]
+
     def turn_scope(self, ref: str) -> str | None:
-        """The scope of the session a turn belongs to; None when it cannot be read."""
-        try:
-            header, _ = self.turns.session(ref.split("#", 1)[0])
-        except MemctlError:
+        """The scope of the session a turn belongs to; None when the turn cannot be read."""
+        path, _, n = ref.partition("#t")
+        got = self._heads(path)
+        if got is None or not n.isdigit() or int(n) not in got[1]:
             return None
-        return header.scope
+        return got[0]
 
     def cite(self, ref: str, quote: str = "") -> Cite:
-        speaker = None
-        try:
-            m = self.turns.turn(ref)
-            speaker = m.name or m.role
-        except MemctlError:
-            pass
-        return Cite(ref, self.turns.date(ref), speaker, quote)
+        path, _, n = ref.partition("#t")
+        got = self._heads(path)
+        speaker, day = (None, None)
+        if got is not None and n.isdigit() and int(n) in got[1]:
+            speaker, day = got[1][int(n)]
+        return Cite(ref, day, speaker, quote)
 
     def turn_text(self, ref: str) -> str | None:
         try:
@@ -328,23 +365,91 @@ class _Reader:
 
     @property
     def graph(self) -> dict[str, _NoteInfo]:
-        """Every note in a store folder: scope, status, the turns it cites, what it links."""
-        if self._graph is None:
-            from memctl.store import walk_markdown
+        """Every note in a store folder: scope, status, the turns it cites, what it links.
 
-            graph: dict[str, _NoteInfo] = {}
-            for folder, store in sorted(self._folders.items()):
-                for p in walk_markdown(self.vault.root, folder):
-                    if p.name == "INDEX.md" or p.name.endswith(".proposed.md"):
-                        continue
+        Kept in `.memctl/cache/recall-graph.json` by (mtime, size), so a recall re-reads only
+        the notes that changed since the last one (a large vault has thousands).
+        """
+        if self._graph is None:
+            self._graph = _load_graph(self.vault.root, self._folders)
+        return self._graph
+
+
+GRAPH_REL = ".memctl/cache/recall-graph.json"
+GRAPH_VERSION = 1
+RACY_NS = 2_000_000_000  # a file this fresh may change again within its mtime tick
+
+
+def _load_graph(root: Path, folders: dict[str, str]) -> dict[str, _NoteInfo]:
+    cache = root / GRAPH_REL
+    old: dict[str, list[Any]] = {}
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("version") == GRAPH_VERSION:
+            old = data.get("notes") or {}
+    except (OSError, ValueError):
+        pass
+    now = time.time_ns()
+    graph: dict[str, _NoteInfo] = {}
+    keep: dict[str, list[Any]] = {}
+    dirty = False
+    for folder, store in sorted(folders.items()):
+        stack = [(f"{folder}/", str(root / folder))]
+        while stack:
+            prefix, where = stack.pop()
+            try:
+                entries = sorted(os.scandir(where), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                name = e.name
+                if name.startswith("."):
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((f"{prefix}{name}/", e.path))
+                    continue
+                if not name.endswith(".md") or name == "INDEX.md" or name.endswith(".proposed.md"):
+                    continue
+                rel = prefix + name
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                old_e = old.get(rel)
+                if old_e and old_e[0] == st.st_mtime_ns and old_e[1] == st.st_size:
+                    sc, status, title, st_store = old_e[2:6]
+                    info = _NoteInfo(
+                        rel, sc, status, title, st_store, tuple(old_e[6]), tuple(old_e[7])
+                    )
+                else:
                     try:
-                        text = p.read_text(encoding="utf-8")
+                        text = Path(e.path).read_text(encoding="utf-8")
                     except (OSError, UnicodeDecodeError):
                         continue
-                    rel = p.relative_to(self.vault.root).as_posix()
-                    graph[rel] = _scan_note(rel, text, store)
-            self._graph = graph
-        return self._graph
+                    info = _scan_note(rel, text, store)
+                    dirty = True
+                graph[rel] = info
+                if now - st.st_mtime_ns > RACY_NS:
+                    keep[rel] = [
+                        st.st_mtime_ns,
+                        st.st_size,
+                        info.scope,
+                        info.status,
+                        info.title,
+                        info.store,
+                        list(info.cites),
+                        list(info.links),
+                    ]
+                else:
+                    dirty = True
+    if dirty or set(keep) != set(old):
+        try:
+            from memctl.store import atomic_write
+
+            atomic_write(cache, json.dumps({"version": GRAPH_VERSION, "notes": keep}))
+        except OSError:
+            pass  # a read-only vault only loses the speed-up
+    return graph
 
 
 def _scan_note(rel: str, text: str, store: str) -> _NoteInfo:
@@ -916,6 +1021,9 @@ def recall(
     query = query if isinstance(query, str) else str(query)
     if not enabled:
         return RecallResult(query, user, budget, fmt, "", [], 0, "", disabled=True)
+    if not query.strip():
+        # nothing asked, nothing recalled; the session-start block is context()
+        return RecallResult(query, user, budget, fmt, "", [], 0, tokens.method())
     r = _Reader(vault, user, now)
     explain: list[Decision] = []
     cands, turn_hits, qterms, expansion, feedback = _gather(r, query, explain)

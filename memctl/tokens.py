@@ -92,6 +92,7 @@ class _BPE:
         self.name = name
         self.ranks = ranks
         self.pattern = pattern
+        self._counts: dict[bytes, int] = {}
 
     def _merge(self, piece: bytes) -> list[bytes]:
         # Merge the adjacent pair with the lowest rank until none is in the table; ties go
@@ -125,10 +126,20 @@ class _BPE:
 
     def count(self, text: str) -> int:
         ranks = self.ranks
+        seen = self._counts
         n = 0
         for word in self.pattern.findall(text):
             b = word.encode("utf-8", "surrogatepass")
-            n += 1 if b in ranks else len(self._merge(b))
+            if b in ranks:
+                n += 1
+                continue
+            k = seen.get(b)
+            if k is None:
+                # recall counts the same names and paths many times over
+                if len(seen) > 50_000:
+                    seen.clear()
+                k = seen[b] = len(self._merge(b))
+            n += k
         return n
 
     def encode(self, text: str) -> list[int]:

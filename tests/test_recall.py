@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -631,3 +632,27 @@ def test_cli_context(acme: tuple[Vault, dict]) -> None:
     vault, _ = acme
     r = ok("--vault", vault.root, "context", "--user", "dana", "--format", "xml")
     assert ET.fromstring(r.out).get("kind") == "context"
+
+
+def test_a_hand_edit_to_a_note_is_seen_by_the_next_recall(tmp_path: Path) -> None:
+    """The citation/link graph is cached by (mtime, size); an edit must still count."""
+    from memctl.recall import GRAPH_REL, _load_graph
+
+    vault, _ = build_vault(tmp_path / "v", SESSIONS, NOTES)
+    folders = {sc.folder: name for name, sc in vault.config.stores.items()}
+    note = vault.root / "knowledge" / "acme.md"
+    old = note.stat().st_mtime_ns - 60_000_000_000  # older than the racy window: cacheable
+    os.utime(note, ns=(old, old))
+    query = "Datadog or Grafana? egress costs"
+    first = recall(vault, query, user="marco", now=NOW)
+    assert any(m.ref == "knowledge/acme.md" for m in first.memories)
+    cached = json.loads((vault.root / GRAPH_REL).read_text())["notes"]
+    assert cached["knowledge/acme.md"][2] == "team"
+    text = note.read_text()
+    edited = text.replace("scope: team", "scope: x:no", 1)  # same length: only mtime moves
+    assert len(edited) == len(text) and edited != text
+    note.write_text(edited)
+    os.utime(note, ns=(old + 5_000_000_000, old + 5_000_000_000))
+    assert _load_graph(vault.root, folders)["knowledge/acme.md"].scope == "x:no"
+    res = recall(vault, query, user="marco", now=NOW)
+    assert all(m.ref != "knowledge/acme.md" for m in res.memories)

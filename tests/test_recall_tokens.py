@@ -105,6 +105,7 @@ def test_counts_inside_a_namespace_without_network() -> None:
 
 def test_falls_back_to_the_documented_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "_cache_dir", None)
     monkeypatch.setattr(tokens, "bundled_table", lambda name=tokens.DEFAULT_ENCODING: None)
     assert tokens.method() == "estimate:4 bytes/token"
     assert tokens.count("abcdefgh") == 2
@@ -118,6 +119,7 @@ def test_a_damaged_table_is_not_trusted(monkeypatch: pytest.MonkeyPatch, tmp_pat
     bad = tmp_path / "table"
     bad.write_bytes(b"IQ== 0\n")
     monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "_cache_dir", None)  # no parsed copy from an earlier test
     monkeypatch.setattr(tokens, "bundled_table", lambda name=tokens.DEFAULT_ENCODING: bad)
     assert tokens.encoding() is None
     assert tokens.method().startswith("estimate:")
