@@ -8,7 +8,6 @@ being re-flagged, and offsets staying right on non-ASCII text.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -279,65 +278,3 @@ def test_secrets_on_their_own_lines_never_survive(
     for _, secret, _ in picks:
         assert secret not in out
     assert MARKER_RE.search(out)
-
-
-# ---------------------------------------------------------------------------------------
-# Micro benchmark (printed, not asserted)
-# ---------------------------------------------------------------------------------------
-
-_TURNS = [
-    "Sure — here's how I'd restructure the ingest loop. First, read the JSONL file line by "
-    "line, then for each message call normalize(msg) and append it to the session. The "
-    "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 introduced the regression; see "
-    "docs/ingest.md for the design notes and the test plan we agreed on last week.",
-    "The key insight is that each token costs money, so we cap max_tokens at 4096 and pass "
-    "the API key via the environment. See https://platform.openai.com/docs/api-reference "
-    "for details; the password reset flow lives in auth/views.py and uses a signed token.",
-    "```python\ndef load(path: Path) -> list[Message]:\n    with path.open() as fh:\n"
-    "        return [Message(**json.loads(line)) for line in fh if line.strip()]\n```\n"
-    "This keeps memory flat. If you want, I can also add a progress bar with rich and a "
-    "--limit flag so you can test on a small slice first.",
-    "Ich habe die Datei überprüft: die Funktion gibt None zurück, wenn der Pfad nicht "
-    "existiert. Das ist so gewollt — der Aufrufer entscheidet, ob ein fehlender Pfad ein "
-    "Fehler ist. Sollen wir das dokumentieren? Ich würde einen kurzen Absatz ergänzen.",
-]
-
-
-def _best_us_per_call(fn: object, args: list[str], rounds: int, repeats: int = 20) -> float:
-    """Best of several short runs: the minimum is the least disturbed by a busy machine."""
-    call = fn  # keeps the loop free of attribute lookups
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(rounds):
-            for a in args:
-                call(a)  # type: ignore[operator]
-        best = min(best, (time.perf_counter() - t0) / (rounds * len(args)))
-    return best * 1e6
-
-
-def test_benchmark_us_per_300_char_turn(capsys: pytest.CaptureFixture[str]) -> None:
-    turns = [t[:300].ljust(300) for t in _TURNS]
-    for t in turns:
-        assert redact(t) == (t, [])
-    clean = _best_us_per_call(redact, turns, rounds=250)
-    secret_turn = turns[0][:200] + " password=hunter2secret AKIAQ7XK2M4PLR8TZW3N"
-    dirty = _best_us_per_call(redact, [secret_turn], rounds=100)
-    with capsys.disabled():
-        print(
-            f"\n[redact] clean 300-char turn: {clean:.2f} us ({1e6 / clean:,.0f} turns/s);"
-            f" turn with 2 secrets: {dirty:.2f} us"
-        )
-
-
-def test_benchmark_detect_secrets_for_comparison(capsys: pytest.CaptureFixture[str]) -> None:
-    """Why memctl does not call detect-secrets at run time (see memctl.redact docstring)."""
-    pytest.importorskip("detect_secrets")
-    from detect_secrets.core.scan import scan_line
-    from detect_secrets.settings import default_settings
-
-    turn = _TURNS[0][:300].ljust(300)
-    with default_settings():
-        us = _best_us_per_call(lambda t: list(scan_line(t)), [turn], rounds=5, repeats=5)
-    with capsys.disabled():
-        print(f"\n[detect-secrets] scan_line on the same clean turn: {us:.0f} us")
