@@ -40,7 +40,8 @@ from memctl.store import atomic_write
 # 1: turns and notes; speaker in body; previous turns as window context; date words.
 # 2: a `live` fast field for the default active-only filter.
 # 3: filter values in one `key` field; window without frequencies; 32-bit session keys.
-SCHEMA_VERSION = 3
+# 4: turn text is read from the raw file by byte span instead of being stored twice.
+SCHEMA_VERSION = 4
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -185,8 +186,34 @@ def _date_words(dt: datetime) -> str:
 # ---- documents from files -----------------------------------------------------------------
 
 
-def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
+def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] | None]:
+    """Byte span of each turn's content in a raw file, or None where it cannot be trusted.
+
+    A section is heading, metadata line, blank line, content, blank line; the next section
+    starts with "## tN+1 · " at a line start, which content can never do unescaped. So a
+    turn's content is the len(content) bytes before the blank line that precedes the next
+    heading. Each span is checked byte for byte; escaped content is never used by span.
+    """
+    out: list[tuple[int, int] | None] = []
+    pos = data.find(b"\n## t1 \xc2\xb7 ")
+    last = len(contents)
+    for n, content in enumerate(contents, 1):
+        if pos < 0:
+            out.append(None)
+            continue
+        nxt = data.find(b"\n## t%d \xc2\xb7 " % (n + 1), pos + 1) if n < last else len(data) - 1
+        end = nxt - 1
+        start = end - len(content)
+        ok = nxt > 0 and start > pos and data[start:end] == content and b"## t" not in content
+        out.append((start, end) if ok else None)
+        pos = nxt
+    return out
+
+
+def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> list[tantivy.Document]:
     header, messages = parse_session(text, rel)
+    contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
+    spans = _content_spans(data, contents)
     sess = _sess_key(rel)
     path_key, user_key, scope_key = f"path:{rel}", f"user:{header.user}", f"scope:{header.scope}"
     docs = []
@@ -196,7 +223,6 @@ def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
         speaker = m.name or m.role
         line = f"{speaker}: {m.content}"
         ts = parse_time(m.timestamp) or ts  # untimed turns take the time of the one before
-        ref = f"{rel}#t{n}"
         d = tantivy.Document()
         d.add_text(KEY, "kind:turn")
         d.add_text(KEY, path_key)
@@ -207,14 +233,20 @@ def _turn_docs(rel: str, text: str) -> list[tantivy.Document]:
         d.add_text(KEY, "speaker:" + speaker.lower())
         stored: dict[str, Any] = {
             "kind": "turn",
-            "ref": ref,
+            "ref": f"{rel}#t{n}",
             "session": header.session,
             "speaker": speaker,
             "role": m.role,
             "user": header.user,
             "scope": header.scope,
-            "text": m.content,
         }
+        span = spans[n - 1]
+        if span is not None:
+            # the text stays in the raw file (the index would otherwise hold a second copy);
+            # the file's stat tells a reader whether the span still points at this turn
+            stored["span"] = [span[0], span[1], st[0], st[1]]
+        else:
+            stored["text"] = m.content
         if m.id is not None:
             stored["id"] = m.id
         if m.timestamp:
@@ -362,12 +394,15 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _read(path: Path) -> tuple[str, bytes] | None:
+def _read(path: Path) -> tuple[str, bytes, tuple[int, int]] | None:
+    """sha256, bytes and the (mtime_ns, size) of exactly those bytes (fstat, not a re-stat)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
     except OSError:
         return None
-    return hashlib.sha256(data).hexdigest(), data
+    return hashlib.sha256(data).hexdigest(), data, (st.st_mtime_ns, st.st_size)
 
 
 def _entry(st: tuple[int, int], sha: str, now_ns: int) -> Entry:
@@ -471,11 +506,11 @@ class _Writer:
         self.notes = 0
         self.skipped: list[str] = []
 
-    def add(self, rel: str, data: bytes) -> None:
+    def add(self, rel: str, data: bytes, st: tuple[int, int]) -> None:
         try:
             text = data.decode("utf-8")
             if rel.startswith("raw/"):
-                docs = _turn_docs(rel, text)
+                docs = _turn_docs(rel, text, data, st)
                 self.turns += len(docs)
             else:
                 docs = [_note_doc(rel, text, self.folders)]
@@ -507,11 +542,11 @@ def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
     _register(index)
     w = _Writer(vault, index, bulk=True)
     files: dict[str, Entry] = {}
-    for rel, st in sorted(scan(root).items()):
+    for rel in sorted(scan(root)):
         got = _read(root / rel)
         if got is not None:
-            w.add(rel, got[1])
-            files[rel] = _entry(st, got[0], time.time_ns())
+            w.add(rel, got[1], got[2])
+            files[rel] = _entry(got[2], got[0], time.time_ns())
     w.commit()
     gen.write_files(files)
     atomic_write(base / CURRENT, json.dumps({"schema": SCHEMA_VERSION, "gen": gen.name}) + "\n")
@@ -528,7 +563,7 @@ def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) ->
     files = dict(gen.files)
     seen = scan(root)
     now = time.time_ns()
-    todo: list[tuple[str, bytes, Entry]] = []
+    todo: list[tuple[str, bytes, tuple[int, int], Entry]] = []
     restat: dict[str, Entry] = {}
     for rel, st in seen.items():
         old = files.get(rel)
@@ -538,23 +573,23 @@ def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) ->
         if got is None:
             continue
         if old is not None and old[2] == got[0] and rel not in force:
-            restat[rel] = _entry(st, got[0], now)  # touched, same bytes: remember the stat
+            restat[rel] = _entry(got[2], got[0], now)  # touched, same bytes: remember the stat
         else:
-            todo.append((rel, got[1], _entry(st, got[0], now)))
+            todo.append((rel, got[1], got[2], _entry(got[2], got[0], now)))
     gone = [rel for rel in files if rel not in seen]
     if todo or gone:
         w = _Writer(vault, gen.open(), bulk=len(todo) > 100)
         for rel in gone:
             w.delete(rel)
-        for rel, data, _ in todo:
+        for rel, data, st, _ in todo:
             w.delete(rel)
-            w.add(rel, data)
+            w.add(rel, data, st)
         w.commit()
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
         report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
     for rel in gone:
         del files[rel]
-    for rel, _, ent in todo:
+    for rel, _, _, ent in todo:
         if rel in files:
             report.updated += 1
         else:
@@ -800,6 +835,7 @@ class Reader:
                 raise IndexBroken(why)
             try:
                 self.searcher = _open_cached(gen).searcher()
+                self.root = Path(vault.root)
                 return
             except BaseException as exc:
                 if not _is_broken(exc):
@@ -858,25 +894,75 @@ class Reader:
             text = tantivy.Query.boolean_query(clauses)
         return list(self.searcher.search(text, limit=n, count=False).hits)
 
-    def load(self, cands: Sequence[Candidate], plan: Plan, width: int = 200) -> list[Doc]:
-        """Stored fields and a highlighted snippet for each candidate, in order."""
+    def load(self, cands: Sequence[Candidate], plan: Plan, width: int = 200) -> list[Doc | None]:
+        """Stored fields, the text and a highlighted snippet for each candidate, in order.
+
+        A turn whose raw file is gone is left out (only possible when the caller skipped
+        the sync, or a writer held the lock).
+        """
         try:
             gen = None
             snip_q = _text_query(plan, (BODY,))
             if snip_q is not None:
                 gen = tantivy.SnippetGenerator.create(self.searcher, snip_q, SCHEMA, BODY)
                 gen.set_max_num_chars(width)
-            return [self._doc(c, gen, width) for c in cands]
+            fields = [self._fields(c) for c in cands]
         except BaseException as exc:
             if _is_broken(exc):
                 raise IndexBroken(str(exc)) from None
             raise
+        texts = _turn_texts(self.root, fields)
+        out: list[Doc | None] = []
+        for f, text in zip(fields, texts, strict=True):
+            if text is None:
+                out.append(None)
+                continue
+            f["text"] = text
+            snippet, marks = _snippet(gen, text, width)
+            out.append(Doc(f, snippet, marks))
+        return out
 
-    def _doc(self, c: Candidate, gen: Any, width: int) -> Doc:
+    def _fields(self, c: Candidate) -> dict[str, Any]:
         blob = self.searcher.doc(c.addr).get_first("doc")
-        fields = json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
-        snippet, marks = _snippet(gen, str(fields.get("text", "")), width)
-        return Doc(fields, snippet, marks)
+        return json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
+
+
+def _turn_texts(root: Path, fields: list[dict[str, Any]]) -> list[str | None]:
+    """Each hit's text: stored for notes, read from the raw file by byte span for turns."""
+    out: list[str | None] = []
+    parsed: dict[str, list[str] | None] = {}
+    for f in fields:
+        span = f.pop("span", None)
+        ref = str(f.get("ref", ""))
+        rel, _, anchor = ref.partition("#t")
+        if span is None:
+            gone = f.get("kind") == "turn" and not (root / rel).is_file()
+            out.append(None if gone else str(f.get("text", "")))
+            continue
+        try:
+            with (root / rel).open("rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_mtime_ns, st.st_size) == (span[2], span[3]):
+                    fh.seek(span[0])
+                    out.append(fh.read(span[1] - span[0]).decode("utf-8", "surrogatepass"))
+                    continue
+        except (OSError, UnicodeDecodeError):
+            pass
+        # the file moved on since it was indexed: read the turn the slow way
+        if rel not in parsed:
+            try:
+                text = (root / rel).read_bytes().decode("utf-8")  # exact: no newline mapping
+                _, messages = parse_session(text, rel)
+                parsed[rel] = [m.content for m in messages]
+            except (OSError, MemctlError, UnicodeDecodeError):
+                parsed[rel] = None
+        contents = parsed[rel]
+        n = int(anchor) if anchor.isdigit() else 0
+        out.append(contents[n - 1] if contents is not None and 0 < n <= len(contents) else None)
+    return out
+
+
+_FLAT = {ord(c): " " for c in "\n\r\t\v\f"}  # one char for one: highlight offsets hold
 
 
 def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -896,6 +982,6 @@ def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int
                 )
                 for r in ranges
             )
-            return " ".join(frag.split("\n")), marks
+            return frag.translate(_FLAT), marks
     flat = " ".join(text.split())
     return (flat[: width - 1] + "…" if len(flat) > width else flat), ()

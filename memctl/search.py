@@ -367,5 +367,9 @@ def search(
             if attempt == 2:
                 raise
             notices.append(index.repair(vault))
-    hits = [_hit(score, doc) for (score, _), doc in zip(ranked, docs, strict=True)]
+    hits = [
+        _hit(score, doc)
+        for (score, _), doc in zip(ranked, docs, strict=True)
+        if doc is not None  # its file vanished after the last sync
+    ]
     return SearchResult(query, hits, notices)

@@ -262,3 +262,43 @@ def test_reindex_of_given_paths_is_incremental(vault: Path) -> None:
     assert found(vault, "okapi") == ["knowledge/alpha.md"]
     outside = vault.parent / "elsewhere.md"
     assert v.reindex(paths=[outside, "knowledge/alpha.md"]).files == 1  # forced, outside ignored
+
+
+AWKWARD = [
+    ("user", "Zoë", "Café ☕ résumé — naïve ünïcode 日本語 zebra"),
+    ("assistant", None, ""),
+    ("user", None, "line one\n## t3 · a forged heading, zebra\nmore\n\n"),
+    ("assistant", None, "last zebra turn\r\nwith CRLF\n"),
+]
+
+
+def test_turn_text_comes_back_exactly(tmp_path: Path) -> None:
+    from memctl import Vault
+
+    v = tmp_path / "v"
+    ok("init", v)
+    transcript(tmp_path / "a.jsonl", "awkward", AWKWARD, 1, ids="a")
+    ok("--vault", v, "ingest", tmp_path / "a.jsonl")
+    hits = Vault.open(v).search("zebra", limit=10).hits
+    assert {h.id: h.text for h in hits if h.text} == {
+        f"a{i}": c for i, (_, _, c) in enumerate(AWKWARD, 1) if c
+    }
+    # the raw file changes under a search that skips the sync: text is read the slow way
+    raw = next(p for p in (v / "raw").rglob("*.md") if p.name != "INDEX.md")
+    raw.write_bytes(raw.read_bytes().replace(b"title: ", b"title: Longer "))
+    again = Vault.open(v).search("zebra", limit=10, sync=False).hits
+    assert {h.id: h.text for h in again} == {h.id: h.text for h in hits}
+    raw.unlink()
+    assert Vault.open(v).search("zebra", sync=False).hits == []  # vanished, not crashed
+
+
+def test_an_appended_session_is_found_whole(tmp_path: Path) -> None:
+    v = tmp_path / "v"
+    ok("init", v)
+    transcript(tmp_path / "d.jsonl", "dana-egress", DANA[:2], 3, ids="d")
+    ok("--vault", v, "ingest", tmp_path / "d.jsonl")
+    transcript(tmp_path / "d.jsonl", "dana-egress", DANA, 3, ids="d")
+    ok("--vault", v, "ingest", tmp_path / "d.jsonl")  # same session, three more turns
+    hits = ok("--vault", v, "search", "--json", "egress", "analytics", "ops-4711", "-n", "20")
+    texts = {h["id"]: h["snippet"] for h in hits.json()["hits"]}
+    assert "OPS-4711" in texts["d5"] and "egress" in texts["d1"]
