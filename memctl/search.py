@@ -24,7 +24,7 @@ RESULT_VERSION = 1  # the `memctl search --json` contract; bump on any change to
 # Ranking knobs, chosen on the LoCoMo dev split (bench/README.md).
 W_WINDOW = 1.0  # the turn plus its two previous turns
 W_WHEN = 1.0  # date words
-W_EXACT = 2.0  # whole ids, names, refs, tags
+W_EXACT = 2.0  # whole ids, names, titles, aliases, tags
 W_SESSION = 0.3  # share of the session's best score added to each of its turns
 MIN_CANDIDATES = 50  # ranked before blending; more did not change recall
 
