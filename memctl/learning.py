@@ -194,6 +194,7 @@ def remember(
                     tx.write(path, content)
                 tx.write(f"{spec.config.folder}/INDEX.md", engine._store_index(vault, spec, notes))
                 vault._refresh_indexes(tx)
+                tx.flush()
                 commit = vault.history.commit(
                     tx.touched,
                     f"remember: {text[:60]}" + ("…" if len(text) > 60 else ""),

@@ -30,16 +30,21 @@ def inside(root: Path, rel: str | Path) -> Path:
     return target
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Temp file + fsync + rename: a crash leaves the old file or the new one, never half."""
+def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
+    """Temp file + rename: readers see the old file or the new one, never half.
+
+    `durable=False` skips the fsync so a Transaction can fsync all its files at once in
+    `flush()` (one fsync per file in sequence cost ~3 ms each here; in parallel, ~0.15 ms).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         Path(tmp).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -96,6 +101,7 @@ class Transaction:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._backup: dict[Path, bytes | None] = {}
+        self._unsynced: set[Path] = set()
         self.touched: list[str] = []
 
     def _remember(self, target: Path) -> None:
@@ -107,8 +113,25 @@ class Transaction:
         """Atomically replace one vault file, remembering what was there before."""
         target = inside(self.root, rel)
         self._remember(target)
-        atomic_write(target, data)
+        atomic_write(target, data, durable=False)
+        self._unsynced.add(target)
         return target
+
+    def flush(self) -> None:
+        """Make every write so far durable: fsync files and their folders, in parallel.
+
+        Call before committing; until then a power cut may lose writes that git has not
+        recorded yet, which the next command reports as uncommitted changes.
+        """
+        if not self._unsynced:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        targets = [p for p in self._unsynced if p.exists()]
+        dirs = {p.parent for p in self._unsynced}
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(_fsync_path, [*targets, *dirs]))
+        self._unsynced.clear()
 
     def delete(self, rel: str | Path) -> None:
         """Remove a file; rollback brings it back."""
@@ -138,6 +161,14 @@ class Transaction:
     ) -> None:
         if exc_type is not None:
             self.rollback()
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_text(path: Path) -> str:

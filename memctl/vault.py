@@ -161,6 +161,7 @@ class Vault:
                 paths = tx.touched + adopted
                 if not history.has_commits():
                     paths = [*paths, *(p for p in _untracked(root, history) if p not in paths)]
+                tx.flush()
                 sha = history.commit(
                     paths,
                     "init: memctl vault" + (f", adopted {len(adopted)} notes" if adopted else ""),
@@ -275,6 +276,7 @@ class Vault:
                     self._refresh_indexes(tx)
                     turns = sum(c.turns_added for c in changed)
                     n = len(changed)
+                    tx.flush()
                     sha = self.history.commit(
                         tx.touched,
                         f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}",

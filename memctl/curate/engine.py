@@ -356,6 +356,7 @@ def run(
                 tx.write(STATE_REL, new_state)
             if changed:
                 vault._refresh_indexes(tx)
+            tx.flush()
             res.commit = vault.history.commit(
                 tx.touched,
                 _subject(res),

@@ -188,6 +188,7 @@ def review(
                     )
             vault._refresh_indexes(tx)
             na, nr = len(res.accepted), len(res.rejected)
+            tx.flush()
             res.commit = vault.history.commit(
                 tx.touched,
                 f"review: {na} accepted, {nr} rejected",
