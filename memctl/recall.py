@@ -103,6 +103,7 @@ DUP_JACCARD = 0.7  # word overlap at which two claims count as one fact
 _WORD = re.compile(r"[\w'’]+")
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 _FOOT_REF = re.compile(r"^\[\^[^\]\s]+\]:[ \t]*(raw/[^\s#)\]]+\.md#t\d+)", re.MULTILINE)
+_UNESCAPE_HEAD = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)  # as memctl.raw writes it
 _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
@@ -273,6 +274,7 @@ class _Reader:
         self._notes: dict[str, Note | None] = {}
         self._graph: dict[str, _NoteInfo] | None = None
         self._sessions: dict[str, tuple[str, dict[int, tuple[str, str | None]]] | None] = {}
+        self._texts: dict[str, str] = {}
         self._folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
@@ -326,6 +328,7 @@ class _Reader:
                         day = parts[1][:10] if len(parts) > 1 and _DAY.match(parts[1]) else None
                         heads[int(m.group(1))] = (speaker, day)
                     got = (scope, heads)
+                    self._texts[path] = text
             except (MemctlError, OSError, UnicodeDecodeError, ValueError):
                 got = None
             self._sessions[path] = got
@@ -348,10 +351,19 @@ class _Reader:
         return Cite(ref, day, speaker, quote)
 
     def turn_text(self, ref: str) -> str | None:
-        try:
-            return self.turns.turn(ref).content
-        except MemctlError:
+        """A turn's content, cut from its session's text (read once) between its heading's
+        metadata line and the next heading, with raw.py's heading escapes undone."""
+        path, _, n = ref.partition("#t")
+        if self._heads(path) is None or path not in self._texts or not n.isdigit():
             return None
+        text = self._texts[path]
+        m = re.search(rf"^## t{int(n)} · [^\n]*\n<!-- memctl:turn [^\n]*-->\n\n", text, re.M)
+        if m is None:
+            return None
+        nxt = _TURN_HEAD.search(text, m.end())
+        body = text[m.end() : nxt.start() if nxt else len(text)]
+        body = body[:-2] if body.endswith("\n\n") else body.rstrip("\n")
+        return _UNESCAPE_HEAD.sub(r"\1", body) if "## t" in body else body
 
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""
@@ -559,7 +571,7 @@ class _Claim:
     section: str
     text: str
     basis: str
-    cites: tuple[Cite, ...]
+    refs: tuple[tuple[str, str], ...]  # (turn ref, quote), checked when packed
     date: str | None
     score: float
     why: str
@@ -746,28 +758,16 @@ def _claims(
             text = _plain(c.text)
             if not text:
                 continue
-            cites: list[Cite] = []
-            bad = None
-            for cit in note.citations(c):
-                if cit.ref is None:
-                    continue
-                scope = r.turn_scope(cit.ref)
-                if scope is None:
-                    bad = f"cites {cit.ref}, which does not exist"
-                    break
-                if not r.visible(scope):
-                    bad = f"cites a turn outside {r.user}'s scope ({scope})"
-                    break
-                cites.append(r.cite(cit.ref, cit.quote))
-            if bad:
-                explain.append(Decision(cand.path, "claim", False, bad, 0, text))
-                continue
+            # Citations are checked (scope, existence) and dated from their turns only when
+            # the claim is about to be packed: a large vault's candidates cite hundreds of
+            # sessions. For ranking, a turn's day is its session's, from the raw path.
+            refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
             terms = _terms(text)
             fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
             rel = (sum(qweight[t] for t in terms & qterms) + W_FEEDBACK * fb_hit) / denom
-            hop = max((top_turns.get(ct.ref, 0.0) for ct in cites), default=0.0)
+            hop = max((top_turns.get(ref, 0.0) for ref, _ in refs), default=0.0)
             rel = min(1.0, rel + 0.5 * hop)
-            dates = sorted(d for d in (ct.date for ct in cites) if d)
+            dates = sorted(d for d in (_path_day(ref) for ref, _ in refs) if d)
             day = dates[-1] if dates else str(note.meta.get("updated") or "") or None
             # additive, so a claim that says what was asked beats a bystander in a top note
             score = (W_NOTE * cand.score + (1 - W_NOTE) * rel) * weight * _recency(day, r.now)
@@ -787,11 +787,32 @@ def _claims(
                 basis = "inferred" if c.inferred else "stated"
             why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")
             out.append(
-                _Claim(
-                    cand.path, note, section, text, basis, tuple(cites), day, score, why, terms, rel
-                )
+                _Claim(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
             )
     return out
+
+
+_PATH_DAY = re.compile(r"^raw/(\d{4})/(\d{2})/(\d{2})/")
+
+
+def _path_day(ref: str) -> str | None:
+    m = _PATH_DAY.match(ref)
+    return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" if m else None
+
+
+def _check_cites(
+    r: _Reader, refs: tuple[tuple[str, str], ...]
+) -> tuple[tuple[Cite, ...], str | None]:
+    """The citations with their turns' speakers and dates, or why the claim cannot be shown."""
+    cites: list[Cite] = []
+    for ref, quote in refs:
+        scope = r.turn_scope(ref)
+        if scope is None:
+            return (), f"cites {ref}, which does not exist"
+        if not r.visible(scope):
+            return (), f"cites a turn outside {r.user}'s scope ({scope})"
+        cites.append(r.cite(ref, quote))
+    return tuple(cites), None
 
 
 # ---- rendering ----------------------------------------------------------------------------
@@ -1055,15 +1076,21 @@ def recall(
             dup = next((k for k in kept if _jaccard(k.terms, c.terms) >= DUP_JACCARD), None)
             if dup is not None:
                 reason = f"near-copy of a kept claim in {dup.path}: {dup.text[:60]!r}"
+        cites: tuple[Cite, ...] = ()
+        if reason is None and packer.used + tokens.count(c.text) > budget:
+            reason = "over the token budget"  # known before its citations are even read
         if reason is None:
+            cites, reason = _check_cites(r, c.refs)
+        if reason is None:
+            dates = sorted(d for d in (ct.date for ct in cites) if d)
             m = Memory(
                 kind="claim",
                 text=c.text,
                 basis=c.basis,
                 ref=c.path,
                 score=c.score,
-                date=c.date,
-                citations=c.cites,
+                date=dates[-1] if dates else c.date,
+                citations=cites,
                 title=_plain(c.note.title),
                 store=c.note.store,
                 scope=c.note.scope,
@@ -1083,8 +1110,8 @@ def recall(
     per_session: Counter[str] = Counter()
     turn_queue: list[tuple[str, float, str, Hit | None]] = []
     for c in kept:
-        for ct in c.cites[:1]:
-            turn_queue.append((ct.ref, c.score * 0.9, f"supports {c.path}", None))
+        for ref, _ in c.refs[:1]:
+            turn_queue.append((ref, c.score * 0.9, f"supports {c.path}", None))
     hits_by_ref = {h.ref: h for h, _ in turn_hits}
     turn_queue += [(h.ref, s, "matches the query", h) for h, s in turn_hits]
     kept_turn_terms: list[set[str]] = []

@@ -656,3 +656,36 @@ def test_a_hand_edit_to_a_note_is_seen_by_the_next_recall(tmp_path: Path) -> Non
     assert _load_graph(vault.root, folders)["knowledge/acme.md"].scope == "x:no"
     res = recall(vault, query, user="marco", now=NOW)
     assert all(m.ref != "knowledge/acme.md" for m in res.memories)
+
+
+def test_turn_text_and_citations_read_from_headings_match_the_parser(tmp_path: Path) -> None:
+    """Recall reads turns without parsing whole sessions; it must see what the parser sees."""
+    from util import DATA
+
+    from memctl.provenance import RawTurns
+    from memctl.recall import _Reader
+
+    tricky = [
+        ("Dana", "user", "## t3 · Dana · 2026-01-01 00:00\nnot a heading\n\\## t9 · x", "2026-09-01T09:00:00Z"),
+        ("assistant", "assistant", "line one\n\n\n## Installation\n  sudo pip install x\n", "2026-09-01T09:01:00Z"),
+        ("Dana", "user", "1日200個 🥐\r\nwindows line", None),
+    ]
+    turns = [(a, b, c, d or "2026-09-01T09:02:00Z") for a, b, c, d in tricky]
+    vault, paths = build_vault(tmp_path / "v", [("s-x", "dana", "team", turns)], [])
+    for f in ("dana/2026-09-15-gcp-migration-runbook.jsonl", "priya/2026-09-24-evaluating-pos-loader.jsonl"):
+        vault.ingest([DATA / "sample-transcripts" / f], user="dana", scope="team", redact=False)
+    reader = _Reader(vault, "dana", NOW)
+    raw = RawTurns(vault.root)
+    checked = 0
+    for s in vault.sessions():
+        header, messages = raw.session(s["path"])
+        for n, m in enumerate(messages, 1):
+            ref = f"{s['path']}#t{n}"
+            assert reader.turn_text(ref) == m.content, ref
+            cite = reader.cite(ref)
+            assert cite.speaker == (m.name or m.role) and cite.date == raw.date(ref), ref
+            assert reader.turn_scope(ref) == header.scope
+            checked += 1
+    assert checked >= 26
+    assert reader.turn_text(f"{paths['s-x']}#t99") is None
+    assert reader.turn_scope(f"{paths['s-x']}#t99") is None

@@ -138,5 +138,7 @@ def test_private_memory_never_reaches_another_user(data, queries, budget, histor
             if cites_private or n.status != "active":
                 continue
             res = recall(vault, first[1], user="newcomer", budget=4000)
-            assert any(m.ref == n.path for m in res.memories), (n.path, res.explain)
+            # that fact (from this note, or a near-copy of it kept from another) is recalled
+            want = first[1].split(" see [[")[0].rstrip(".").lower()
+            assert any(m.text.lower().startswith(want) for m in res.memories), (n.path, res.explain)
             break
