@@ -41,10 +41,12 @@ from memctl.store import atomic_write
 # 2: a `live` fast field for the default active-only filter.
 # 3: filter values in one `key` field; window without frequencies; 32-bit session keys.
 # 4: turn text is read from the raw file by byte span instead of being stored twice.
-SCHEMA_VERSION = 4
+# 5: stat.json beside the manifest for the every-command check.
+SCHEMA_VERSION = 5
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
+STATS = "stat.json"  # the manifest's (mtime, size) part alone: all the every-command check reads
 
 # Fields a query plan may name.
 BODY = "body"  # stemmed: a turn's speaker and text; a note's title, aliases, tags and body
@@ -367,9 +369,9 @@ def _note_doc(rel: str, text: str, store_folders: dict[str, str]) -> tantivy.Doc
 Entry = tuple[int, int, str, int]  # mtime_ns, size, sha256, racy (1: hash again next sync)
 
 
-def scan(root: Path) -> dict[str, tuple[int, int]]:
+def scan(root: Path) -> dict[str, list[int]]:
     """Every indexable markdown file -> (mtime_ns, size): one stat each, nothing read."""
-    out: dict[str, tuple[int, int]] = {}
+    out: dict[str, list[int]] = {}
     stack: list[tuple[str, str]] = [("", str(root))]
     while stack:
         prefix, folder = stack.pop()
@@ -386,7 +388,7 @@ def scan(root: Path) -> dict[str, tuple[int, int]]:
                     # most entries are notes or sessions: test the name before the type
                     if name.endswith(".md") and name != "INDEX.md" and e.is_file():
                         st = e.stat()
-                        out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                        out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     elif e.is_dir(follow_symlinks=False):
                         stack.append((f"{prefix}{name}/", e.path))
                 except OSError:
@@ -429,7 +431,20 @@ class _Gen:
     def write_files(self, files: dict[str, Entry]) -> None:
         data = json.dumps({"schema": SCHEMA_VERSION, "files": files}, separators=(",", ":"))
         atomic_write(self.dir / MANIFEST, data)
+        # Written second: a crash in between leaves stat.json behind the manifest, which the
+        # next check reads as "something changed" and settles from the full manifest.
+        stats = {k: [v[0], v[1]] for k, v in files.items()}
+        racy = sorted(k for k, v in files.items() if v[3])
+        data = json.dumps({"schema": SCHEMA_VERSION, "racy": racy, "stat": stats})
+        atomic_write(self.dir / STATS, data)
         self._files = files
+
+    def unchanged(self, seen: dict[str, list[int]]) -> bool:
+        """True when every file has the stat the index saw and none is racy."""
+        raw = json.loads((self.dir / STATS).read_text(encoding="utf-8"))
+        if raw.get("schema") != SCHEMA_VERSION:
+            raise ValueError("manifest schema differs")
+        return not raw["racy"] and raw["stat"] == seen  # one dict comparison, in C
 
     def open(self) -> tantivy.Index:
         if not (self.dir / "meta.json").is_file():
@@ -557,7 +572,9 @@ def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
     return gen, w, len(files)
 
 
-def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) -> None:
+def _apply_locked(
+    vault: Any, gen: _Gen, force: set[str], report: SyncReport, rewrite: bool = False
+) -> None:
     """Bring `gen` in step with the files; the caller holds the vault lock."""
     root: Path = vault.root
     files = dict(gen.files)
@@ -567,7 +584,13 @@ def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) ->
     restat: dict[str, Entry] = {}
     for rel, st in seen.items():
         old = files.get(rel)
-        if old is not None and old[:2] == st and not old[3] and rel not in force:
+        if (
+            old is not None
+            and old[0] == st[0]
+            and old[1] == st[1]
+            and not old[3]
+            and rel not in force
+        ):
             continue
         got = _read(root / rel)
         if got is None:
@@ -597,19 +620,12 @@ def _apply_locked(vault: Any, gen: _Gen, force: set[str], report: SyncReport) ->
         files[rel] = ent
     files.update(restat)
     report.removed += len(gone)
-    if todo or gone or restat:
+    if todo or gone or restat or rewrite:
         gen.write_files(files)
 
 
-def _stale(gen: _Gen, seen: dict[str, tuple[int, int]]) -> bool:
-    files = gen.files
-    if len(files) != len(seen):
-        return True
-    for rel, st in seen.items():
-        old = files.get(rel)
-        if old is None or old[3] or old[0] != st[0] or old[1] != st[1]:
-            return True
-    return False
+def _stale(gen: _Gen, seen: dict[str, list[int]]) -> bool:
+    return not gen.unchanged(seen)
 
 
 def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
@@ -618,12 +634,13 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
     root: Path = vault.root
     force = {t for t in touched if t.endswith(".md") and not t.endswith("INDEX.md")}
     gen, why = _current(root)
+    rewrite = False
     if gen is not None and not force:
         try:
             if not _stale(gen, scan(root)):
                 return report
         except _BROKEN:
-            gen, why = None, _UNREADABLE
+            rewrite = True  # stat.json is unreadable: the full manifest settles it below
     # Rebuilding cannot be skipped, so wait for the lock; an update can: while a writer holds
     # the lock we search its last commit, and the writer indexes what it writes itself.
     with _locked(vault, wait=gen is None or bool(force)) as got:
@@ -633,7 +650,7 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
         gen, why2 = _current(root)  # another process may have done the work meanwhile
         if gen is not None:
             try:
-                _apply_locked(vault, gen, force, report)
+                _apply_locked(vault, gen, force, report, rewrite)
                 return report
             except BaseException as exc:
                 if not _is_broken(exc):

@@ -111,7 +111,7 @@ def _one_notice(r) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("damage", ["meta", "segments", "current", "manifest", "missing"])
+@pytest.mark.parametrize("damage", ["meta", "segments", "current", "stats", "manifest", "missing"])
 def test_a_broken_index_is_rebuilt_with_one_notice(vault: Path, damage: str) -> None:
     # another process builds the index: this one must not have it mapped while we damage
     # files in place (that is SIGBUS territory, not something tantivy itself ever does)
@@ -125,13 +125,22 @@ def test_a_broken_index_is_rebuilt_with_one_notice(vault: Path, damage: str) -> 
                 f.write_bytes(b"\x00garbage" * 7)
     elif damage == "current":
         (vault / ".memctl/index/current.json").write_text("garbage", encoding="utf-8")
+    elif damage == "stats":
+        (g / "stat.json").write_text("[", encoding="utf-8")
     elif damage == "manifest":
+        # read only when something changed: change a note so the sync needs it
         (g / "manifest.json").write_text("[", encoding="utf-8")
+        note = vault / "knowledge/alpha.md"
+        note.write_text(note.read_text() + "- and the aardvark budget\n", encoding="utf-8")
     else:
         import shutil
 
         shutil.rmtree(vault / ".memctl/index")
     r = proc("--vault", vault, "search", "--json", "aardvark")
+    if damage == "stats":  # a cache of the manifest: rewritten from it, nothing to rebuild
+        assert r.err == "" and r.refs() == ["knowledge/alpha.md"]
+        assert json.loads((g / "stat.json").read_text())["stat"]
+        return
     notice = _one_notice(r)
     assert "rebuilt" in notice or "built" in notice
     assert r.refs() == ["knowledge/alpha.md"]
