@@ -58,8 +58,10 @@ def _bench_search() -> object:
 
 
 def memctl(*args: str, vault: Path | None = None, stdin: str | None = None) -> tuple[float, str]:
-    exe = shutil.which("memctl", path=str(Path(sys.executable).parent)) or "memctl"
-    cmd = [exe] + (["--vault", str(vault)] if vault else []) + list(args)
+    # the console script next to this Python, as a user runs it; else python -m memctl
+    exe = shutil.which("memctl", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "memctl"]
+    cmd += (["--vault", str(vault)] if vault else []) + list(args)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
     dt = time.perf_counter() - t0
