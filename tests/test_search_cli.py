@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -244,27 +245,26 @@ def test_plain_output_when_piped(vault: Path) -> None:
 
 
 def test_rich_output_on_a_terminal(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
-    from memctl.cli import search as cli_search
-
-    calls = []
-    monkeypatch.setattr(cli_search, "_rich", lambda res: calls.append(res))
-    ok("--vault", vault, "search", "crashloop")
-    # isatty is checked on the real stdout inside cli(); call the renderer directly as well
-    from memctl import Vault
-
-    res = Vault.open(vault).search("crashloop exporter")
-    monkeypatch.undo()
+    import contextlib
     import io
-    from contextlib import redirect_stdout
 
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        cli_search._rich(res)
-    text = buf.getvalue()
-    assert turn_ref(vault, "marco-exporter", 1) in text and "crashloop" in text
+    from memctl.cli import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    term = Terminal()
+    with contextlib.redirect_stdout(term), pytest.raises(SystemExit) as done:
+        main(["--vault", str(vault), "search", "crashloop", "exporter", "-n", "2"])
+    assert done.value.code in (0, None)
+    text = term.getvalue()
+    assert "\x1b[" in text  # styled: bold ref, highlighted matches
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert turn_ref(vault, "marco-exporter", 1) in plain and "crashloop" in plain
+    assert plain.lstrip().startswith("1. ")
 
 
 def test_library_returns_typed_hits(vault: Path) -> None:
