@@ -104,7 +104,8 @@ def _rich(res: SearchResult) -> None:
         console.print(Text("no matches", style="dim"))
         return
     for i, h in enumerate(res.hits, 1):
-        head = Text(f"{i:>2}. ", style="dim")
+        head = Text()
+        head.append(f"{i:>2}. ", style="dim")
         head.append(h.ref, style="bold cyan")
         meta = " · ".join(x for x in (_when(h), _who(h), h.title if h.kind == "note" else "") if x)
         if meta:
