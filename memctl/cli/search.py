@@ -20,36 +20,46 @@ _MULTI = "Repeat or comma-separate for several."
 def search(
     query: Annotated[
         list[str] | None,
-        typer.Argument(help='Words to look for; "quoted words" must appear as a phrase.'),
+        typer.Argument(
+            metavar="QUERY",
+            help='Words to look for; "quoted words" must appear as a phrase.',
+        ),
     ] = None,
     store: Annotated[
-        list[str] | None, typer.Option("--store", help=f"Only notes of this store. {_MULTI}")
+        list[str] | None,
+        typer.Option("--store", metavar="STORE", help=f"Only notes of this store. {_MULTI}"),
     ] = None,
     user: Annotated[
-        list[str] | None, typer.Option("--user", help=f"Only this user's sessions. {_MULTI}")
+        list[str] | None,
+        typer.Option("--user", metavar="USER", help=f"Only this user's turns and notes. {_MULTI}"),
     ] = None,
     scope: Annotated[
-        list[str] | None, typer.Option("--scope", help=f"user:NAME, team or global. {_MULTI}")
+        list[str] | None,
+        typer.Option("--scope", metavar="SCOPE", help=f"user:NAME, team or global. {_MULTI}"),
     ] = None,
     speaker: Annotated[
-        list[str] | None, typer.Option("--speaker", help=f"Only turns by this speaker. {_MULTI}")
+        list[str] | None,
+        typer.Option("--speaker", metavar="NAME", help=f"Only turns by this speaker. {_MULTI}"),
     ] = None,
     since: Annotated[
-        str | None, typer.Option("--since", help="From this date: 2026-09-01, 7d, 3w, 12h.")
+        str | None,
+        typer.Option("--since", metavar="WHEN", help="From this date: 2026-09-01, 7d, 3w, 12h."),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--until", help="Up to this date (a bare date includes it).")
+        str | None,
+        typer.Option("--until", metavar="WHEN", help="Up to this date (a bare date includes it)."),
     ] = None,
     status: Annotated[
         list[str] | None,
         typer.Option(
             "--status",
+            metavar="STATUS",
             help="Note status: active (default), proposed, superseded, retracted, or all.",
         ),
     ] = None,
     turns: Annotated[bool, typer.Option("--turns", help="Only raw turns.")] = False,
     notes: Annotated[bool, typer.Option("--notes", help="Only notes.")] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many hits.")] = 10,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="How many hits.")] = 10,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Ranked search over every turn and note (BM25, phrases in quotes, filters)."""
