@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from memctl import index
-from memctl.errors import InputError
+from memctl.errors import InputError, MemctlError
 
 RESULT_VERSION = 1  # the `memctl search --json` contract; bump on any change to the keys
 
@@ -363,10 +363,15 @@ def search(
                 ranked = rank(reader.candidates(plan, max(MIN_CANDIDATES, limit + 20)))[:limit]
             docs = reader.load([c for _, c in ranked], plan)
             break
-        except index.IndexBroken:
+        except index.IndexBroken as exc:
             if attempt == 2:
-                raise
-            notices.append(index.repair(vault))
+                raise MemctlError(f"search index unusable after a rebuild: {exc}") from None
+            try:
+                notices.append(index.repair(vault))
+            except OSError as err:
+                raise MemctlError(
+                    f"cannot build the search index: {err.strerror or err}", err.filename
+                ) from None
     hits = [
         _hit(score, doc)
         for (score, _), doc in zip(ranked, docs, strict=True)

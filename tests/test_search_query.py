@@ -115,3 +115,18 @@ def test_a_failing_index_update_still_answers(vault: Path, monkeypatch: pytest.M
     assert res.hits and res.notices == [
         "search index not updated (No space left on device); results may be stale"
     ]
+
+
+def test_an_index_that_cannot_be_built_is_one_error(vault: Path, monkeypatch) -> None:
+    from memctl import MemctlError, Vault
+
+    def broken(_vault: object) -> None:
+        raise index.IndexBroken("gone")
+
+    def read_only(_vault: object) -> str:
+        raise PermissionError(13, "Permission denied", str(vault / ".memctl/index"))
+
+    monkeypatch.setattr(index, "Reader", broken)
+    monkeypatch.setattr(index, "repair", read_only)
+    with pytest.raises(MemctlError, match="cannot build the search index: Permission denied"):
+        Vault.open(vault).search("egress", sync=False)
