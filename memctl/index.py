@@ -665,8 +665,17 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
 
 
 def after_write(vault: Any, touched: list[str]) -> SyncReport:
-    """Called by the vault inside its lock after every write: index what the command wrote."""
-    return sync(vault, touched)
+    """Called by the vault inside its lock after every write: index what the command wrote.
+
+    Never raises for the index's sake: the write has been committed by now, and a derived
+    index that could not follow (a full disk, a broken index) is caught up by the next sync.
+    """
+    try:
+        return sync(vault, touched)
+    except BaseException as exc:
+        if not (_is_broken(exc) or isinstance(exc, MemctlError)):
+            raise
+        return SyncReport(notices=[f"search index not updated ({exc}); the next search retries"])
 
 
 def repair(vault: Any) -> str:

@@ -311,3 +311,19 @@ def test_an_appended_session_is_found_whole(tmp_path: Path) -> None:
     hits = ok("--vault", v, "search", "--json", "egress", "analytics", "ops-4711", "-n", "20")
     texts = {h["id"]: h["snippet"] for h in hits.json()["hits"]}
     assert "OPS-4711" in texts["d5"] and "egress" in texts["d1"]
+
+
+def test_a_failing_index_never_undoes_a_committed_write(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memctl import Vault
+
+    def full_disk(*_a: object, **_k: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index, "_apply_locked", full_disk)
+    transcript(tmp_path / "m.jsonl", "marco", [("user", "Marco", "the quetzal rollout")], 1)
+    res = Vault.open(vault).ingest([tmp_path / "m.jsonl"])
+    assert res.commit and git(vault, "status", "--porcelain") == ""
+    monkeypatch.undo()
+    assert found(vault, "quetzal")  # the next search catches the index up
