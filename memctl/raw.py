@@ -237,14 +237,25 @@ def header_from_dict(data: dict[str, Any]) -> RawHeader:
 
 
 # Sessions this process has just rendered, so the index does not parse what ingest wrote.
+# Bounded by characters held, oldest first out, so a huge export still streams.
 _PARSED: dict[tuple[str, str], tuple[RawHeader, list[Message]]] = {}
+_PARSED_LIMIT = 64_000_000
+_parsed_chars = 0
 
 
 def remember_parsed(path: str, text: str, header: RawHeader, messages: list[Message]) -> None:
     """Record that `text` at `path` parses to header/messages (it was rendered from them)."""
-    if len(_PARSED) >= 16:
-        _PARSED.clear()
-    _PARSED[(path, text)] = (header, list(messages))
+    global _parsed_chars
+    for key in [k for k in _PARSED if k[0] == path]:
+        _parsed_chars -= len(key[1])
+        del _PARSED[key]
+    while _PARSED and _parsed_chars + len(text) > _PARSED_LIMIT:
+        oldest = next(iter(_PARSED))
+        _parsed_chars -= len(oldest[1])
+        del _PARSED[oldest]
+    if len(text) <= _PARSED_LIMIT:
+        _PARSED[(path, text)] = (header, list(messages))
+        _parsed_chars += len(text)
 
 
 def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
