@@ -75,8 +75,9 @@ def test_unreadable_dates_say_what_is_accepted(bad: str) -> None:
 
 def test_session_blend_lifts_turns_of_the_best_session() -> None:
     c = index.Candidate
-    ranked = rank([c(10.0, 1, "a"), c(6.0, 1, "b"), c(6.5, 2, "c")])
-    assert [x.addr for _, x in ranked] == ["a", "b", "c"]  # 6 + 3 beats 6.5 + 1.95
+    ranked = rank([c(10.0, 1, "a"), c(6.0, 1, "b"), c(6.5, 2, "c"), c(1.0, 1, "d")])
+    assert [x.addr for _, x in ranked] == ["a", "b", "c", "d"]
+    assert ranked[1][0] == pytest.approx(6.0 + 0.3 * (10.0 + 6.0))  # beats 6.5 + 0.3 * 6.5
 
 
 @pytest.fixture(scope="module")
