@@ -515,7 +515,9 @@ class _Writer:
 
     def __init__(self, vault: Any, index: tantivy.Index, bulk: bool) -> None:
         self.folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
-        heap = 400_000_000 if bulk else 30_000_000
+        # tantivy buffers documents up to this many bytes before writing a segment: it bounds
+        # memory for a huge ingest (a 200 MB export must not need 200 MB more RAM).
+        heap = 64_000_000 if bulk else 30_000_000
         self.writer = index.writer(heap_size=heap, num_threads=0 if bulk else 1)
         self.turns = 0
         self.notes = 0

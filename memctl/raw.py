@@ -237,9 +237,10 @@ def header_from_dict(data: dict[str, Any]) -> RawHeader:
 
 
 # Sessions this process has just rendered, so the index does not parse what ingest wrote.
-# Bounded by characters held, oldest first out, so a huge export still streams.
+# The newest one is always kept (ingest holds its text anyway); older ones only within a
+# small character budget, oldest out, so a huge multi-session export still streams.
 _PARSED: dict[tuple[str, str], tuple[RawHeader, list[Message]]] = {}
-_PARSED_LIMIT = 64_000_000
+_PARSED_LIMIT = 4_000_000
 _parsed_chars = 0
 
 
@@ -253,9 +254,8 @@ def remember_parsed(path: str, text: str, header: RawHeader, messages: list[Mess
         oldest = next(iter(_PARSED))
         _parsed_chars -= len(oldest[1])
         del _PARSED[oldest]
-    if len(text) <= _PARSED_LIMIT:
-        _PARSED[(path, text)] = (header, list(messages))
-        _parsed_chars += len(text)
+    _PARSED[(path, text)] = (header, list(messages))
+    _parsed_chars += len(text)
 
 
 def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
