@@ -31,6 +31,7 @@ from memctl.model import Message, speakers
 SCHEMA = 1
 # libyaml emits the same YAML ~3x faster; fall back to pure Python without it.
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
 _HEADING = re.compile(r"^## t(\d+) · [^\n]*$", re.MULTILINE)
 _ESCAPED = re.compile(r"^(\\*)(## t\d+ · )", re.MULTILINE)
 _UNESCAPE = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)
@@ -145,7 +146,11 @@ def render_header(h: RawHeader) -> str:
         "content_hash": h.content_hash,
     }
     data.update(dict(h.extra))
-    dumped = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+    # YAML reads NEL and the Unicode line/paragraph separators inside a quoted scalar as
+    # line breaks; escape everything in the rare header that carries one, so it round-trips.
+    text = json.dumps(data, ensure_ascii=False)
+    readable = not any(ch in text for ch in _YAML_BREAKS)
+    dumped = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=readable, width=1000)
     return f"---\n{dumped}---\n"
 
 

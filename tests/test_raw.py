@@ -38,6 +38,13 @@ message = st.builds(
 )
 
 
+def test_header_values_with_yaml_line_breaks_round_trip() -> None:
+    m = Message("user", "x", timestamp="\x85 \u2028 \u2029 é")
+    header = make_header("s\x85", "T\u2028itle é", "jsonl", "o\u2029", "u", "team", [m])
+    h2, back = parse_session(render_session(header, [m]), "raw/x.md")
+    assert h2 == header and back == [m]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(message, min_size=1, max_size=6))
 def test_render_parse_round_trip(messages: list[Message]) -> None:
