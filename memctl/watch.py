@@ -86,6 +86,9 @@ class VaultWatcher:
             return False
         return rel.suffix == ".md" and not any(part.startswith(".") for part in rel.parts)
 
+    def _rel(self, p: str) -> str:
+        return Path(p).resolve().relative_to(self.root).as_posix()
+
     def _is_transcript(self, p: str) -> bool:
         name = Path(p).name
         return name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith(".")
@@ -108,11 +111,14 @@ class VaultWatcher:
                 res = self.vault.ingest(transcripts, user=self.user, scope=self.scope)
                 ev.ingested = [c.path for c in res.changed]
                 ev.turns_added = res.turns_added
-                # Our own writes show up as note events too; the ingest indexed them already.
-                self._notes.take(0)
+                # The ingest's own writes come back as note events; it indexed them already.
+                # Anything else that arrived meanwhile (a hand edit) is still to be done.
+                ours = {*ev.ingested, "INDEX.md", "raw/INDEX.md"}
+                later = [p for p in self._notes.take(0) if self._rel(p) not in ours]
+                notes = sorted({*notes, *later})
             if notes:
                 self.vault.reindex(paths=notes)
-                ev.reindexed = [Path(p).resolve().relative_to(self.root).as_posix() for p in notes]
+                ev.reindexed = [self._rel(p) for p in notes]
         except Exception as exc:
             ev.error = str(exc)
         return ev
@@ -122,9 +128,12 @@ class VaultWatcher:
         on_event: Callable[[WatchEvent], None],
         until: Callable[[], bool] | None = None,
         tick: float = 0.1,
+        on_ready: Callable[[], None] | None = None,
     ) -> None:
         """Poll until stopped (Ctrl-C in the CLI, or `until()` returning True in tests)."""
         self.start()
+        if on_ready is not None:
+            on_ready()
         try:
             while not self._stop.is_set() and not (until and until()):
                 ev = self.poll()

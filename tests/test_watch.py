@@ -51,7 +51,8 @@ def test_watch_reindexes_hand_edits_and_ingests_new_transcripts(tmp_path: Path) 
         env=env,
     )
     try:
-        time.sleep(1.5)  # let the observer start
+        ready = json.loads(proc.stdout.readline())  # blocks until the observers run
+        assert ready["watching"] == [str(v), str(inbox)]
         note = v / "knowledge" / "zanzibar.md"
         note.write_text("# Zanzibar\n\n- the quokka cluster runs on zanzibar hosts\n")
         assert _wait_for(lambda: _hits(v, "quokka") == ["knowledge/zanzibar.md"])
@@ -62,7 +63,7 @@ def test_watch_reindexes_hand_edits_and_ingests_new_transcripts(tmp_path: Path) 
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=10)
-    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    events = [e for e in map(json.loads, out.splitlines()) if "reindexed" in e]
     assert any("knowledge/zanzibar.md" in e["reindexed"] for e in events), (out, err)
     assert any(e["turns_added"] == 1 for e in events), (out, err)
 
@@ -78,3 +79,24 @@ def test_watch_refuses_a_missing_folder(tmp_path: Path) -> None:
     v = new_vault(tmp_path)
     r = memctl("--vault", v, "watch", "--ingest", tmp_path / "nope")
     assert r.code == 2 and "nope" in r.err
+
+
+def test_a_hand_edit_and_a_transcript_in_one_flush_are_both_handled(tmp_path: Path) -> None:
+    from memctl import Vault
+    from memctl.watch import VaultWatcher
+
+    v = new_vault(tmp_path)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    watcher = VaultWatcher(Vault.open(v), [inbox], user="dana", scope="team", debounce=0.2)
+    watcher.start()
+    try:
+        time.sleep(0.5)
+        (v / "knowledge" / "okapi.md").write_text("# Okapi\n\n- the okapi service moved\n")
+        (inbox / "s.jsonl").write_text(json.dumps({"role": "user", "content": "hello"}) + "\n")
+        events = []
+        assert _wait_for(lambda: bool(events.append(watcher.poll()) or any(
+            e and "knowledge/okapi.md" in e.reindexed for e in events)), timeout=10)
+        assert any(e and e.turns_added == 1 for e in events)
+    finally:
+        watcher.stop()

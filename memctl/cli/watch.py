@@ -59,14 +59,17 @@ def watch(
                 )
         sys.stdout.flush()
 
-    if not json_out:
-        out(
-            f"watching {vault.root}"
-            + "".join(f" and {d}" for d in ingest or [])
-            + " (Ctrl-C stops)"
-        )
+    def ready() -> None:
+        # Said once the observers are running, so a script knows when edits will be seen.
+        if json_out:
+            roots = [str(vault.root), *map(str, ingest or [])]
+            sys.stdout.write(json.dumps({"watching": roots}) + "\n")
+        else:
+            extra = "".join(f" and {d}" for d in ingest or [])
+            out(f"watching {vault.root}{extra} (Ctrl-C stops)")
         sys.stdout.flush()
+
     try:
-        watcher.run(report)
+        watcher.run(report, on_ready=ready)
     except KeyboardInterrupt:
         watcher.stop()
