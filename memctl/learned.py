@@ -9,9 +9,8 @@ commit that made it, so an edit by a human is told apart from one by the agent.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.errors import InputError, MemctlError
@@ -26,7 +25,6 @@ _HIST_ACTION = {
     "retracted": "retracted",
     "resolved": "resolved",
 }
-_SINCE = re.compile(r"^(\d+)\s*([mhdw])$")
 UNCOMMITTED = "uncommitted"
 
 
@@ -105,14 +103,11 @@ class DiffResult:
 
 
 def _since_arg(since: str) -> str:
-    m = _SINCE.match(since.strip())
-    if not m:
-        return since  # git understands dates and phrases like "2 weeks ago"
-    n, unit = int(m.group(1)), m.group(2)
-    delta = {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n)}.get(
-        unit, timedelta(weeks=n)
-    )
-    return (datetime.now(UTC) - delta).isoformat()
+    """Our date vocabulary (7d, 3w, ISO dates) as a git --since value; unreadable is an error."""
+    from memctl.when import parse_when
+
+    epoch = parse_when(since, datetime.now(UTC))
+    return datetime.fromtimestamp(epoch or 0, UTC).isoformat()
 
 
 def _parse(text: str | None, path: str) -> Note | None:

@@ -13,11 +13,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 from memctl import index
 from memctl.errors import InputError, MemctlError
+from memctl.when import parse_when
+
+STATUSES = ("active", "proposed", "superseded", "retracted")
 
 RESULT_VERSION = 1  # the `memctl search --json` contract; bump on any change to the keys
 
@@ -47,8 +50,6 @@ STOPWORDS = frozenset(
 _QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”')
 _WORD = re.compile(r"[\w'’]+")
 _EDGE_PUNCT = ".,;:!?()[]{}<>\"'`“”‘’"
-_RELATIVE = re.compile(r"^\s*(\d+)\s*(h|d|w|y)\s*$", re.IGNORECASE)
-_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 
 
 @dataclass(frozen=True)
@@ -187,46 +188,6 @@ def _values(v: str | Iterable[str] | None, lower: bool = False) -> tuple[str, ..
     return tuple(p.lower() for p in out) if lower else tuple(out)
 
 
-def parse_when(value: str | date | datetime | None, now: datetime, end: bool = False) -> int | None:
-    """`7d`, `3w`, `12h`, `1y`, `today`, `yesterday`, or an ISO date/time -> epoch seconds.
-
-    A bare date as an upper bound means the end of that day, so `--until 2026-09-01`
-    includes the first of September.
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        dt = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return int(dt.timestamp())
-    if isinstance(value, date):
-        day = datetime(value.year, value.month, value.day, tzinfo=UTC)
-        return int((day + timedelta(days=1) if end else day).timestamp())
-    text = value.strip().lower()
-    if text in ("today", "yesterday"):
-        day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        if text == "yesterday":
-            day -= timedelta(days=1)
-        return int((day + timedelta(days=1) if end else day).timestamp())
-    m = _RELATIVE.match(text)
-    if m:
-        n, unit = int(m.group(1)), m.group(2).lower()
-        delta = timedelta(days=365 * n) if unit == "y" else _UNITS[unit] * n
-        try:
-            return int((now - delta).timestamp())
-        except OverflowError:
-            return int(datetime(1, 1, 1, tzinfo=UTC).timestamp())
-    try:
-        if len(text) == 10:
-            return parse_when(date.fromisoformat(text), now, end)
-        dt = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise InputError(
-            f"cannot read the date {value!r}: use 2026-09-01, 2026-09-01T14:30, 7d, 3w, 12h, "
-            "1y, today or yesterday"
-        ) from None
-    return parse_when(dt, now, end)
-
-
 def make_filters(
     *,
     kind: str | Iterable[str] | None = None,
@@ -247,6 +208,9 @@ def make_filters(
     statuses = _values(status, lower=True)
     if any(s in ("all", "any", "*") for s in statuses):
         statuses = ()
+    for st in statuses:
+        if st not in STATUSES:
+            raise InputError(f"unknown status {st!r}: use {', '.join(STATUSES)} or all")
     return index.Filters(
         kinds=tuple(sorted(set(kinds))) if len(set(kinds)) < 2 else (),
         stores=_values(store),

@@ -13,7 +13,7 @@ from memctl.cli.render import emit_json, out, table
 
 @app.command()
 def log(
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many commits.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many commits.")] = 20,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Memory commits, newest first."""
