@@ -1142,22 +1142,7 @@ def recall(
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
 
-    text, used, dropped = packer.finish()
-    for m in dropped:
-        explain.append(Decision(m.ref, m.kind, False, "over the token budget", m.score, m.text))
-    return RecallResult(
-        query=query,
-        user=user,
-        budget=budget,
-        format=fmt,
-        text=text,
-        memories=packer.items,
-        tokens=used,
-        tokenizer=tokens.method(),
-        explain=explain,
-        notices=r.notices,
-        seconds=round(time.perf_counter() - started, 4),
-    )
+    return _finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")
 
 
 # ---- context: the block for the start of a session ----------------------------------------
@@ -1252,11 +1237,26 @@ def context(
                 m.text,
             )
         )
+    return _finish(packer, explain, r.notices, None, user, budget, fmt, started, "context")
+
+
+def _finish(
+    packer: Any,
+    explain: list[Decision],
+    notices: list[str],
+    query: str | None,
+    user: str,
+    budget: int,
+    fmt: str,
+    started: float,
+    kind: str,
+) -> RecallResult:
+    """Close the packer, explain what the budget cut, and time the whole call."""
     text, used, dropped = packer.finish()
     for m in dropped:
         explain.append(Decision(m.ref, m.kind, False, "over the token budget", m.score, m.text))
     return RecallResult(
-        query=None,
+        query=query,
         user=user,
         budget=budget,
         format=fmt,
@@ -1265,9 +1265,9 @@ def context(
         tokens=used,
         tokenizer=tokens.method(),
         explain=explain,
-        notices=r.notices,
+        notices=notices,
         seconds=round(time.perf_counter() - started, 4),
-        kind="context",
+        kind=kind,
     )
 
 
