@@ -235,3 +235,43 @@ def test_show_log_status(tmp_path: Path) -> None:
     (v / "knowledge" / "hand.md").write_text("# hand edit\n")
     st = ok("--vault", v, "status", "--json").json()
     assert any("knowledge/hand.md" in line for line in st["uncommitted"])
+
+
+def _run_on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+    """Run memctl with a pseudo-terminal as stdout, the way a person at a shell sees it."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", *args], stdout=slave,
+                            stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return proc.wait(timeout=120), out
+
+
+def test_progress_bar_on_a_terminal_and_silence_when_piped(tmp_path: Path) -> None:
+    v = new_vault(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(3):
+        _jsonl(src / f"part{k}.jsonl", [{**m, "id": f"p{k}{m['id']}"} for m in _msgs(2)])
+    code, out = _run_on_a_terminal(["--vault", str(v), "ingest", str(src)])
+    assert code == 0
+    assert b"\x1b[" in out and "━".encode() in out  # a bar was drawn (rich, transient)
+    assert b"ingest: 3 sessions, 6 turns" in out
+    _jsonl(src / "part9.jsonl", _msgs(2, 50))
+    piped = ok("--vault", v, "ingest", src)
+    assert "\x1b[" not in piped.out + piped.err
+    assert piped.out.endswith("ingest: 1 session, 2 turns · commit " + piped.out[-11:])
