@@ -33,7 +33,8 @@ from typing import Any
 import tantivy
 
 from memctl.errors import LockTimeoutError, MemctlError
-from memctl.raw import parse_session, parse_time, split_frontmatter
+from memctl.model import Message
+from memctl.raw import RawHeader, parse_session, parse_time, split_frontmatter
 from memctl.store import atomic_write
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
@@ -212,13 +213,19 @@ def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] |
     return out
 
 
-def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> list[tantivy.Document]:
+def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> Iterator[tantivy.Document]:
     header, messages = parse_session(text, rel)
+    return _session_docs(rel, data, header, messages, st)
+
+
+def _session_docs(
+    rel: str, data: bytes, header: RawHeader, messages: list[Message], st: tuple[int, int]
+) -> Iterator[tantivy.Document]:
+    """One document per turn, made lazily so a 100k-turn session never exists twice in RAM."""
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
     spans = _content_spans(data, contents)
     sess = _sess_key(rel)
     path_key, user_key, scope_key = f"path:{rel}", f"user:{header.user}", f"scope:{header.scope}"
-    docs = []
     said: list[str] = []
     ts = parse_time(header.started) if isinstance(header.started, str) else None
     for n, m in enumerate(messages, 1):
@@ -266,9 +273,8 @@ def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> list[ta
             d.add_integer("ts", int(ts.timestamp()))
         d.add_unsigned("sess", sess)
         d.add_unsigned("live", 1)
-        docs.append(d)
         said.append(line)
-    return docs
+        yield d
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -527,18 +533,27 @@ class _Writer:
         try:
             text = data.decode("utf-8")
             if rel.startswith("raw/"):
-                docs = _turn_docs(rel, text, data, st)
-                self.turns += len(docs)
+                self.add_session(rel, data, *parse_session(text, rel), st)
             else:
-                docs = [_note_doc(rel, text, self.folders)]
+                doc = _note_doc(rel, text, self.folders)
+                self.writer.add_document(doc)
                 self.notes += 1
         except (MemctlError, UnicodeDecodeError, ValueError, TypeError) as exc:
             # a file memctl cannot read is left out of search, not a reason to fail a command
             self.skipped.append(f"{rel}: {exc}".splitlines()[0])
-            return
+
+    def add_session(
+        self,
+        rel: str,
+        data: bytes,
+        header: RawHeader,
+        messages: list[Message],
+        st: tuple[int, int],
+    ) -> None:
         add = self.writer.add_document
-        for d in docs:
+        for d in _session_docs(rel, data, header, messages, st):
             add(d)
+        self.turns += len(messages)
 
     def delete(self, rel: str) -> None:
         self.writer.delete_documents_by_term(KEY, f"path:{rel}")
@@ -575,16 +590,31 @@ def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
 
 
 def _apply_locked(
-    vault: Any, gen: _Gen, force: set[str], report: SyncReport, rewrite: bool = False
+    vault: Any,
+    gen: _Gen,
+    force: set[str],
+    report: SyncReport,
+    rewrite: bool = False,
+    feed: Feed | None = None,
 ) -> None:
-    """Bring `gen` in step with the files; the caller holds the vault lock."""
+    """Bring `gen` in step with the files; the caller holds the vault lock.
+
+    With a `feed`, the files it indexed from memory are taken as they are, unless their
+    stat shows they changed again since; its writer then also carries everything else.
+    """
     root: Path = vault.root
     files = dict(gen.files)
+    fed: dict[str, Entry] = {}
     seen = scan(root)
     now = time.time_ns()
     todo: list[tuple[str, bytes, tuple[int, int], Entry]] = []
     restat: dict[str, Entry] = {}
     for rel, st in seen.items():
+        if feed is not None and (new := feed.entries.get(rel)) is not None:
+            if new[0] == st[0] and new[1] == st[1]:
+                fed[rel] = new
+                continue
+            force = force | {rel}  # edited again after memctl wrote it: index the file
         old = files.get(rel)
         if (
             old is not None
@@ -602,8 +632,12 @@ def _apply_locked(
         else:
             todo.append((rel, got[1], got[2], _entry(got[2], got[0], now)))
     gone = [rel for rel in files if rel not in seen]
-    if todo or gone:
-        w = _Writer(vault, gen.open(), bulk=len(todo) > 100)
+    if feed is not None:
+        gone += [rel for rel in feed.entries if rel not in seen and rel not in files]
+    w = feed.writer if feed is not None else None
+    if todo or gone or w is not None:
+        if w is None:
+            w = _Writer(vault, gen.open(), bulk=len(todo) > 100)
         for rel in gone:
             w.delete(rel)
         for rel, data, st, _ in todo:
@@ -613,8 +647,8 @@ def _apply_locked(
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
         report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
     for rel in gone:
-        del files[rel]
-    for rel, _, _, ent in todo:
+        files.pop(rel, None)
+    for rel, ent in [*((t[0], t[3]) for t in todo), *fed.items()]:
         if rel in files:
             report.updated += 1
         else:
@@ -622,7 +656,7 @@ def _apply_locked(
         files[rel] = ent
     files.update(restat)
     report.removed += len(gone)
-    if todo or gone or restat or rewrite:
+    if todo or gone or restat or fed or rewrite:
         gen.write_files(files)
 
 
@@ -634,7 +668,7 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
     """Bring the index in step with the files; one stat walk when nothing changed."""
     report = SyncReport()
     root: Path = vault.root
-    force = {t for t in touched if t.endswith(".md") and not t.endswith("INDEX.md")}
+    force = {t for t in touched if _indexable(t)}
     gen, why = _current(root)
     rewrite = False
     if gen is not None and not force:
@@ -664,6 +698,90 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
         report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
     return report
+
+
+class Feed:
+    """Indexes the sessions an ingest writes from the messages it already holds.
+
+    Without it the index re-read and re-parsed every file ingest had just rendered, a third
+    of ingest's time. Documents go to tantivy as each session is written, so its indexing
+    threads work while the next session is read; `finish` commits them after git has
+    committed the files. Anything unusual (no index yet, a broken one) turns the feed off
+    and `finish` falls back to indexing from the files, as after any other write.
+    """
+
+    def __init__(self, vault: Any) -> None:
+        """Call with the vault lock held, before the command writes anything."""
+        self.vault = vault
+        self.entries: dict[str, Entry] = {}
+        self.writer: _Writer | None = None
+        self._gen: _Gen | None = None
+        self._off = False
+        self.notices: list[str] = []
+        try:
+            gen, why = _current(vault.root)
+            if gen is None:  # a new vault, or a lost index: build it from what is there now
+                gen, w, _ = _build_locked(vault)
+                self.notices = [why, *(f"not searchable: {s}" for s in w.skipped)]
+            gen.files  # noqa: B018 - an unreadable manifest turns the feed off here
+            self._gen = gen
+        except BaseException as exc:
+            if not _is_broken(exc):
+                raise
+            self._off = True
+
+    def session(
+        self, rel: str, text: str, header: RawHeader, messages: list[Message], path: Path
+    ) -> None:
+        """Index a session file just written at `path` with exactly `text`."""
+        if self._off:
+            return
+        try:
+            if self.writer is None:
+                self.writer = _Writer(self.vault, self._gen.open(), bulk=True)  # type: ignore[union-attr]
+            data = text.encode("utf-8", "surrogatepass")
+            st = path.stat()
+            stat = (st.st_mtime_ns, st.st_size)
+            if rel in self.entries or rel in self._gen.files:  # type: ignore[union-attr]
+                self.writer.delete(rel)
+            self.writer.add_session(rel, data, header, messages, stat)
+            self.entries[rel] = _entry(stat, hashlib.sha256(data).hexdigest(), time.time_ns())
+        except BaseException as exc:
+            if not _is_broken(exc):
+                raise
+            self.abort()
+
+    def abort(self) -> None:
+        """Drop every uncommitted document: the command failed, or the feed gave up."""
+        if self.writer is not None:
+            with contextlib.suppress(BaseException):
+                self.writer.writer.rollback()
+        self.writer = None
+        self.entries.clear()
+        self._off = True
+
+    def finish(self, touched: list[str]) -> SyncReport:
+        """After the commit: make the fed documents searchable, then index what else moved.
+
+        Like `after_write`, never raises for the index's sake.
+        """
+        if self._off or self.writer is None or self._gen is None:
+            return after_write(self.vault, touched)
+        rest = {t for t in touched if _indexable(t) and t not in self.entries}
+        report = SyncReport(notices=list(self.notices))
+        try:
+            _apply_locked(self.vault, self._gen, rest, report, feed=self)
+        except BaseException as exc:
+            if not (_is_broken(exc) or isinstance(exc, MemctlError)):
+                raise
+            self.abort()
+            return after_write(self.vault, touched)
+        self.writer = None
+        return report
+
+
+def _indexable(rel: str) -> bool:
+    return rel.endswith(".md") and not rel.endswith("INDEX.md")
 
 
 def after_write(vault: Any, touched: list[str]) -> SyncReport:

@@ -39,6 +39,10 @@ _META_PREFIX = "<!-- memctl:turn "
 _META_SUFFIX = " -->"
 # libyaml's loader is ~8x faster than the pure-Python one; reindexing reads every header.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# json.dumps builds a new encoder whenever it gets options; ingest encodes every message
+# twice (turn comment, content hash), so reusing two encoders saves ~2 µs a turn.
+_META_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_HASH_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ def content_hash(messages: list[Message]) -> str:
     """A digest of every field of every message, so any silent change is detectable."""
     h = hashlib.sha256()
     for m in messages:
-        h.update(json.dumps(message_record(m), sort_keys=True, ensure_ascii=False).encode())
+        h.update(_HASH_JSON(message_record(m)).encode())
         h.update(b"\0")
         h.update(m.content.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
@@ -116,15 +120,28 @@ def content_hash(messages: list[Message]) -> str:
 
 def _heading(n: int, m: Message) -> str:
     speaker = (m.name or m.role).replace("\n", " ")
-    ts = parse_time(m.timestamp)
-    when = f" · {ts:%Y-%m-%d %H:%M}" if ts else ""
+    when = _heading_time(m.timestamp)
     role = "" if m.name is None or m.name == m.role else f" ({m.role})"
     return f"## t{n} · {speaker}{role}{when}"
 
 
+def _heading_time(value: str | None) -> str:
+    """The heading's " · YYYY-MM-DD HH:MM", as the source wrote it (no zone conversion).
+
+    Formatting the fields directly is ~4x cheaper than strftime, which glibc would also
+    leave unpadded for years before 1000; those rare years keep strftime's spelling.
+    """
+    ts = parse_time(value)
+    if ts is None:
+        return ""
+    if ts.year < 1000:
+        return f" · {ts:%Y-%m-%d %H:%M}"
+    return f" · {ts.year}-{ts.month:02d}-{ts.day:02d} {ts.hour:02d}:{ts.minute:02d}"
+
+
 def render_turn(n: int, m: Message) -> str:
     """One turn section; content is escaped only where it could be mistaken for a heading."""
-    meta = json.dumps(message_record(m), ensure_ascii=False).replace("-->", "--\\u003e")
+    meta = _META_JSON(message_record(m)).replace("-->", "--\\u003e")
     body = _ESCAPED.sub(r"\\\1\2", m.content) if "## t" in m.content else m.content
     return f"{_heading(n, m)}\n{_META_PREFIX}{meta}{_META_SUFFIX}\n\n{body}\n\n"
 

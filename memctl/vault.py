@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from memctl import __version__
 from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
@@ -34,6 +34,9 @@ from memctl.results import (
     StatusResult,
 )
 from memctl.store import Transaction, VaultLock, inside, read_text, walk_markdown
+
+if TYPE_CHECKING:
+    from memctl.index import Feed  # tantivy loads only when a command needs it
 
 GITIGNORE = """\
 # memctl: the index and caches are rebuilt from the files; never commit them.
@@ -233,7 +236,7 @@ class Vault:
         progress: ProgressFn | None = None,
     ) -> IngestResult:
         """Write transcripts verbatim as raw sessions; all of it, or none of it."""
-        from memctl import formats
+        from memctl import formats, index
 
         if not sources:
             raise InputError("nothing to ingest: give files, folders or - for stdin")
@@ -257,6 +260,7 @@ class Vault:
         with self.lock:
             sessions = self._session_map()
             tx = Transaction(self.root)
+            feed = index.Feed(self)
             try:
                 units: list[Path | IO[bytes]] = list(files)
                 if use_stdin:
@@ -266,7 +270,9 @@ class Vault:
                     if progress:
                         progress(i, len(units), label)
                     for tr in formats.read_transcripts(unit, fmt, session=session):
-                        change = self._write_transcript(tx, tr, user, scope, do_redact, sessions)
+                        change = self._write_transcript(
+                            tx, tr, user, scope, do_redact, sessions, feed
+                        )
                         changes.append(change)
                 if progress:
                     progress(len(units), len(units), "")
@@ -289,8 +295,9 @@ class Vault:
                         },
                         author=self.human_identity(),
                     )
-                self._after_write(tx.touched)
+                feed.finish(tx.touched)
             except BaseException:
+                feed.abort()
                 tx.rollback()
                 raise
         return IngestResult(changes, sha, len(units))
@@ -303,6 +310,7 @@ class Vault:
         scope: str,
         do_redact: bool,
         sessions: dict[str, str],
+        feed: Feed,
     ) -> SessionChange:
         messages, redactions = _redact_all(tr.messages) if do_redact else (tr.messages, 0)
         if not messages:
@@ -341,14 +349,14 @@ class Vault:
             body_start = text.index("\n---\n", 3) + 5
             appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
             new_text = render_header(h) + text[body_start:] + appended
-            tx.write(rel, new_text)
+            feed.session(rel, new_text, h, allm, tx.write(rel, new_text))
             remember_parsed(rel, new_text, h, allm)
             sessions[sid] = rel
             return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
         extra = {"source_meta": tr.meta} if tr.meta else {}
         h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
         text = render_session(h, messages)
-        tx.write(rel, text)
+        feed.session(rel, text, h, messages, tx.write(rel, text))
         remember_parsed(rel, text, h, messages)
         sessions[sid] = rel
         return SessionChange(
@@ -597,7 +605,11 @@ def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
     out = []
     for m in messages:
         content, found = redact(m.content)
+        before = count
         count += len(found)
         meta = fix(m.meta) if m.meta else m.meta
-        out.append(Message(m.role, content, m.id, m.name, m.timestamp, meta))
+        # almost every message is clean: keep it rather than build an equal copy
+        if count != before:
+            m = Message(m.role, content, m.id, m.name, m.timestamp, meta)
+        out.append(m)
     return out, count

@@ -3,6 +3,7 @@ changes and concurrent writers, all observed through `memctl search`."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -11,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from searchutil import DANA, ROOT, cli, git, note, ok, proc, transcript
+from searchutil import DANA, MARCO, PRIYA, ROOT, cli, git, note, ok, proc, transcript
 
 from memctl import index
 
@@ -327,3 +328,63 @@ def test_a_failing_index_never_undoes_a_committed_write(
     assert res.commit and git(vault, "status", "--porcelain") == ""
     monkeypatch.undo()
     assert found(vault, "quetzal")  # the next search catches the index up
+
+
+def _search_all(v: Path, queries: list[str]) -> list[list[tuple[str, float, str]]]:
+    out = []
+    for q in queries:
+        hits = ok("--vault", v, "search", "--json", "-n", "50", "--status", "all", q).json()["hits"]
+        out.append([(h["ref"], round(h["score"], 4), h["snippet"]) for h in hits])
+    return out
+
+
+def test_ingest_indexes_what_it_writes_exactly_as_a_rebuild_would(
+    vault: Path, tmp_path: Path
+) -> None:
+    # ingest feeds the index from memory; a rebuild reads the files: both must agree, for new
+    # sessions, an appended one, and a note edited by hand during the same command
+    src = tmp_path / "src"
+    src.mkdir()
+    transcript(src / "marco.jsonl", "marco", MARCO, 2, ids="m")
+    transcript(src / "priya.jsonl", "priya", PRIYA, 10, ids="p")
+    transcript(src / "more.jsonl", "dana-egress", [*DANA, ("user", "Dana", "And the aardvark?")],
+               3, ids="d")  # fmt: skip
+    alpha = vault / "knowledge/alpha.md"
+    alpha.write_text(alpha.read_text() + "- a quokka budget too\n", encoding="utf-8")
+    r = ok("--vault", vault, "ingest", src)
+    assert r.err == ""
+    queries = ["egress", "aardvark", "quokka", "Grafana exporter", "Berlin Sundays", "Dana",
+               "ops-4711", '"memory limit"', "budget"]  # fmt: skip
+    fed = _search_all(vault, queries)
+    assert fed[1][0][0].endswith("#t6") or any(h[0].endswith("#t6") for h in fed[1])
+    assert [h[0] for h in fed[2]] == ["knowledge/alpha.md"]
+    g = gen_dir(vault)
+    manifest = json.loads((g / "manifest.json").read_text())["files"]
+    for rel, (mtime, size, sha, _racy) in manifest.items():
+        st = (vault / rel).stat()
+        data = (vault / rel).read_bytes()
+        assert (st.st_mtime_ns, st.st_size) == (mtime, size), rel
+        assert hashlib.sha256(data).hexdigest() == sha, rel
+    ok("--vault", vault, "reindex")
+    assert _search_all(vault, queries) == fed
+
+
+def test_a_failed_ingest_leaves_nothing_searchable(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memctl import Vault
+    from memctl.errors import MemctlError
+    from memctl.history import History
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise MemctlError("git commit failed: simulated")
+
+    monkeypatch.setattr(History, "commit", refuse)
+    transcript(tmp_path / "m.jsonl", "marco", [("user", "Marco", "the quetzal rollout")], 1)
+    with pytest.raises(MemctlError):
+        Vault.open(vault).ingest([tmp_path / "m.jsonl"])
+    monkeypatch.undo()
+    assert git(vault, "status", "--porcelain") == ""
+    assert found(vault, "quetzal") == []
+    ok("--vault", vault, "ingest", tmp_path / "m.jsonl")
+    assert len(found(vault, "quetzal")) == 1
