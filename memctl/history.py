@@ -6,8 +6,11 @@ explicitly, the agent (derived learning) and the human (ingest, edits, reviews) 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,20 +113,20 @@ class History:
             g = self.repo.git
             g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
             # `git diff` has no --pathspec-from-file before git 2.40: list staged names, filter.
-            staged = set(g.diff("--cached", "--name-only", "-z").split("\0"))
+            staged = set(g.diff("--cached", "--name-only", "-z").split("\0")) - {""}
             if not staged.intersection(paths):
                 return None
+            # --only commits exactly `paths` even when the user has other changes staged, but
+            # it re-reads every file into a temporary index; when nothing else is staged the
+            # index already holds exactly that commit.
+            only = (
+                ["--only", f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
+                if not staged <= set(paths)
+                else []
+            )
             with g.custom_environment(**self._env(author, committer or author)):
                 try:
-                    g.commit(
-                        "--no-verify",
-                        "-q",
-                        "-F",
-                        msgfile,
-                        "--only",
-                        f"--pathspec-from-file={spec}",
-                        "--pathspec-file-nul",
-                    )
+                    g.commit("--no-verify", "-q", "-F", msgfile, *only)
                 except git.GitCommandError as exc:
                     g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
                     raise MemctlError(f"git commit failed: {exc.stderr.strip()}") from None
@@ -134,9 +137,24 @@ class History:
 
     def unstage(self, paths: Iterable[str]) -> None:
         """Undo `git add` for paths after a failed command (files are restored separately)."""
-        paths = list(paths)
-        if paths and self.repo.head.is_valid():
-            self.repo.git.reset("-q", "--", *paths)
+        paths = sorted(set(paths))
+        if not paths:
+            return
+        fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=self.root / ".memctl")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("\0".join(paths))
+            args = [f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
+            if self.repo.head.is_valid():
+                self.repo.git.reset("-q", *args)
+            else:
+                self.repo.git.rm("-q", "--cached", "--ignore-unmatch", "-r", *args)
+        finally:
+            Path(spec).unlink(missing_ok=True)
+
+    def stager(self) -> Stager:
+        """Stage files in the background while a long command is still writing them."""
+        return Stager(self.root)
 
     def has_commits(self) -> bool:
         return self.repo.head.is_valid()
@@ -171,3 +189,48 @@ class History:
 
     def git(self) -> git.Git:
         return self.repo.git
+
+
+class Stager:
+    """`git add` on a second thread, in batches, while ingest goes on writing.
+
+    Hashing and compressing a large ingest's new files is most of its commit time; staged
+    as they are written, that work overlaps with parsing the next files. It is only a head
+    start: `History.commit` stages every path again (git skips files whose stat it has
+    cached), so a batch that fails costs time, never correctness. A failed command calls
+    `undo` so nothing it staged stays in the git index.
+    """
+
+    BATCH = 128
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.staged: list[str] = []
+        self._pending: list[str] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, rel: str) -> None:
+        """Queue a written file; a batch starts when the previous one has finished."""
+        self._pending.append(rel)
+        if len(self._pending) >= self.BATCH and not (self._thread and self._thread.is_alive()):
+            batch, self._pending = self._pending, []
+            self.staged.extend(batch)
+            self._thread = threading.Thread(target=self._stage, args=(batch,), daemon=True)
+            self._thread.start()
+
+    def _stage(self, batch: list[str]) -> None:
+        # plain subprocess: gitpython's objects are not meant to be shared across threads
+        with contextlib.suppress(OSError):
+            subprocess.run(
+                ["git", "-C", str(self.root), "add", "-A", "--pathspec-from-file=-",
+                 "--pathspec-file-nul"],
+                input="\0".join(batch).encode("utf-8", "surrogateescape"),
+                capture_output=True,
+                check=False,
+            )  # fmt: skip
+
+    def wait(self) -> None:
+        """Let the running batch finish; call before committing (git locks its index)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -261,6 +262,7 @@ class Vault:
             sessions = self._session_map()
             tx = Transaction(self.root)
             feed = index.Feed(self)
+            stager = self.history.stager()
             try:
                 units: list[Path | IO[bytes]] = list(files)
                 if use_stdin:
@@ -274,6 +276,8 @@ class Vault:
                             tx, tr, user, scope, do_redact, sessions, feed
                         )
                         changes.append(change)
+                        if change.action != "unchanged":
+                            stager.add(change.path)
                 if progress:
                     progress(len(units), len(units), "")
                 sha = None
@@ -283,6 +287,7 @@ class Vault:
                     turns = sum(c.turns_added for c in changed)
                     n = len(changed)
                     tx.flush()
+                    stager.wait()
                     sha = self.history.commit(
                         tx.touched,
                         f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}",
@@ -298,7 +303,10 @@ class Vault:
                 feed.finish(tx.touched)
             except BaseException:
                 feed.abort()
+                stager.wait()
                 tx.rollback()
+                with contextlib.suppress(Exception):
+                    self.history.unstage(stager.staged)
                 raise
         return IngestResult(changes, sha, len(units))
 

@@ -275,3 +275,19 @@ def test_progress_bar_on_a_terminal_and_silence_when_piped(tmp_path: Path) -> No
     piped = ok("--vault", v, "ingest", src)
     assert "\x1b[" not in piped.out + piped.err
     assert piped.out.endswith("ingest: 1 session, 2 turns · commit " + piped.out[-11:])
+
+
+def test_a_large_ingest_that_fails_late_leaves_nothing_staged(tmp_path: Path) -> None:
+    # ingest stages files in git as it writes them; a failure must take all of that back
+    v = new_vault(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(300):
+        _jsonl(src / f"a{k:03d}.jsonl", [{**m, "session": f"s{k}"} for m in _msgs(2)])
+    (src / "zz-bad.jsonl").write_text('{"role": "user", "content": "ok"}\n{oops\n')
+    before = snapshot(v)
+    r = memctl("--vault", v, "ingest", src)
+    assert r.code == 2 and "zz-bad.jsonl:2" in r.err
+    assert snapshot(v) == before
+    assert git(v, "status", "--porcelain") == ""
+    assert git(v, "diff", "--cached", "--name-only") == ""
