@@ -40,9 +40,12 @@ _META_SUFFIX = " -->"
 # libyaml's loader is ~8x faster than the pure-Python one; reindexing reads every header.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # json.dumps builds a new encoder whenever it gets options; ingest encodes every message
-# twice (turn comment, content hash), so reusing two encoders saves ~2 µs a turn.
+# twice (turn comment, content hash), so two encoders are made once. Messages without
+# `meta` (most of them) are spelled out directly with the encoder's own string escaper:
+# the same bytes, in a third of the time.
 _META_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _HASH_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+_JSTR: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -107,11 +110,40 @@ def message_record(m: Message) -> dict[str, Any]:
     return rec
 
 
+def _record_json(m: Message) -> str:
+    """`message_record(m)` as JSON, keys in insertion order (the turn comment)."""
+    if m.meta:
+        return _META_JSON(message_record(m))
+    out = '{"role": ' + _JSTR(m.role)
+    if m.id is not None:
+        out += ', "id": ' + _JSTR(m.id)
+    if m.name is not None:
+        out += ', "name": ' + _JSTR(m.name)
+    if m.timestamp is not None:
+        out += ', "timestamp": ' + _JSTR(m.timestamp)
+    return out + "}"
+
+
+def _sorted_record_json(m: Message) -> str:
+    """`message_record(m)` as JSON with sorted keys (the content hash's canonical form)."""
+    if m.meta:
+        return _HASH_JSON(message_record(m))
+    out = "{"
+    if m.id is not None:
+        out += '"id": ' + _JSTR(m.id) + ", "
+    if m.name is not None:
+        out += '"name": ' + _JSTR(m.name) + ", "
+    out += '"role": ' + _JSTR(m.role)
+    if m.timestamp is not None:
+        out += ', "timestamp": ' + _JSTR(m.timestamp)
+    return out + "}"
+
+
 def content_hash(messages: list[Message]) -> str:
     """A digest of every field of every message, so any silent change is detectable."""
     h = hashlib.sha256()
     for m in messages:
-        h.update(_HASH_JSON(message_record(m)).encode())
+        h.update(_sorted_record_json(m).encode())
         h.update(b"\0")
         h.update(m.content.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
@@ -134,6 +166,16 @@ def _heading_time(value: str | None) -> str:
     ts = parse_time(value)
     if ts is None:
         return ""
+    v = value.strip()  # type: ignore[union-attr]  # parse_time read it, so it is a str
+    if (
+        ts.year >= 1000
+        and len(v) >= 16
+        and v[4] == "-"
+        and v[7] == "-"
+        and v[10] in "T "
+        and v[13] == ":"
+    ):
+        return f" · {v[:10]} {v[11:16]}"  # the usual layout: its fields, as written
     if ts.year < 1000:
         return f" · {ts:%Y-%m-%d %H:%M}"
     return f" · {ts.year}-{ts.month:02d}-{ts.day:02d} {ts.hour:02d}:{ts.minute:02d}"
@@ -141,7 +183,7 @@ def _heading_time(value: str | None) -> str:
 
 def render_turn(n: int, m: Message) -> str:
     """One turn section; content is escaped only where it could be mistaken for a heading."""
-    meta = _META_JSON(message_record(m)).replace("-->", "--\\u003e")
+    meta = _record_json(m).replace("-->", "--\\u003e")
     body = _ESCAPED.sub(r"\\\1\2", m.content) if "## t" in m.content else m.content
     return f"{_heading(n, m)}\n{_META_PREFIX}{meta}{_META_SUFFIX}\n\n{body}\n\n"
 

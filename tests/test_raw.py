@@ -71,3 +71,46 @@ def test_damaged_file_names_path_and_line() -> None:
         parse_session(broken, "raw/a.md")
     assert str(exc.value).startswith("raw/a.md:")
     assert exc.value.line == text.splitlines().index("## t1 · user") + 2
+
+
+# ---- the fast paths spell exactly what the general code would --------------------------
+
+_texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+_stamps = st.one_of(
+    st.none(),
+    _texts,
+    st.datetimes(timezones=st.none() | st.timezones()).map(lambda d: d.isoformat()),
+    st.datetimes().map(lambda d: d.isoformat(sep=" ", timespec="minutes")),
+    st.datetimes().map(lambda d: " " + d.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n"),
+    st.sampled_from(["0999-01-01T10:00", "2023-05-24", "20230524T061555", "2023-W21-3T10:00"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(stamp=_stamps)
+def test_heading_time_matches_strftime(stamp: str | None) -> None:
+    from memctl.raw import _heading_time, parse_time
+
+    ts = parse_time(stamp)
+    assert _heading_time(stamp) == (f" · {ts:%Y-%m-%d %H:%M}" if ts else "")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    role=_texts,
+    mid=st.none() | _texts,
+    name=st.none() | _texts,
+    stamp=st.none() | _texts,
+    meta=st.dictionaries(_texts, st.integers() | _texts, max_size=2),
+)
+def test_record_json_matches_json_dumps(
+    role: str, mid: str | None, name: str | None, stamp: str | None, meta: dict
+) -> None:
+    import json
+
+    from memctl.raw import _record_json, _sorted_record_json, message_record
+
+    m = Message(role, "content", mid, name, stamp, meta)
+    rec = message_record(m)
+    assert _record_json(m) == json.dumps(rec, ensure_ascii=False)
+    assert _sorted_record_json(m) == json.dumps(rec, ensure_ascii=False, sort_keys=True)

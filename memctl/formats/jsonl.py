@@ -80,7 +80,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
                 session = new
         if start is None:
             start = lineno
-        meta = {k: v for k, v in obj.items() if k not in _KNOWN} if len(obj) > 2 else {}
+        meta = {} if obj.keys() <= _KNOWN else {k: v for k, v in obj.items() if k not in _KNOWN}
         messages.append(Message(role, content, mid, name, stamp, meta))
     if messages:
         yield _transcript(messages, session, start, src)
