@@ -100,18 +100,39 @@ class Transaction:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._real_root = root.resolve()
+        self._real_dirs: dict[Path, Path] = {}
         self._backup: dict[Path, bytes | None] = {}
         self._unsynced: set[Path] = set()
         self.touched: list[str] = []
 
+    def path(self, rel: str | Path) -> Path:
+        """`inside(root, rel)`, with each folder resolved once per transaction.
+
+        Resolving walks every path component with lstat; a large ingest writes thousands
+        of files into a few hundred folders. A final component that is a symlink still
+        gets the full check.
+        """
+        joined = self.root / rel
+        real = self._real_dirs.get(joined.parent)
+        if real is None:
+            real = joined.parent.resolve()
+            if real != self._real_root and self._real_root not in real.parents:
+                raise MemctlError(f"path escapes the vault: {rel}", exit_code=2)
+            self._real_dirs[joined.parent] = real
+        target = real / joined.name
+        if joined.name in ("", ".", "..") or target.is_symlink():
+            return inside(self.root, rel)
+        return target
+
     def _remember(self, target: Path) -> None:
         if target not in self._backup:
             self._backup[target] = target.read_bytes() if target.exists() else None
-            self.touched.append(target.relative_to(self.root.resolve()).as_posix())
+            self.touched.append(target.relative_to(self._real_root).as_posix())
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
-        target = inside(self.root, rel)
+        target = self.path(rel)
         self._remember(target)
         atomic_write(target, data, durable=False)
         self._unsynced.add(target)

@@ -326,7 +326,7 @@ class Vault:
         sid = tr.session_id or "session"
         rel = sessions.get(sid) or session_path(sid, messages, now_utc())
         title = tr.title or _title_from(messages)
-        target = inside(self.root, rel)
+        target = tx.path(rel)
         if target.exists():
             header, old = parse_session(read_text(target), rel)
             norm = [_normalise(m) for m in messages]
