@@ -188,8 +188,8 @@ def render_turn(n: int, m: Message) -> str:
     return f"{_heading(n, m)}\n{_META_PREFIX}{meta}{_META_SUFFIX}\n\n{body}\n\n"
 
 
-def render_header(h: RawHeader) -> str:
-    """Frontmatter with a fixed key order so `git diff` of an appended session stays small."""
+def header_data(h: RawHeader) -> dict[str, Any]:
+    """The frontmatter as a mapping, exactly what reading the rendered header gives back."""
     data: dict[str, Any] = {
         "type": "raw-session",
         "schema": SCHEMA,
@@ -205,6 +205,12 @@ def render_header(h: RawHeader) -> str:
         "content_hash": h.content_hash,
     }
     data.update(dict(h.extra))
+    return data
+
+
+def render_header(h: RawHeader) -> str:
+    """Frontmatter with a fixed key order so `git diff` of an appended session stays small."""
+    data = header_data(h)
     # YAML reads NEL and the Unicode line/paragraph separators inside a quoted scalar as
     # line breaks; escape everything in the rare header that carries one, so it round-trips.
     text = json.dumps(data, ensure_ascii=False)

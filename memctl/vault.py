@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memctl import __version__
+from memctl.catalog import Catalog
 from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
-from memctl.errors import ConflictError, InputError, MemctlError, VaultNotFoundError
+from memctl.errors import ConflictError, InputError, VaultNotFoundError
 from memctl.history import History, Identity
 from memctl.model import Message, Transcript
 from memctl.raw import (
+    header_data,
     make_header,
     message_record,
     now_utc,
@@ -76,6 +78,7 @@ class Vault:
         self.config = config
         self._history: History | None = None
         self.lock = VaultLock(root)
+        self.catalog = Catalog(root)
 
     @property
     def history(self) -> History:
@@ -206,22 +209,13 @@ class Vault:
     # ---- ingest --------------------------------------------------------------------------
 
     def _session_map(self) -> dict[str, str]:
-        """session id -> raw path, read from the first bytes of each raw file."""
+        """session id -> raw path, from the session headers (cached by file stat)."""
         out: dict[str, str] = {}
-        for p in walk_markdown(self.root, "raw"):
-            if p.name == "INDEX.md":
-                continue
-            with p.open("r", encoding="utf-8", newline="") as fh:
-                head = fh.read(4096)
-            if "\n---\n" not in head[3:]:
-                head = read_text(p)
-            try:
-                data = read_header(head, str(p))
-            except MemctlError:
-                continue
+        for rel, data in self.catalog.headers():
             sid = data.get("session")
             if sid is not None:
-                out[str(sid)] = p.relative_to(self.root).as_posix()
+                out[str(sid)] = rel
+        self.catalog.save()
         return out
 
     def ingest(
@@ -357,14 +351,18 @@ class Vault:
             body_start = text.index("\n---\n", 3) + 5
             appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
             new_text = render_header(h) + text[body_start:] + appended
-            feed.session(rel, new_text, h, allm, tx.write(rel, new_text))
+            written = tx.write(rel, new_text)
+            feed.session(rel, new_text, h, allm, written)
+            self.catalog.put(rel, header_data(h), written)
             remember_parsed(rel, new_text, h, allm)
             sessions[sid] = rel
             return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
         extra = {"source_meta": tr.meta} if tr.meta else {}
         h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
         text = render_session(h, messages)
-        feed.session(rel, text, h, messages, tx.write(rel, text))
+        written = tx.write(rel, text)
+        feed.session(rel, text, h, messages, written)
+        self.catalog.put(rel, header_data(h), written)
         remember_parsed(rel, text, h, messages)
         sessions[sid] = rel
         return SessionChange(
@@ -446,18 +444,8 @@ class Vault:
 
     def sessions(self) -> list[dict[str, Any]]:
         """Every raw session's frontmatter plus its path, newest first."""
-        out = []
-        for p in walk_markdown(self.root, "raw"):
-            if p.name == "INDEX.md":
-                continue
-            with p.open("r", encoding="utf-8", newline="") as fh:
-                head = fh.read(8192)
-            try:
-                data = read_header(head if "\n---\n" in head[3:] else read_text(p), str(p))
-            except MemctlError:
-                continue
-            data["path"] = p.relative_to(self.root).as_posix()
-            out.append(data)
+        out = [{**data, "path": rel} for rel, data in self.catalog.headers()]
+        self.catalog.save()
         out.sort(key=lambda d: (str(d.get("started") or ""), d["path"]), reverse=True)
         return out
 
