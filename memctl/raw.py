@@ -21,24 +21,36 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
-
-import yaml
 
 from memctl.errors import MemctlError
 from memctl.model import Message, speakers
 
 SCHEMA = 1
-# libyaml emits the same YAML ~3x faster; fall back to pure Python without it.
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _YAML_BREAKS = ("\x85", "\u2028", "\u2029")
 _HEADING = re.compile(r"^## t(\d+) · [^\n]*$", re.MULTILINE)
 _ESCAPED = re.compile(r"^(\\*)(## t\d+ · )", re.MULTILINE)
 _UNESCAPE = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)
 _META_PREFIX = "<!-- memctl:turn "
 _META_SUFFIX = " -->"
-# libyaml's loader is ~8x faster than the pure-Python one; reindexing reads every header.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@cache
+def _yaml() -> tuple[Any, Any, Any]:
+    """PyYAML, its dumper and its loader, imported on first use.
+
+    Importing yaml costs ~23 ms, a tenth of a CLI search, which never reads a header.
+    libyaml's dumper is ~3x and its loader ~8x faster than pure Python (reindexing reads
+    every header); without libyaml the pure-Python classes give the same text.
+    """
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml, dumper, loader
+
+
 # json.dumps builds a new encoder whenever it gets options; ingest encodes every message
 # twice (turn comment, content hash), so two encoders are made once. Messages without
 # `meta` (most of them) are spelled out directly with the encoder's own string escaper:
@@ -215,7 +227,8 @@ def render_header(h: RawHeader) -> str:
     # line breaks; escape everything in the rare header that carries one, so it round-trips.
     text = json.dumps(data, ensure_ascii=False)
     readable = not any(ch in text for ch in _YAML_BREAKS)
-    dumped = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=readable, width=1000)
+    yaml, dumper, _ = _yaml()
+    dumped = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=readable, width=1000)
     return f"---\n{dumped}---\n"
 
 
@@ -262,8 +275,9 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
     end = text.find("\n---\n", 3)
     if end < 0:
         raise MemctlError("unterminated frontmatter (no closing '---')", path, 1)
+    yaml, _, loader = _yaml()
     try:
-        data = yaml.load(text[4 : end + 1], Loader=_YAML_LOADER) or {}
+        data = yaml.load(text[4 : end + 1], Loader=loader) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
