@@ -197,8 +197,8 @@ class Stager:
     Hashing and compressing a large ingest's new files is most of its commit time; staged
     as they are written, that work overlaps with parsing the next files. It is only a head
     start: `History.commit` stages every path again (git skips files whose stat it has
-    cached), so a batch that fails costs time, never correctness. A failed command calls
-    `undo` so nothing it staged stays in the git index.
+    cached), so a batch that fails costs time, never correctness. A failed command passes
+    `staged` to `History.unstage`, so nothing it staged stays in the git index.
     """
 
     BATCH = 128
