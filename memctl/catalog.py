@@ -56,6 +56,7 @@ class Catalog:
         self.root = root
         self._entries: dict[str, Entry] | None = None
         self._mine: set[str] = set()  # written by this process: trusted even if racy
+        self._heads: dict[str, bytes] = {}  # the frontmatter bytes this process wrote
         self._dirty = False
 
     def _load(self) -> dict[str, Entry]:
@@ -88,18 +89,49 @@ class Catalog:
             self._dirty = True
         return out
 
-    def put(self, rel: str, header: dict[str, Any], path: Path) -> None:
-        """Record the header of a session file this process has just written at `path`."""
+    def put(self, rel: str, header: dict[str, Any], path: Path, text: str) -> None:
+        """Record the header of the session file this process has just written at `path`."""
         st = path.stat()
         racy = int(time.time_ns() - st.st_mtime_ns < RACY_NS)
         self._load()[rel] = [st.st_mtime_ns, st.st_size, racy, _plain(header)]
         self._mine.add(rel)
+        end = text.find("\n---\n", 3)
+        if racy and end > 0:
+            self._heads[rel] = text[: end + 5].encode("utf-8", "surrogatepass")
         self._dirty = True
+
+    def _settle(self) -> None:
+        """Clear the racy mark of files this process wrote, once their bytes check out.
+
+        Every file ingest writes is racy when it is written, so without this the next
+        command would parse every header of a large import again (5.8 s for 11k sessions).
+        As git does for racily clean entries, the content is compared once the timestamp
+        window has passed: here only the frontmatter bytes, which is all the cache holds.
+        """
+        now = time.time_ns()
+        entries = self._entries or {}
+        for rel, head in list(self._heads.items()):
+            e = entries.get(rel)
+            if e is None or not e[2]:
+                del self._heads[rel]
+                continue
+            if now - e[0] < RACY_NS:
+                continue  # still inside the window: the next reader checks it
+            try:
+                with (self.root / rel).open("rb") as fh:
+                    st = os.fstat(fh.fileno())
+                    same = fh.read(len(head)) == head
+            except OSError:
+                same = False
+            if same and (st.st_mtime_ns, st.st_size) == (e[0], e[1]):
+                e[2] = 0
+            del self._heads[rel]
 
     def save(self) -> None:
         """Write the cache if it changed; losing it only costs the next command a re-read."""
         if not self._dirty or self._entries is None:
             return
+        self._settle()
         data = json.dumps({"version": VERSION, "files": self._entries}, ensure_ascii=False)
         try:
             atomic_write(self.root / CACHE_REL, data, durable=False)

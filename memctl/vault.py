@@ -353,7 +353,7 @@ class Vault:
             new_text = render_header(h) + text[body_start:] + appended
             written = tx.write(rel, new_text)
             feed.session(rel, new_text, h, allm, written)
-            self.catalog.put(rel, header_data(h), written)
+            self.catalog.put(rel, header_data(h), written, new_text)
             remember_parsed(rel, new_text, h, allm)
             sessions[sid] = rel
             return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
@@ -362,7 +362,7 @@ class Vault:
         text = render_session(h, messages)
         written = tx.write(rel, text)
         feed.session(rel, text, h, messages, written)
-        self.catalog.put(rel, header_data(h), written)
+        self.catalog.put(rel, header_data(h), written, text)
         remember_parsed(rel, text, h, messages)
         sessions[sid] = rel
         return SessionChange(

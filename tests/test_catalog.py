@@ -88,3 +88,32 @@ def test_a_file_written_just_before_the_read_is_checked_again(vault: Path) -> No
     p.write_text(p.read_text().replace("session: x", "session: y"), encoding="utf-8")
     os.utime(p, ns=(entry[0], entry[0]))  # same size, same mtime: only the racy flag saves us
     assert any(s["session"].startswith("y") for s in Vault.open(vault).sessions())
+
+
+def test_files_this_process_wrote_are_settled_by_comparing_their_frontmatter(
+    vault: Path,
+) -> None:
+    from memctl.catalog import Catalog
+
+    v = Vault.open(vault)
+    rels = [s["path"] for s in v.sessions()]
+    for rel, tamper in zip(rels[:2], (False, True), strict=True):
+        p = vault / rel
+        text = p.read_text(encoding="utf-8")
+        p.write_text(text, encoding="utf-8")  # as ingest does: written now, hence racy
+        cat = Catalog(vault)
+        header = dict(next(d for r, d in cat.headers() if r == rel))
+        cat.put(rel, header, p, text)
+        assert json.loads(json.dumps(cat._load()[rel]))[2] == 1
+        if tamper:  # someone rewrites the header within the same mtime tick: same size
+            st = p.stat()
+            at = text.index("session: ") + len("session: ")
+            p.write_text(text[:at] + "Z" + text[at + 1 :], encoding="utf-8")
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+            assert p.stat().st_size == st.st_size
+        time.sleep(0.06)
+        cat.save()
+        saved = json.loads((vault / CACHE_REL).read_text())["files"][rel]
+        assert saved[2] == int(tamper)  # clean bytes settle; tampered ones stay racy
+    sessions = {s["path"]: s["session"] for s in Vault.open(vault).sessions()}
+    assert sessions[rels[1]].startswith("Z") and not sessions[rels[0]].startswith("Z")
