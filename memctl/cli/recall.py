@@ -21,6 +21,23 @@ _FORMAT_HELP = (
     "result (items, citations, tokens) of whichever format was packed."
 )
 
+# Options several commands here share, declared once.
+_User = Annotated[
+    str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
+]
+_Budget = Annotated[
+    int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
+]
+_Format = Annotated[str, typer.Option("--format", help=_FORMAT_HELP)]
+_Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+_Project = Annotated[
+    bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
+]
+_UserLevel = Annotated[
+    bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
+]
+_DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the change, write nothing.")]
+
 
 def _enabled(none: bool) -> bool:
     from memctl.recall import disabled_by
@@ -61,13 +78,9 @@ def _show(res: RecallResult, command: str, json_out: bool, explain: bool) -> Non
 @app.command()
 def recall(
     query: Annotated[list[str], typer.Argument(help="What the agent is about to answer.")],
-    user: Annotated[
-        str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
-    ] = None,
-    budget: Annotated[
-        int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help=_FORMAT_HELP)] = "md",
+    user: _User = None,
+    budget: _Budget = None,
+    fmt: _Format = "md",
     explain: Annotated[
         bool, typer.Option("--explain", help="Show why each candidate was kept or dropped.")
     ] = False,
@@ -77,7 +90,7 @@ def recall(
     none: Annotated[
         bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: _Json = False,
 ) -> None:
     """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
     res = open_vault().recall(
@@ -93,18 +106,14 @@ def recall(
 
 @app.command()
 def context(
-    user: Annotated[
-        str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
-    ] = None,
-    budget: Annotated[
-        int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help=_FORMAT_HELP)] = "md",
+    user: _User = None,
+    budget: _Budget = None,
+    fmt: _Format = "md",
     explain: Annotated[bool, typer.Option("--explain", help="Show what was packed.")] = False,
     none: Annotated[
         bool, typer.Option("--none", help="Give nothing (also MEMCTL_RECALL=off).")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: _Json = False,
 ) -> None:
     """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
     res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
@@ -159,12 +168,8 @@ def _report(res: HooksResult, json_out: bool) -> None:
 @hooks_app.command("install")
 def hooks_install(
     agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
-    project: Annotated[
-        bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
-    ] = False,
-    user_level: Annotated[
-        bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
-    ] = False,
+    project: _Project = False,
+    user_level: _UserLevel = False,
     as_user: Annotated[
         str | None, typer.Option("--as", help="Recall as this memctl user (default: vault user).")
     ] = None,
@@ -176,10 +181,8 @@ def hooks_install(
             "or $MEMCTL_VAULT) instead of this machine's paths: for a settings.json you commit.",
         ),
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the change, write nothing.")
-    ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    dry_run: _DryRun = False,
+    json_out: _Json = False,
 ) -> None:
     """Merge memctl's SessionStart, UserPromptSubmit, Stop and SessionEnd hooks into settings."""
     from memctl.hooks import install
@@ -196,16 +199,10 @@ def hooks_install(
 @hooks_app.command("uninstall")
 def hooks_uninstall(
     agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
-    project: Annotated[
-        bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
-    ] = False,
-    user_level: Annotated[
-        bool, typer.Option("--user", help="Your ~/.claude/settings.json.")
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the change, write nothing.")
-    ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    project: _Project = False,
+    user_level: _UserLevel = False,
+    dry_run: _DryRun = False,
+    json_out: _Json = False,
 ) -> None:
     """Remove memctl's hooks (and only those) from settings."""
     from memctl.hooks import uninstall
