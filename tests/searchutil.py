@@ -7,25 +7,19 @@ import io
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import util
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime.now(UTC).replace(microsecond=0)
 
 
 @dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
+class Run(util.Run):
     def refs(self) -> list[str]:
         return [h["ref"] for h in self.json()["hits"]]
 
@@ -47,20 +41,8 @@ def cli(*args: str | Path) -> Run:
 
 def proc(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
     """`python -m memctl ARGS` as a separate process, as a user or an agent runs it."""
-    full = dict(os.environ)
-    full.pop("MEMCTL_VAULT", None)
-    full["PYTHONIOENCODING"] = "utf-8"
-    full.update(env or {})
-    p = subprocess.run(
-        [sys.executable, "-m", "memctl", *map(str, args)],
-        capture_output=True,
-        env=full,
-        timeout=timeout,
-        check=False,
-    )
-    return Run(
-        p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-    )
+    r = util.memctl(*args, env=env, timeout=timeout)
+    return Run(r.code, r.out, r.err)
 
 
 def ok(*args: str | Path) -> Run:

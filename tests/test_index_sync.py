@@ -356,7 +356,7 @@ def test_ingest_indexes_what_it_writes_exactly_as_a_rebuild_would(
     queries = ["egress", "aardvark", "quokka", "Grafana exporter", "Berlin Sundays", "Dana",
                "ops-4711", '"memory limit"', "budget"]  # fmt: skip
     fed = _search_all(vault, queries)
-    assert fed[1][0][0].endswith("#t6") or any(h[0].endswith("#t6") for h in fed[1])
+    assert any(h[0].endswith("#t6") for h in fed[1])  # the appended turn is searchable
     assert [h[0] for h in fed[2]] == ["knowledge/alpha.md"]
     g = gen_dir(vault)
     manifest = json.loads((g / "manifest.json").read_text())["files"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,15 @@ FORMATS = DATA / "formats"
 def _jsonl(path: Path, messages: list[dict]) -> Path:
     path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
     return path
+
+
+def _folder(tmp_path: Path, n: int, messages: Callable[[int], list[dict]]) -> Path:
+    """A folder of n transcripts, part000.jsonl ..., file k holding messages(k)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(n):
+        _jsonl(src / f"part{k:03d}.jsonl", messages(k))
+    return src
 
 
 def _msgs(n: int, start: int = 0) -> list[dict]:
@@ -263,10 +273,7 @@ def _run_on_a_terminal(args: list[str]) -> tuple[int, bytes]:
 
 def test_progress_bar_on_a_terminal_and_silence_when_piped(tmp_path: Path) -> None:
     v = new_vault(tmp_path)
-    src = tmp_path / "src"
-    src.mkdir()
-    for k in range(3):
-        _jsonl(src / f"part{k}.jsonl", [{**m, "id": f"p{k}{m['id']}"} for m in _msgs(2)])
+    src = _folder(tmp_path, 3, lambda k: [{**m, "id": f"p{k}{m['id']}"} for m in _msgs(2)])
     code, out = _run_on_a_terminal(["--vault", str(v), "ingest", str(src)])
     assert code == 0
     assert b"\x1b[" in out and "━".encode() in out  # a bar was drawn (rich, transient)
@@ -280,10 +287,7 @@ def test_progress_bar_on_a_terminal_and_silence_when_piped(tmp_path: Path) -> No
 def test_a_large_ingest_that_fails_late_leaves_nothing_staged(tmp_path: Path) -> None:
     # ingest stages files in git as it writes them; a failure must take all of that back
     v = new_vault(tmp_path)
-    src = tmp_path / "src"
-    src.mkdir()
-    for k in range(300):
-        _jsonl(src / f"a{k:03d}.jsonl", [{**m, "session": f"s{k}"} for m in _msgs(2)])
+    src = _folder(tmp_path, 300, lambda k: [{**m, "session": f"s{k}"} for m in _msgs(2)])
     (src / "zz-bad.jsonl").write_text('{"role": "user", "content": "ok"}\n{oops\n')
     before = snapshot(v)
     r = memctl("--vault", v, "ingest", src)
