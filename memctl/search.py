@@ -240,7 +240,7 @@ def rank(cands: Sequence[index.Candidate]) -> list[tuple[float, index.Candidate]
         elif c.score > two[1]:
             two[1] = c.score
     scored = [(c.score + W_SESSION * sum(top[c.sess]), c) for c in cands]
-    scored.sort(key=lambda sc: -sc[0])
+    scored.sort(key=lambda sc: (-sc[0], sc[1].sess))
     return scored
 
 
@@ -348,4 +348,16 @@ def search(
         for (score, _), doc in zip(ranked, docs, strict=True)
         if doc is not None  # its file vanished after the last sync
     ]
+    if not plan.empty:
+        hits.sort(key=_tie_order)
     return SearchResult(query, hits, notices)
+
+
+def _tie_order(hit: Hit) -> tuple[float, str, int]:
+    """Equal scores fall back to file and turn order, not to where tantivy put the documents.
+
+    An index fed by ingest and one rebuilt from the files lay documents out differently; without
+    this, the same query over the same files could list tied turns in two orders.
+    """
+    path, _, anchor = hit.ref.partition("#t")
+    return (-round(hit.score, 9), path, int(anchor) if anchor.isdigit() else 0)
