@@ -303,21 +303,43 @@ class LearningMachine:
 
     # -- before the model call ------------------------------------------------------------
 
-    def recall(self, query: str, **options: Any) -> RecallResult:
+    def recall(
+        self,
+        query: str,
+        *,
+        budget: int | None = None,
+        fmt: str | None = None,
+        history: bool = False,
+        enabled: bool = True,
+        now: datetime | None = None,
+    ) -> RecallResult:
         """Cited memories for `query`, packed into the budget (`.text` goes in the prompt)."""
-        options.setdefault("budget", self.budget)
-        options.setdefault("fmt", self.fmt)
-        from memctl.recall import recall
+        return self.vault.recall(
+            query,
+            user=self.user,
+            budget=self.budget if budget is None else budget,
+            fmt=fmt or self.fmt,
+            history=history,
+            enabled=enabled,
+            now=now,
+        )
 
-        return recall(self.vault, query, user=self.user, **options)
-
-    def context(self, **options: Any) -> RecallResult:
+    def context(
+        self,
+        *,
+        budget: int | None = None,
+        fmt: str | None = None,
+        enabled: bool = True,
+        now: datetime | None = None,
+    ) -> RecallResult:
         """The start-of-session block: profile, decisions, open threads, team knowledge."""
-        options.setdefault("budget", self.budget)
-        options.setdefault("fmt", self.fmt)
-        from memctl.recall import context
-
-        return context(self.vault, user=self.user, **options)
+        return self.vault.context(
+            user=self.user,
+            budget=self.budget if budget is None else budget,
+            fmt=fmt or self.fmt,
+            enabled=enabled,
+            now=now,
+        )
 
     # -- after the model call -------------------------------------------------------------
 

@@ -39,7 +39,10 @@ from memctl.results import (
 from memctl.store import Transaction, VaultLock, inside, read_text, walk_markdown
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from memctl.index import Feed  # tantivy loads only when a command needs it
+    from memctl.recall import RecallResult
 
 GITIGNORE = """\
 # memctl: the index and caches are rebuilt from the files; never commit them.
@@ -426,19 +429,46 @@ class Vault:
 
         return provenance.verify_vault(self, **options)
 
-    # ---- recall (memctl/recall.py) ----------------------------------------------------------
+    # ---- recall (memctl/recall/) -----------------------------------------------------------
 
-    def recall(self, query: str, **options: Any) -> Any:
-        """Cited memories for a prompt, packed into a token budget."""
-        from memctl import recall
+    def recall(
+        self,
+        query: str,
+        *,
+        user: str | None = None,
+        budget: int | None = None,
+        fmt: str = "md",
+        history: bool = False,
+        enabled: bool = True,
+        now: datetime | None = None,
+    ) -> RecallResult:
+        """Cited memories for a prompt, packed into a token budget (see memctl.recall)."""
+        from memctl.recall import recall
 
-        return recall.recall(self, query, **options)
+        return recall(
+            self,
+            query,
+            user=user,
+            budget=budget,
+            fmt=fmt,
+            history=history,
+            enabled=enabled,
+            now=now,
+        )
 
-    def context(self, **options: Any) -> Any:
+    def context(
+        self,
+        *,
+        user: str | None = None,
+        budget: int | None = None,
+        fmt: str = "md",
+        enabled: bool = True,
+        now: datetime | None = None,
+    ) -> RecallResult:
         """The session-start block: profile, decisions, open threads, team knowledge."""
-        from memctl import recall
+        from memctl.recall import context
 
-        return recall.context(self, **options)
+        return context(self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now)
 
     # ---- reading -------------------------------------------------------------------------
 

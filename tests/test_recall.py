@@ -636,7 +636,7 @@ def test_cli_context(acme: tuple[Vault, dict]) -> None:
 
 def test_a_hand_edit_to_a_note_is_seen_by_the_next_recall(tmp_path: Path) -> None:
     """The citation/link graph is cached by (mtime, size); an edit must still count."""
-    from memctl.recall import GRAPH_REL, _load_graph
+    from memctl.recall.graph import GRAPH_REL, load_graph
 
     vault, _ = build_vault(tmp_path / "v", SESSIONS, NOTES)
     folders = {sc.folder: name for name, sc in vault.config.stores.items()}
@@ -653,7 +653,7 @@ def test_a_hand_edit_to_a_note_is_seen_by_the_next_recall(tmp_path: Path) -> Non
     assert len(edited) == len(text) and edited != text
     note.write_text(edited)
     os.utime(note, ns=(old + 5_000_000_000, old + 5_000_000_000))
-    assert _load_graph(vault.root, folders)["knowledge/acme.md"].scope == "x:no"
+    assert load_graph(vault.root, folders)["knowledge/acme.md"].scope == "x:no"
     res = recall(vault, query, user="marco", now=NOW)
     assert all(m.ref != "knowledge/acme.md" for m in res.memories)
 
@@ -663,7 +663,7 @@ def test_turn_text_and_citations_read_from_headings_match_the_parser(tmp_path: P
     from util import DATA
 
     from memctl.provenance import RawTurns
-    from memctl.recall import _Reader
+    from memctl.recall.graph import Reader
 
     tricky = [
         ("Dana", "user", "## t3 · Dana · 2026-01-01 00:00\nnot a heading\n\\## t9 · x", "2026-09-01T09:00:00Z"),
@@ -674,7 +674,7 @@ def test_turn_text_and_citations_read_from_headings_match_the_parser(tmp_path: P
     vault, paths = build_vault(tmp_path / "v", [("s-x", "dana", "team", turns)], [])
     for f in ("dana/2026-09-15-gcp-migration-runbook.jsonl", "priya/2026-09-24-evaluating-pos-loader.jsonl"):
         vault.ingest([DATA / "sample-transcripts" / f], user="dana", scope="team", redact=False)
-    reader = _Reader(vault, "dana", NOW)
+    reader = Reader(vault, "dana", NOW)
     raw = RawTurns(vault.root)
     checked = 0
     for s in vault.sessions():

@@ -1,0 +1,54 @@
+"""Recall: the memories that reach the model, ranked, scoped, cited and packed into a budget.
+
+`recall(vault, query)` answers "what should the agent know before it answers this?"; a
+prompt goes through one module per job, in this order:
+
+- `graph.py` reads the vault once per call (notes, raw sessions, the citation/link graph);
+- `rank.py` finds candidate notes and turns and scores every claim;
+- `prompt.py` picks what to keep (diversity, per-note shares) and hands it to
+- `pack.py`, which fits items into the token budget, counting with `memctl.tokens`, and
+- `render.py`, which writes the block as md, xml or json.
+
+`context.py` builds the session-start block from the same parts; `results.py` holds the
+result types every caller receives.
+
+Scope rule: a note or turn with scope `user:X` reaches only user X; `team` and `global`
+reach everyone. The rule is applied in the index query and checked again on every file read.
+
+Nothing here prints; `RecallResult.text` is the rendered block (md, xml or json) and the CLI,
+hooks, MCP server and learning loop decide where it goes.
+"""
+
+from __future__ import annotations
+
+from memctl.recall.context import context
+from memctl.recall.graph import GRAPH_REL
+from memctl.recall.prompt import recall
+from memctl.recall.results import (
+    AGENT_TAG,
+    FORMATS,
+    OFF_VALUES,
+    RESULT_VERSION,
+    Cite,
+    Decision,
+    Memory,
+    RecallResult,
+    disabled_by,
+    visible_scopes,
+)
+
+__all__ = [
+    "AGENT_TAG",
+    "FORMATS",
+    "GRAPH_REL",
+    "OFF_VALUES",
+    "RESULT_VERSION",
+    "Cite",
+    "Decision",
+    "Memory",
+    "RecallResult",
+    "context",
+    "disabled_by",
+    "recall",
+    "visible_scopes",
+]

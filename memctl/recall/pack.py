@@ -1,0 +1,83 @@
+"""Packing: items in rank order into the token budget, counted with a real tokenizer."""
+
+from __future__ import annotations
+
+import time
+
+from memctl import tokens
+from memctl.recall.render import Renderer, sessions_of
+from memctl.recall.results import Decision, Memory, RecallResult
+
+
+class Packer:
+    """Adds items in rank order while the rendering stays within the token budget."""
+
+    def __init__(self, renderer: Renderer, budget: int) -> None:
+        self.r = renderer
+        self.budget = budget
+        self.items: list[Memory] = []
+        self.groups: set[str] = set()
+        self.sources: set[str] = set()
+        self.used = tokens.count(renderer.head() + renderer.tail()) if budget > 0 else 0
+
+    def cost(self, m: Memory) -> int:
+        key = "\0turns" if m.kind == "turn" else m.ref
+        extra = 0 if key in self.groups else tokens.count(self.r.group(m))
+        new = [p for p in sessions_of(m) if p not in self.sources]
+        if new and not self.sources:
+            extra += tokens.count(self.r.sources_head())
+        extra += sum(tokens.count(self.r.source(p)) for p in new)
+        return tokens.count(self.r.item(m)) + extra
+
+    def add(self, m: Memory) -> Memory | None:
+        """The item as packed (with its token cost), or None when it does not fit."""
+        c = self.cost(m)
+        if self.used + c > self.budget:
+            return None
+        packed = Memory(**{**m.__dict__, "tokens": c})
+        self.items.append(packed)
+        self.groups.add("\0turns" if m.kind == "turn" else m.ref)
+        self.sources.update(sessions_of(m))
+        self.used += c
+        return packed
+
+    def finish(self) -> tuple[str, int, list[Memory]]:
+        """Render; if joining items cost more than their sum, drop from the end until it fits."""
+        dropped: list[Memory] = []
+        while True:
+            text = self.r.render(self.items)
+            n = tokens.count(text)
+            if n <= self.budget or not self.items:
+                return text, n, dropped
+            dropped.append(self.items.pop())
+
+
+def finish(
+    packer: Packer,
+    explain: list[Decision],
+    notices: list[str],
+    query: str | None,
+    user: str,
+    budget: int,
+    fmt: str,
+    started: float,
+    kind: str,
+) -> RecallResult:
+    """Close the packer, explain what the budget cut, and time the whole call."""
+    text, used, dropped = packer.finish()
+    for m in dropped:
+        explain.append(Decision(m.ref, m.kind, False, "over the token budget", m.score, m.text))
+    return RecallResult(
+        query=query,
+        user=user,
+        budget=budget,
+        format=fmt,
+        text=text,
+        memories=packer.items,
+        tokens=used,
+        tokenizer=tokens.method(),
+        explain=explain,
+        notices=notices,
+        seconds=round(time.perf_counter() - started, 4),
+        kind=kind,
+    )

@@ -1,0 +1,183 @@
+"""Recall for one prompt: rank the candidates, then pack notes, their turns, other turns.
+
+Diversity and packing: near-copies of a kept claim are dropped, no note takes more than its
+share, and items are packed in rank order into the token budget: notes first, then the
+turns behind them, then other turns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memctl import tokens
+from memctl.recall.graph import Reader
+from memctl.recall.pack import Packer, finish
+from memctl.recall.rank import (
+    BACKGROUND_CLAIMS,
+    DUP_JACCARD,
+    MAX_CLAIMS_PER_NOTE,
+    MAX_TURNS_PER_SESSION,
+    MIN_RELATIVE,
+    TURN_TOKENS,
+    Claim,
+    check_cites,
+    coverage,
+    gather,
+    query_weights,
+    score_claims,
+)
+from memctl.recall.render import Renderer
+from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
+from memctl.recall.words import content_terms, jaccard, plain
+
+if TYPE_CHECKING:
+    from memctl.search import Hit
+    from memctl.vault import Vault
+
+
+def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -> Memory | None:
+    text = hit.text if hit is not None else r.turn_text(ref)
+    if text is None:
+        return None
+    cite = r.cite(ref)
+    body = " ".join(text.split())
+    if tokens.upper_bound(body) > TURN_TOKENS:
+        body = tokens.truncate(body, TURN_TOKENS)
+    return Memory(
+        kind="turn",
+        text=body,
+        basis="said",
+        ref=ref,
+        score=score,
+        date=cite.date,
+        citations=(cite,),
+        scope=(hit.scope if hit is not None else r.turn_scope(ref)),
+        speaker=cite.speaker or (hit.speaker if hit is not None else None),
+        why=why,
+    )
+
+
+# ---- recall -------------------------------------------------------------------------------
+
+
+def recall(
+    vault: Vault,
+    query: str,
+    *,
+    user: str | None = None,
+    budget: int | None = None,
+    fmt: str = "md",
+    history: bool = False,
+    enabled: bool = True,
+    now: datetime | None = None,
+) -> RecallResult:
+    """Cited memories for `query`, visible to `user`, packed into `budget` tokens."""
+    started = time.perf_counter()
+    user, budget = resolve(vault, user, budget, fmt)
+    query = query if isinstance(query, str) else str(query)
+    if not enabled:
+        return RecallResult(query, user, budget, fmt, "", [], 0, "", disabled=True)
+    if not query.strip():
+        # nothing asked, nothing recalled; the session-start block is context()
+        return RecallResult(query, user, budget, fmt, "", [], 0, tokens.method())
+    r = Reader(vault, user, now)
+    explain: list[Decision] = []
+    cands, turn_hits, qterms, expansion, feedback = gather(r, query, explain)
+    # a claim citing a top turn inherits that turn's rank, scaled by how much of the
+    # question the turn itself speaks to (a turn that only shares "cloud" lends little)
+    qweight, full = query_weights(r, qterms)
+    top_turns = {h.ref: s * coverage(content_terms(h.text), qweight, full) for h, s in turn_hits}
+    claims = score_claims(r, cands, top_turns, qterms, expansion, feedback, history, explain)
+    claims.sort(key=lambda c: (-c.score, c.path, c.text))
+
+    renderer = Renderer(
+        fmt, f"Memory for {user}: {query.strip()[:80]}", {"user": user, "query": query}
+    )
+    packer = Packer(renderer, budget)
+    best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
+    floor = best * MIN_RELATIVE
+    kept: list[Claim] = []
+    per_note: Counter[str] = Counter()
+    background: Counter[str] = Counter()
+    for c in claims:
+        reason = None
+        if c.score < floor:
+            reason = f"scores below {MIN_RELATIVE:.0%} of the best"
+        elif per_note[c.path] >= MAX_CLAIMS_PER_NOTE:
+            reason = f"note already gives {MAX_CLAIMS_PER_NOTE} claims"
+        elif c.rel <= 0 and background[c.path] >= BACKGROUND_CLAIMS:
+            reason = f"carries nothing the query asks; note already gives {BACKGROUND_CLAIMS} such"
+        else:
+            dup = next((k for k in kept if jaccard(k.terms, c.terms) >= DUP_JACCARD), None)
+            if dup is not None:
+                reason = f"near-copy of a kept claim in {dup.path}: {dup.text[:60]!r}"
+        cites: tuple[Cite, ...] = ()
+        if reason is None and packer.used + tokens.count(c.text) > budget:
+            reason = "over the token budget"  # known before its citations are even read
+        if reason is None:
+            cites, reason = check_cites(r, c.refs)
+        if reason is None:
+            dates = sorted(d for d in (ct.date for ct in cites) if d)
+            m = Memory(
+                kind="claim",
+                text=c.text,
+                basis=c.basis,
+                ref=c.path,
+                score=c.score,
+                date=dates[-1] if dates else c.date,
+                citations=cites,
+                title=plain(c.note.title),
+                store=c.note.store,
+                scope=c.note.scope,
+                section=c.section,
+                why=c.why,
+            )
+            if packer.add(m) is None:
+                reason = "over the token budget"
+            else:
+                kept.append(c)
+                per_note[c.path] += 1
+                background[c.path] += c.rel <= 0
+        explain.append(Decision(c.path, "claim", reason is None, reason or c.why, c.score, c.text))
+
+    # then the turns behind the kept claims, then the turns the query found on its own
+    shown: set[str] = set()
+    per_session: Counter[str] = Counter()
+    turn_queue: list[tuple[str, float, str, Hit | None]] = []
+    for c in kept:
+        for ref, _ in c.refs[:1]:
+            turn_queue.append((ref, c.score * 0.9, f"supports {c.path}", None))
+    hits_by_ref = {h.ref: h for h, _ in turn_hits}
+    turn_queue += [(h.ref, s, "matches the query", h) for h, s in turn_hits]
+    kept_turn_terms: list[set[str]] = []
+    for ref, score, why, hit in turn_queue:
+        if ref in shown:
+            continue
+        shown.add(ref)
+        hit = hit or hits_by_ref.get(ref)
+        session = ref.split("#", 1)[0]
+        reason = None
+        if hit is not None and not r.visible(hit.scope):
+            reason = f"out of scope ({hit.scope})"
+        elif score < floor:
+            reason = f"scores below {MIN_RELATIVE:.0%} of the best"
+        elif per_session[session] >= MAX_TURNS_PER_SESSION and why == "matches the query":
+            reason = f"session already gives {MAX_TURNS_PER_SESSION} turns"
+        tm = None if reason else _turn_memory(r, ref, score, why, hit)
+        if reason is None and tm is None:
+            reason = "turn cannot be read"
+        if tm is not None and reason is None:
+            terms = content_terms(tm.text)
+            if any(jaccard(terms, t) >= DUP_JACCARD for t in kept_turn_terms):
+                reason = "near-copy of a kept turn"
+            elif packer.add(tm) is None:
+                reason = "over the token budget"
+            else:
+                kept_turn_terms.append(terms)
+                per_session[session] += 1
+        explain.append(Decision(ref, "turn", reason is None, reason or why, score))
+
+    return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")

@@ -1,0 +1,356 @@
+"""Ranking: which notes and turns are candidates, and how each claim scores.
+
+1. Candidates. BM25 over notes and over raw turns (memctl.search), restricted to what the
+   asking user may see. Then one hop out: entity notes the query names bring their aliases,
+   the notes they link to and the notes that link to them; the best turns bring the notes
+   whose claims cite them (a memory filed under another framing is still found through the
+   words that were actually said); the words those turns share become feedback terms.
+2. Claims. Each candidate note is read from its file: only active claims (never its History
+   unless asked), each scored by the note's rank, how much of the query (and, at half weight,
+   of the feedback terms) it carries, whether it cites one of the best turns, its store and
+   its age. Claims citing a turn the user may not see are dropped: a team note cannot smuggle
+   a private quote out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING
+
+from memctl.errors import MemctlError
+from memctl.recall.graph import Reader
+from memctl.recall.results import AGENT_TAG, Cite, Decision
+from memctl.recall.words import content_terms, plain, query_terms
+
+if TYPE_CHECKING:
+    from memctl.notes import Note
+    from memctl.search import Hit
+
+# ---- ranking knobs (tests/test_recall*.py pin the behaviour they buy) ---------------------
+NOTE_POOL = 20  # notes taken from BM25
+TURN_POOL = 20  # turns taken from BM25
+ENTITY_POOL = 10  # entity notes looked at for "does the query name this?"
+CITING_TURNS = 8  # best turns whose citing notes become candidates
+FEEDBACK_TURNS = 5  # best turns whose sessions the feedback terms come from
+FEEDBACK_SESSIONS = 2
+FEEDBACK_TERMS = 10
+BACKGROUND_CLAIMS = 2  # claims of a note that carry none of the query's words
+W_LINK = 0.6  # a note one hop from a named entity, relative to the entity
+W_CITE = 0.7  # a note citing a top turn, relative to that turn
+W_FEEDBACK = 0.5  # a feedback term in a claim, relative to a query term
+W_TURN = 0.8  # turns rank below notes that say the same thing
+W_NOTE = 0.4  # share of a claim's score that comes from its note's rank (the rest: the claim)
+HALF_LIFE_DAYS = 180.0
+RECENCY_SHARE = 0.25  # at most this much of a score depends on age
+MIN_RELATIVE = 0.08  # candidates scoring below this share of the best are dropped
+# Mild on purpose: these order claims of similar relevance, they do not outvote the query.
+STORE_WEIGHT = {
+    "decisions": 1.05,
+    "knowledge": 1.05,
+    "profile": 1.05,
+    "entities": 1.0,
+    "instructions": 1.0,
+    "feedback": 0.95,
+    "sessions": 0.9,
+}
+# What a claim's section says about how load-bearing it is: a team's goal or a decision
+# frames any question in its area; progress notes date quickly.
+SECTION_WEIGHT = {
+    "goal": 1.15,
+    "goals": 1.15,
+    "decision": 1.1,
+    "identity": 1.1,
+    "why": 1.05,
+    "preferences": 1.05,
+    "how they work": 1.05,
+    "open threads": 1.05,
+    "facts": 1.0,
+    "relations": 0.95,
+    "alternatives": 0.9,
+    "plan": 0.9,
+    "progress": 0.9,
+}
+MAX_CLAIMS_PER_NOTE = 8
+MAX_TURNS_PER_SESSION = 2
+TURN_TOKENS = 120  # a turn is cut to this many tokens around what it says
+DUP_JACCARD = 0.7  # word overlap at which two claims count as one fact
+
+
+def age_days(day: str | None, now: datetime) -> float | None:
+    if not day:
+        return None
+    try:
+        d = date.fromisoformat(str(day)[:10])
+    except ValueError:
+        return None
+    return max((now.date() - d).days, 0)
+
+
+def recency(day: str | None, now: datetime) -> float:
+    """1.0 for today, 0.5 one half-life ago; unknown dates count as half-life old."""
+    age = age_days(day, now)
+    r = 0.5 if age is None else 0.5 ** (age / HALF_LIFE_DAYS)
+    return (1 - RECENCY_SHARE) + RECENCY_SHARE * r
+
+
+# ---- candidates ---------------------------------------------------------------------------
+
+
+@dataclass
+class NoteCand:
+    path: str
+    score: float
+    why: str
+
+
+@dataclass
+class Claim:
+    path: str
+    note: Note
+    section: str
+    text: str
+    basis: str
+    refs: tuple[tuple[str, str], ...]  # (turn ref, quote), checked when packed
+    date: str | None
+    score: float
+    why: str
+    terms: set[str]
+    rel: float = 0.0
+
+
+def normalise(hits: list[Hit]) -> list[tuple[Hit, float]]:
+    top = max((h.score for h in hits), default=0.0)
+    if top <= 0:
+        return [(h, 1.0 / (i + 1)) for i, h in enumerate(hits)]
+    return [(h, h.score / top) for h in hits]
+
+
+def _names(note: Note) -> list[str]:
+    names = [note.title, *note.aliases]
+    return [n for n in dict.fromkeys(plain(n) for n in names) if n]
+
+
+def _named(names: list[str], qterms: set[str]) -> str | None:
+    """The first name of an entity that the query names (at least half of its words)."""
+    for name in names:
+        nt = content_terms(name)
+        if nt and len(nt & qterms) * 2 >= len(nt):
+            return name
+    return None
+
+
+def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: set[str]) -> dict[str, float]:
+    """Words the best sessions keep using that are rare elsewhere (relevance feedback).
+
+    "Datadog or Grafana?" finds the session where that was discussed; that session also
+    talks about egress, and egress is what the team's goal note is filed under.
+    """
+    sessions: dict[str, float] = {}
+    for h, s in turns[:FEEDBACK_TURNS]:
+        path = h.ref.split("#", 1)[0]
+        sessions[path] = max(sessions.get(path, 0.0), s)
+    tf: dict[str, float] = {}
+    spread: Counter[str] = Counter()
+    for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]:
+        try:
+            _, messages = r.turns.session(path)
+        except MemctlError:
+            continue
+        for m in messages:
+            for t in content_terms(m.content) - known:
+                if len(t) >= 3 and not t.isdigit():
+                    tf[t] = tf.get(t, 0.0) + w
+                    spread[t] += 1
+    cands = [t for t in tf if spread[t] >= 2]
+    if not cands:
+        return {}
+    n, df = r.doc_freqs(cands)
+    weight = {t: tf[t] * math.log(1 + n / max(df.get(t, 1), 1)) for t in cands}
+    picked = sorted(cands, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
+    top = weight[picked[0]]
+    return {t: weight[t] / top for t in picked}
+
+
+def gather(
+    r: Reader, query: str, explain: list[Decision]
+) -> tuple[dict[str, NoteCand], list[tuple[Hit, float]], set[str], set[str], dict[str, float]]:
+    """Notes and turns worth reading, with the query's terms and its feedback terms."""
+    qterms = query_terms(query)
+    notes: dict[str, NoteCand] = {}
+
+    def offer(path: str, score: float, why: str) -> None:
+        cur = notes.get(path)
+        if cur is None:
+            notes[path] = NoteCand(path, score, why)
+        elif why not in cur.why:
+            # keep every reason a note was found, the best one first
+            first, second = (why, cur.why) if score > cur.score else (cur.why, why)
+            notes[path] = NoteCand(path, max(score, cur.score), f"{first}; {second}")
+
+    note_hits = normalise(r.search(query, kind="note", status="active", limit=NOTE_POOL))
+    for h, s in note_hits:
+        offer(h.ref, s, f"matches the query (bm25 {h.score:.2f})")
+    turn_hits = [
+        (h, s * W_TURN)
+        for h, s in normalise(r.search(query, kind="turn", limit=TURN_POOL))
+        if r.visible(h.scope)
+    ]
+
+    # one hop from the entities the query names: their aliases, links and backlinks
+    entity_hits = [(h, s) for h, s in note_hits if h.store == "entities"]
+    if query.strip():
+        more = r.search(query, kind="note", store="entities", status="active", limit=ENTITY_POOL)
+        known = {h.ref for h, _ in entity_hits}
+        entity_hits += [(h, s * 0.9) for h, s in normalise(more) if h.ref not in known]
+    expansion: set[str] = set()
+    for h, s in entity_hits:
+        note = r.note(h.ref)
+        if note is None or not r.visible(note.scope):
+            continue
+        name = _named(_names(note), qterms)
+        if name is None:
+            continue
+        offer(h.ref, max(s, 0.8), f"the query names {name!r}")
+        for n in _names(note):
+            expansion |= content_terms(n)
+        graph = r.graph
+        linked = set(graph[h.ref].links if h.ref in graph else ())
+        linked |= {p for p, info in graph.items() if h.ref in info.links}
+        for p in sorted(linked - {h.ref}):
+            offer(p, max(s, 0.8) * W_LINK, f"linked with entity {note.title!r}")
+
+    # notes whose claims cite the best turns: the same words, filed under another framing
+    graph = r.graph if turn_hits else {}
+    citing: dict[str, list[str]] = {}
+    for info in graph.values():
+        for ref in info.cites:
+            citing.setdefault(ref, []).append(info.path)
+    for h, s in turn_hits[:CITING_TURNS]:
+        for p in citing.get(h.ref, ()):
+            offer(p, s * W_CITE, f"cites {h.ref}")
+
+    feedback = _feedback(r, turn_hits, qterms | expansion)
+    for p in sorted(set(notes)):
+        seen = graph.get(p) if graph else None
+        if seen is not None and not r.visible(seen.scope):
+            del notes[p]  # defence in depth: the index said visible, the file says otherwise
+            explain.append(Decision(p, "note", False, f"out of scope ({seen.scope})"))
+    return notes, turn_hits, qterms, expansion, feedback
+
+
+def query_weights(r: Reader, qterms: set[str]) -> tuple[dict[str, float], float]:
+    """Each query word's weight by how rare it is, and what a full match adds up to.
+
+    In "the cloud migration", "migration" says more than "cloud", which also names
+    Grafana Cloud and Cloud CDN. A full match is the three heaviest words.
+    """
+    n, df = r.doc_freqs(sorted(qterms)) if qterms else (1, {})
+    idf = {t: math.log(1 + n / max(df.get(t, 1), 1)) for t in qterms}
+    top = max(idf.values(), default=1.0) or 1.0
+    weight = {t: w / top for t, w in idf.items()}
+    full = sum(sorted(weight.values(), reverse=True)[:3]) if weight else 1.0
+    return weight, max(full, 1e-9)
+
+
+def coverage(terms: set[str], weight: dict[str, float], full: float) -> float:
+    return min(1.0, sum(weight[t] for t in terms & weight.keys()) / full)
+
+
+def score_claims(
+    r: Reader,
+    cands: dict[str, NoteCand],
+    top_turns: dict[str, float],
+    qterms: set[str],
+    expansion: set[str],
+    feedback: dict[str, float],
+    history: bool,
+    explain: list[Decision],
+) -> list[Claim]:
+    """Score every active claim of every candidate note."""
+    out: list[Claim] = []
+    qweight, denom = query_weights(r, qterms)
+    for cand in sorted(cands.values(), key=lambda c: -c.score):
+        note = r.note(cand.path)
+        if note is None:
+            explain.append(Decision(cand.path, "note", False, "unreadable note", cand.score))
+            continue
+        if not r.visible(note.scope):
+            explain.append(Decision(cand.path, "note", False, f"out of scope ({note.scope})"))
+            continue
+        if note.status != "active":
+            explain.append(Decision(cand.path, "note", False, f"note is {note.status}", cand.score))
+            continue
+        explain.append(Decision(cand.path, "note", True, cand.why, cand.score))
+        store = note.store or ""
+        weight = STORE_WEIGHT.get(store, 1.0)
+        items = [(s.name, c, False) for s, c in note.active_claims()]
+        for c in note.history_claims():
+            if history:
+                items.append(("History", c, True))
+            else:
+                explain.append(
+                    Decision(cand.path, "claim", False, "History: no longer true", 0, plain(c.text))
+                )
+        for section, c, is_hist in items:
+            text = plain(c.text)
+            if not text:
+                continue
+            # Citations are checked (scope, existence) and dated from their turns only when
+            # the claim is about to be packed: a large vault's candidates cite hundreds of
+            # sessions. For ranking, a turn's day is its session's, from the raw path.
+            refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
+            terms = content_terms(text)
+            fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
+            rel = (sum(qweight[t] for t in terms & qterms) + W_FEEDBACK * fb_hit) / denom
+            hop = max((top_turns.get(ref, 0.0) for ref, _ in refs), default=0.0)
+            rel = min(1.0, rel + 0.5 * hop)
+            dates = sorted(d for d in (path_day(ref) for ref, _ in refs) if d)
+            day = dates[-1] if dates else str(note.meta.get("updated") or "") or None
+            # additive, so a claim that says what was asked beats a bystander in a top note
+            score = (W_NOTE * cand.score + (1 - W_NOTE) * rel) * weight * recency(day, r.now)
+            score *= SECTION_WEIGHT.get(section.casefold(), 1.0)
+            if is_hist:
+                score *= 0.5
+                lt = c.lifetime
+                basis = "history"
+                if lt is not None:
+                    text = f"{text} ({lt.kind}; held {lt.since} → {lt.until})"
+            elif text.endswith(AGENT_TAG):
+                basis = "agent"
+                text = text[: -len(AGENT_TAG)].rstrip()
+            elif c.human:
+                basis = "human"
+            else:
+                basis = "inferred" if c.inferred else "stated"
+            why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")
+            out.append(
+                Claim(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
+            )
+    return out
+
+
+_PATH_DAY = re.compile(r"^raw/(\d{4})/(\d{2})/(\d{2})/")
+
+
+def path_day(ref: str) -> str | None:
+    m = _PATH_DAY.match(ref)
+    return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" if m else None
+
+
+def check_cites(
+    r: Reader, refs: tuple[tuple[str, str], ...]
+) -> tuple[tuple[Cite, ...], str | None]:
+    """The citations with their turns' speakers and dates, or why the claim cannot be shown."""
+    cites: list[Cite] = []
+    for ref, quote in refs:
+        scope = r.turn_scope(ref)
+        if scope is None:
+            return (), f"cites {ref}, which does not exist"
+        if not r.visible(scope):
+            return (), f"cites a turn outside {r.user}'s scope ({scope})"
+        cites.append(r.cite(ref, quote))
+    return tuple(cites), None

@@ -1,0 +1,141 @@
+"""Rendering packed memories as md, xml or json: the text that reaches the model.
+
+Every piece (header, group heading, item, sources, footer) is rendered on its own so the
+packer can count what each addition costs before making it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from memctl.recall.results import Memory
+
+# ---- rendering ----------------------------------------------------------------------------
+
+
+def _esc(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+_DIGEST = re.compile(r"-([0-9a-f]{6})\.md$")
+
+
+def _session_key(path: str) -> str:
+    """The short name a session goes by in md output: the digest its file name ends with
+    (the same one the notes' footnote labels use), or the whole path when it has none."""
+    m = _DIGEST.search(path)
+    return m.group(1) if m else path
+
+
+def _short_ref(ref: str) -> str:
+    path, sep, turn = ref.partition("#")
+    return f"{_session_key(path)}{sep}{turn}"
+
+
+def sessions_of(m: Memory) -> list[str]:
+    paths = [c.ref.split("#", 1)[0] for c in m.citations]
+    if m.kind == "turn":
+        paths.insert(0, m.ref.split("#", 1)[0])
+    return list(dict.fromkeys(paths))
+
+
+def _cite_md(m: Memory) -> str:
+    if m.kind == "turn":
+        bits = [m.speaker or "", m.date or "", _short_ref(m.ref)]
+        return " · ".join(b for b in bits if b)
+    if not m.citations:
+        return f"{m.basis} · {m.ref}"
+    cites = "; ".join(
+        " ".join(b for b in (c.speaker or "", c.date or "", _short_ref(c.ref)) if b)
+        for c in m.citations
+    )
+    return f"{m.basis} · {cites}"
+
+
+class Renderer:
+    """Header, per-note group, per-item, sources and footer text for one output format.
+
+    Markdown cites turns as `<session>#t<n>`, where <session> is the 6-hex digest the raw
+    file's name ends with, and maps each session to its file once, under "Sources": a full
+    `raw/...md` path costs ~30 tokens, and a recall cites the same few sessions many times.
+    XML and JSON always carry the full refs.
+    """
+
+    def __init__(self, fmt: str, title: str, attrs: dict[str, str]) -> None:
+        self.fmt = fmt
+        self.title = title
+        self.attrs = attrs
+
+    def head(self) -> str:
+        if self.fmt == "md":
+            return (
+                f"# {self.title}\n"
+                "Long-term memory (memctl). Each line cites its source turn as <session>#t<n> "
+                "(Sources maps sessions to raw/ files): stated = said there, inferred = read "
+                "from it; human = written by a person, agent = the agent's own note.\n"
+            )
+        if self.fmt == "xml":
+            a = " ".join(f'{k}="{_esc(v)}"' for k, v in self.attrs.items())
+            return f"<memory {a}>\n"
+        return ""
+
+    def group(self, m: Memory) -> str:
+        if self.fmt == "md":
+            if m.kind == "turn":
+                return "\n## Turns\n"
+            return f"\n## {m.title} ({m.ref})\n"
+        return ""
+
+    def sources_head(self) -> str:
+        return "\n## Sources\n" if self.fmt == "md" else ""
+
+    def source(self, path: str) -> str:
+        return f"- {_session_key(path)} = {path}\n" if self.fmt == "md" else ""
+
+    def item(self, m: Memory) -> str:
+        if self.fmt == "md":
+            if m.kind == "turn":
+                body = " ".join(m.text.split())
+                return f"- [{_cite_md(m)}] {body}\n"
+            return f"- {m.text} [{_cite_md(m)}]\n"
+        if self.fmt == "xml":
+            cites = " ".join(
+                f'ref="{_esc(c.ref)}"' + (f' speaker="{_esc(c.speaker)}"' if c.speaker else "")
+                for c in m.citations[:1]
+            )
+            more = "".join(f'\n  <cite ref="{_esc(c.ref)}"/>' for c in m.citations[1:])
+            date = f' date="{m.date}"' if m.date else ""
+            if m.kind == "turn":
+                sp = f' speaker="{_esc(m.speaker)}"' if m.speaker else ""
+                return f'<turn ref="{_esc(m.ref)}"{sp}{date}>{_esc(m.text)}</turn>\n'
+            return (
+                f'<claim note="{_esc(m.ref)}" title="{_esc(m.title or "")}" store="{m.store}" '
+                f'scope="{m.scope}" basis="{m.basis}"{date} {cites}>{_esc(m.text)}{more}</claim>\n'
+            )
+        return json.dumps(m.to_json(), ensure_ascii=False) + "\n"
+
+    def tail(self) -> str:
+        return "</memory>\n" if self.fmt == "xml" else ""
+
+    def render(self, items: list[Memory]) -> str:
+        if not items:
+            return ""
+        if self.fmt == "json":
+            return json.dumps([m.to_json() for m in items], ensure_ascii=False, indent=1)
+        parts = [self.head()]
+        groups: dict[str, list[Memory]] = {}
+        for m in items:
+            key = "\0turns" if m.kind == "turn" else m.ref
+            groups.setdefault(key, []).append(m)
+        for members in groups.values():
+            parts.append(self.group(members[0]))
+            parts.extend(self.item(m) for m in members)
+        paths = list(dict.fromkeys(p for m in items for p in sessions_of(m)))
+        if paths and self.fmt == "md":
+            parts.append(self.sources_head())
+            parts.extend(self.source(p) for p in sorted(paths, key=_session_key))
+        parts.append(self.tail())
+        return "".join(parts)

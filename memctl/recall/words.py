@@ -1,0 +1,49 @@
+"""Words as recall compares them: stemmed exactly as the index stems them, stopwords out."""
+
+from __future__ import annotations
+
+# ---- words --------------------------------------------------------------------------------
+
+
+_STOP_STEMS: set[str] | None = None
+
+
+def content_terms(text: str) -> set[str]:
+    """Content tokens, stemmed exactly as the index stems them, stopwords dropped."""
+    global _STOP_STEMS
+    from memctl.index import analyze
+
+    if _STOP_STEMS is None:
+        from memctl.search import STOPWORDS
+
+        _STOP_STEMS = {t for w in STOPWORDS for t in analyze(w)} | {"s", "t"}
+    return {t for t in analyze(text) if len(t) > 1 and t not in _STOP_STEMS}
+
+
+# Words that frame a question rather than say what it is about ("what should I know about
+# X", "tell me about X"); search's stopwords cover the rest. Dropped unless nothing is left.
+_FRAMING = frozenset(
+    "know tell need want think explain remember recall help please anything something thing "
+    "things show give like get say said ask look find".split()
+)
+_FRAMING_STEMS: set[str] | None = None
+
+
+def query_terms(query: str) -> set[str]:
+    global _FRAMING_STEMS
+    from memctl.index import analyze
+
+    if _FRAMING_STEMS is None:
+        _FRAMING_STEMS = {t for w in _FRAMING for t in analyze(w)}
+    terms = content_terms(query)
+    return (terms - _FRAMING_STEMS) or terms
+
+
+def plain(text: str) -> str:
+    from memctl.notes import strip_links
+
+    return " ".join(strip_links(text).split())
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
