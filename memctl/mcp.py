@@ -131,28 +131,23 @@ class Tools:
         return res.text or "(memory is empty)"
 
     def read(self, ref: str) -> dict[str, Any]:
-        """A note, an INDEX.md, a whole session, or one turn (raw/...md#tN)."""
+        """Whatever `memctl show` opens (memctl/refs.py), as this user may see it."""
         from memctl.store import read_text
 
-        rel = self._inside(ref)
-        target = self.vault.root / rel
-        anchor = ref.split("#", 1)[1] if "#" in ref else ""
-        if not target.is_file():
-            raise InputError(f"no file {rel!r} in this vault (see INDEX.md)")
-        if not rel.endswith(".md"):
-            raise InputError(f"{rel!r} is not a markdown note or session")
-        if Path(rel).name == "INDEX.md":
+        r = self.vault.resolve(ref)
+        target = self.vault.root / r.path
+        if r.kind == "index":
             return {
                 "kind": "index",
-                "ref": rel,
-                "text": self._filtered_index(rel, read_text(target)),
+                "ref": r.path,
+                "text": self._filtered_index(r.path, read_text(target)),
             }
-        if not self._visible(rel):
-            raise InputError(f"{rel!r} is not visible to {self.user}")
-        if rel.startswith("raw/"):
-            res = self.vault.show(f"{rel}#{anchor}" if anchor else rel)
+        if not self._visible(r.path):
+            raise InputError(f"{r.path!r} is not visible to {self.user}")
+        if r.is_raw:
+            res = self.vault.show(r.text)
             return {"kind": res.kind, "ref": res.ref, "text": res.text, "meta": res.meta}
-        return {"kind": "note", "ref": rel, "text": self._note_text(rel, read_text(target))}
+        return {"kind": "note", "ref": r.path, "text": self._note_text(r.path, read_text(target))}
 
     def _note_text(self, rel: str, text: str) -> str:
         """The note as stored, minus any claim whose cited turn this user may not see."""

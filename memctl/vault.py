@@ -36,13 +36,14 @@ from memctl.results import (
     ShowResult,
     StatusResult,
 )
-from memctl.store import Transaction, VaultLock, inside, read_text, walk_markdown
+from memctl.store import Transaction, VaultLock, read_text, walk_markdown
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from memctl.index import Feed  # tantivy loads only when a command needs it
     from memctl.recall import RecallResult
+    from memctl.refs import Ref
 
 GITIGNORE = """\
 # memctl: the index and caches are rebuilt from the files; never commit them.
@@ -484,20 +485,18 @@ class Vault:
         sc = self.config.stores[store]
         return [p for p in walk_markdown(self.root, sc.folder) if p.name != "INDEX.md"]
 
+    def resolve(self, ref: str) -> Ref:
+        """Any reference memctl prints or accepts (see memctl/refs.py) -> what it names."""
+        from memctl.refs import resolve
+
+        return resolve(self, ref)
+
     def resolve_session(self, ref: str) -> str:
-        """A session id or a raw path -> the raw path."""
-        ref = ref.split("#", 1)[0]
-        if ref.startswith("raw/") and (self.root / ref).is_file():
-            return ref
-        m = self._session_map()
-        if ref in m:
-            return m[ref]
-        matches = [sid for sid in m if sid.startswith(ref)] if len(ref) >= 4 else []
-        if len(matches) == 1:
-            return m[matches[0]]
-        if len(matches) > 1:
-            raise InputError(f"session {ref!r} is ambiguous: {', '.join(sorted(matches)[:5])}")
-        raise InputError(f"no session {ref!r} in this vault (see `memctl status` or raw/INDEX.md)")
+        """A session reference (id, prefix, digest, raw path; any #tN ignored) -> the raw path."""
+        r = self.resolve(ref.split("#", 1)[0])
+        if not r.is_raw:
+            raise InputError(f"{r.path} is a {r.kind}, not a session")
+        return r.path
 
     def read_session(self, ref: str) -> tuple[str, list[Message], dict[str, Any]]:
         rel = self.resolve_session(ref)
@@ -506,10 +505,17 @@ class Vault:
         return rel, messages, read_header(text, rel)
 
     def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:
-        """Give back the ingested messages as JSONL lines, exactly as they came in."""
+        """Give back the ingested messages as JSONL lines, exactly as they came in; a turn
+        reference gives back that one message."""
         if fmt != "jsonl":
             raise InputError(f"unknown export format {fmt!r}: use jsonl")
-        _, messages, _ = self.read_session(session)
+        r = self.resolve(session)
+        if not r.is_raw:
+            raise InputError(f"{r.path} is a {r.kind}; export takes a session or a turn")
+        text = read_text(self.root / r.path)
+        _, messages = parse_session(text, r.path)
+        if r.turn is not None:
+            messages = [self._turn(r, messages)]
         for m in messages:
             rec: dict[str, Any] = {}
             if m.id is not None:
@@ -524,38 +530,36 @@ class Vault:
                 rec.setdefault(k, v)
             yield json.dumps(rec, ensure_ascii=False)
 
+    @staticmethod
+    def _turn(r: Ref, messages: list[Message]) -> Message:
+        n = r.turn or 0
+        if not 1 <= n <= len(messages):
+            raise InputError(f"{r.path} has turns t1..t{len(messages)}; no #t{n}")
+        return messages[n - 1]
+
     def show(self, ref: str) -> ShowResult:
-        """A note, a session, or one turn (`raw/...md#t3`)."""
-        path, _, anchor = ref.partition("#")
-        if path.startswith("raw/") or not path.endswith(".md"):
-            rel = self.resolve_session(path)
-            text = read_text(self.root / rel)
-            header, messages = parse_session(text, rel)
-            if anchor:
-                if not (anchor.startswith("t") and anchor[1:].isdigit()):
-                    raise InputError(f"bad turn anchor #{anchor}: use #tN, e.g. {rel}#t3")
-                n = int(anchor[1:])
-                if not 1 <= n <= len(messages):
-                    raise InputError(f"{rel} has turns t1..t{len(messages)}; no #{anchor}")
-                m = messages[n - 1]
-                return ShowResult(
-                    "turn",
-                    f"{rel}#t{n}",
-                    m.content,
-                    {
-                        **message_record(m),
-                        "session": header.session,
-                        "user": header.user,
-                        "scope": header.scope,
-                    },
-                )
+        """A note, an INDEX file, a session, or one turn, named in any reference form."""
+        r = self.resolve(ref)
+        text = read_text(self.root / r.path)
+        if not r.is_raw:
+            return ShowResult(r.kind, r.path, text, {})
+        header, messages = parse_session(text, r.path)
+        if r.turn is not None:
+            m = self._turn(r, messages)
             return ShowResult(
-                "session", rel, text, {"session": header.session, "turns": len(messages)}
+                "turn",
+                r.text,
+                m.content,
+                {
+                    **message_record(m),
+                    "session": header.session,
+                    "user": header.user,
+                    "scope": header.scope,
+                },
             )
-        target = inside(self.root, path)
-        if not target.is_file():
-            raise InputError(f"no note {path!r} in this vault")
-        return ShowResult("note", path, read_text(target), {})
+        return ShowResult(
+            "session", r.path, text, {"session": header.session, "turns": len(messages)}
+        )
 
     def status(self) -> StatusResult:
         """Counts per store and user, and what git has not recorded yet."""

@@ -249,3 +249,28 @@ def test_remember_into_instructions_is_only_a_proposal(acme: tuple[Vault, dict])
     )
     assert res.action == "proposed" and res.path.endswith(".proposed.md")
     assert "status: proposed" in (vault.root / res.path).read_text()
+
+
+def test_read_accepts_every_form_show_accepts(acme: tuple[Vault, dict]) -> None:
+    vault, paths = acme
+    rel = paths["s-vendor"]
+    digest = rel[-9:-3]
+    forms = {
+        "session id": ("s-vendor", "session", rel),
+        "id prefix": ("s-vend", "session", rel),
+        "digest#tN": (f"{digest}#t4", "turn", f"{rel}#t4"),
+        "id#tN": ("s-vendor#t4", "turn", f"{rel}#t4"),
+        "raw path#tN": (f"{rel}#t4", "turn", f"{rel}#t4"),
+        "note id": ("decisions/grafana", "note", "decisions/grafana.md"),
+        "note path": ("decisions/grafana.md", "note", "decisions/grafana.md"),
+    }
+
+    async def steps(c: Client) -> dict[str, Any]:
+        return {k: await c.call_tool("read", {"ref": ref}) for k, (ref, _, _) in forms.items()}
+
+    out = _session(vault.root, "marco", steps)
+    for key, (ref, kind, canonical) in forms.items():
+        assert not out[key].is_error, (key, _text(out[key]))
+        data = _data(out[key])
+        assert (data["kind"], data["ref"]) == (kind, canonical), key
+        assert data["ref"] == vault.show(ref).ref
