@@ -1,8 +1,8 @@
 """The JSON shape curators that are not Python (an LLM, a plugin returning dicts) must produce.
 
-Written by hand, with a small validator, rather than pulling in a JSON Schema library: the
-shape is small and the error messages go back to the model verbatim, so they should say
-exactly which field is wrong in words a model can act on.
+`CLAIMS_SCHEMA` is both what the model is shown and what its answer is checked against
+(jsonschema, so the two cannot drift apart). The error messages go back to the model
+verbatim, so `validate` words jsonschema's first error as the field that is wrong and how.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from typing import Any
 from memctl.curate import ACTIONS, Entity, Proposal, Quote
 
 ENTITY_TYPES = ("person", "organisation", "project", "system", "thing")
+
+# A string with something in it besides white space.
+_TEXT: dict[str, Any] = {"type": "string", "pattern": r"\S"}
 
 # Sent to the model as part of the prompt; `validate` enforces the same rules.
 CLAIMS_SCHEMA: dict[str, Any] = {
@@ -26,13 +29,13 @@ CLAIMS_SCHEMA: dict[str, Any] = {
                 "additionalProperties": False,
                 "required": ["store", "note", "section", "text", "citations"],
                 "properties": {
-                    "store": {"type": "string", "description": "one of the stores listed"},
+                    "store": {**_TEXT, "description": "one of the stores listed"},
                     "note": {
-                        "type": "string",
+                        **_TEXT,
                         "description": "note title; reuse an existing title to add to that note",
                     },
-                    "section": {"type": "string", "description": "a section of that store"},
-                    "text": {"type": "string", "description": "the claim, one sentence"},
+                    "section": {**_TEXT, "description": "a section of that store"},
+                    "text": {**_TEXT, "description": "the claim, one sentence"},
                     "citations": {
                         "type": "array",
                         "minItems": 1,
@@ -43,7 +46,7 @@ CLAIMS_SCHEMA: dict[str, Any] = {
                             "properties": {
                                 "turn": {"type": "integer", "minimum": 1},
                                 "quote": {
-                                    "type": "string",
+                                    **_TEXT,
                                     "description": "words copied exactly from that turn",
                                 },
                             },
@@ -63,8 +66,8 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     },
 }
 
-_CLAIM_KEYS = set(CLAIMS_SCHEMA["properties"]["claims"]["items"]["properties"])
-_REQUIRED = ("store", "note", "section", "text", "citations")
+_NAMES = {"object": "an object", "array": "an array", "string": "a string",
+          "integer": "an integer", "boolean": "true or false", "null": "null"}
 
 
 class SchemaError(ValueError):
@@ -77,55 +80,61 @@ def _type(value: Any) -> str:
     )
 
 
+def _where(path: list[Any]) -> str:
+    if not path:
+        return "top level"
+    if len(path) == 1:
+        return f"'{path[0]}'"
+    out = str(path[0])
+    for p in path[1:]:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def _order(step: Any) -> tuple[int, str]:
+    return (step, "") if isinstance(step, int) else (-1, str(step))
+
+
+def _words(err: Any) -> str:
+    """One jsonschema error in words a model can act on."""
+    where, v, value = _where(list(err.absolute_path)), err.validator, err.instance
+    if not err.absolute_path and v == "type":
+        return f"top level must be an object with a 'claims' array, got {_type(value)}"
+    if v == "required":
+        missing = [k for k in err.validator_value if k not in value]
+        return f"{where} is missing '{missing[0]}'"
+    if v == "additionalProperties":
+        extra = sorted(set(value) - set(err.schema.get("properties", {})))
+        if not err.absolute_path:
+            return f"unexpected top-level key(s): {', '.join(extra)}"
+        return f"{where} has unknown key(s): {', '.join(extra)}"
+    if v == "type":
+        types = err.validator_value if isinstance(err.validator_value, list) else [
+            err.validator_value
+        ]
+        want = " or ".join(_NAMES.get(t, t) for t in types)
+        return f"{where} must be {want}, got {_type(value)}"
+    if v == "pattern":
+        return f"{where} must be a non-empty string"
+    if v == "minItems":
+        return f"{where} must be a non-empty array"
+    if v == "minimum":
+        return f"{where} must be a positive integer turn number"
+    if v == "enum":
+        return f"{where} must be one of {', '.join(str(x) for x in err.validator_value)}"
+    return f"{where}: {err.message}"
+
+
 def validate(payload: Any) -> list[dict[str, Any]]:
     """The list of claim dicts in `payload`, or SchemaError naming the first problem."""
-    if not isinstance(payload, dict):
-        raise SchemaError(
-            f"top level must be an object with a 'claims' array, got {_type(payload)}"
-        )
-    extra = set(payload) - {"claims"}
-    if extra:
-        raise SchemaError(f"unexpected top-level key(s): {', '.join(sorted(extra))}")
-    claims = payload.get("claims")
-    if not isinstance(claims, list):
-        raise SchemaError(f"'claims' must be an array, got {_type(claims)}")
-    for i, c in enumerate(claims):
-        where = f"claims[{i}]"
-        if not isinstance(c, dict):
-            raise SchemaError(f"{where} must be an object, got {_type(c)}")
-        for k in _REQUIRED:
-            if k not in c:
-                raise SchemaError(f"{where} is missing '{k}'")
-        unknown = set(c) - _CLAIM_KEYS
-        if unknown:
-            raise SchemaError(f"{where} has unknown key(s): {', '.join(sorted(unknown))}")
-        for k in ("store", "note", "section", "text"):
-            if not isinstance(c[k], str) or not c[k].strip():
-                raise SchemaError(f"{where}.{k} must be a non-empty string")
-        cites = c["citations"]
-        if not isinstance(cites, list) or not cites:
-            raise SchemaError(f"{where}.citations must be a non-empty array")
-        for j, q in enumerate(cites):
-            w = f"{where}.citations[{j}]"
-            if not isinstance(q, dict) or set(q) - {"turn", "quote"}:
-                raise SchemaError(f"{w} must be an object with only 'turn' and 'quote'")
-            if type(q.get("turn")) is not int or q["turn"] < 1:
-                raise SchemaError(f"{w}.turn must be a positive integer turn number")
-            if not isinstance(q.get("quote"), str) or not q["quote"].strip():
-                raise SchemaError(f"{w}.quote must be a non-empty string")
-        if "inferred" in c and type(c["inferred"]) is not bool:
-            raise SchemaError(f"{where}.inferred must be true or false")
-        if "action" in c and c["action"] not in ACTIONS:
-            raise SchemaError(f"{where}.action must be one of {', '.join(ACTIONS)}")
-        if c.get("replaces") is not None and not isinstance(c["replaces"], str):
-            raise SchemaError(f"{where}.replaces must be a string or null")
-        et = c.get("entity_type")
-        if et is not None and et not in ENTITY_TYPES:
-            raise SchemaError(f"{where}.entity_type must be one of {', '.join(ENTITY_TYPES)}")
-        aliases = c.get("aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise SchemaError(f"{where}.aliases must be an array of strings")
-    return claims
+    import jsonschema  # loads only when a curator's answer is checked
+
+    validator = jsonschema.Draft202012Validator(CLAIMS_SCHEMA)
+    # the first problem in document order, as a reader (or the model) would meet it
+    errors = sorted(validator.iter_errors(payload), key=lambda e: [_order(p) for p in e.path])
+    if errors:
+        raise SchemaError(_words(errors[0]))
+    return payload["claims"]  # type: ignore[no-any-return]
 
 
 def to_proposal(c: dict[str, Any]) -> Proposal:
@@ -138,7 +147,7 @@ def to_proposal(c: dict[str, Any]) -> Proposal:
         note=" ".join(c["note"].split()),
         section=c["section"].strip(),
         text=" ".join(c["text"].split()),
-        citations=tuple(Quote(q["turn"], q["quote"]) for q in c["citations"]),
+        citations=tuple(Quote(int(q["turn"]), q["quote"]) for q in c["citations"]),
         inferred=bool(c.get("inferred", False)),
         action=c.get("action") or "add",
         replaces=c.get("replaces"),
