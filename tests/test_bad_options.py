@@ -17,7 +17,7 @@ from util import memctl, new_vault, snapshot
         (["log", "-n", "0"], "-n"),
         (["recall", "x", "--budget", "-5"], "--budget"),
         (["curate", "--store", "nosuch"], "no store 'nosuch'"),
-        (["show", "nope.md"], "no note 'nope.md'"),
+        (["show", "nope.md"], "no note or session 'nope.md'"),
     ],
 )
 def test_unreadable_options_fail_cleanly(tmp_path: Path, args: list[str], needle: str) -> None:

@@ -66,7 +66,9 @@ CASES: list[tuple[Any, str | None]] = [
 
 
 @pytest.mark.parametrize(("payload", "message"), CASES)
-def test_validate_and_the_schema_shown_to_the_model_agree(payload: Any, message: str | None) -> None:
+def test_validate_and_the_schema_shown_to_the_model_agree(
+    payload: Any, message: str | None
+) -> None:
     shown_ok = jsonschema.Draft202012Validator(CLAIMS_SCHEMA).is_valid(payload)
     if message is None:
         assert shown_ok
