@@ -159,6 +159,38 @@ class History:
     def has_commits(self) -> bool:
         return self.repo.head.is_valid()
 
+    def head_blobs(self, paths: list[str]) -> dict[str, str | None]:
+        """Each path's blob id in HEAD (None where HEAD has no such file)."""
+        out: dict[str, str | None] = dict.fromkeys(paths)
+        if not paths or not self.has_commits():
+            return out
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input="".join(f"HEAD:{p}\n" for p in paths).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        for path, line in zip(paths, proc.stdout.decode().splitlines(), strict=False):
+            sha, _, kind = line.partition(" ")
+            out[path] = sha if kind == "blob" else None
+        return out
+
+    def file_blobs(self, paths: list[str]) -> dict[str, str | None]:
+        """The blob id each working-tree file would get if added now (None: no such file)."""
+        out: dict[str, str | None] = dict.fromkeys(paths)
+        present = [p for p in paths if (self.root / p).is_file()]
+        if not present:
+            return out
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), "hash-object", "--stdin-paths"],
+            input="".join(f"{p}\n" for p in present).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        for path, sha in zip(present, proc.stdout.decode().split(), strict=False):
+            out[path] = sha
+        return out
+
     def log(
         self, limit: int = 50, paths: list[str] | None = None, rev: str | None = None
     ) -> list[Commit]:

@@ -4,6 +4,13 @@ Every command that changes the vault runs inside one `Transaction` while holding
 Files are written to a temp file in the same directory and renamed over the target, so a
 reader never sees half a file; the original bytes are kept until the command has committed,
 so a failure anywhere (a bad file later in the batch, git refusing) puts every file back.
+
+The originals are kept on disk, not in memory, in a write-ahead journal under
+`.memctl/journal/<id>/`: before a file is first replaced or deleted, a hard link to it is
+made there and a line naming it is appended to the journal's log. A process killed with
+SIGKILL thus leaves a record of everything it was changing, which the next command reads
+(`memctl.recovery`) to finish or undo the work. Putting a file back is a rename of its link,
+and forgetting a new file an unlink, so a rollback needs no free disk space.
 """
 
 from __future__ import annotations
@@ -11,10 +18,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
+import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -60,6 +69,9 @@ class VaultLock:
         self.timeout = timeout
         self._fd: int | None = None
         self._depth = 0
+        # Run once each time the lock is taken afresh: the vault finishes a killed
+        # command's journal there, before any new work starts.
+        self.on_acquire: Callable[[], None] | None = None
 
     def __enter__(self) -> VaultLock:
         if self._depth:
@@ -85,25 +97,133 @@ class VaultLock:
                 time.sleep(0.02)
         self._fd = fd
         self._depth = 1
+        if self.on_acquire is not None:
+            try:
+                self.on_acquire()
+            except BaseException:
+                self.__exit__(None)
+                raise
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object = None, *exc: object) -> None:
         self._depth -= 1
         if self._depth == 0 and self._fd is not None:
+            # The lock's scope is the command's: a journal still open when it ends normally
+            # belongs to work that completed; one left by an exception is undone right here
+            # (or, if even that fails, by the next command).
+            _close_journals(self.path.parent.parent, failed=exc_type is not None)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
 
 
-class Transaction:
-    """Collects a command's writes; `rollback()` restores every touched file exactly."""
+JOURNAL_REL = ".memctl/journal"
+_JOURNAL_VERSION = 1
+# Journals this process has open, by vault root: closed when the vault lock is released.
+_OPEN: dict[Path, list[Journal]] = {}
 
-    def __init__(self, root: Path) -> None:
+
+class Journal:
+    """The write-ahead record of one transaction: a log of the paths it changes, plus links.
+
+    The log is JSON lines: a header naming the command and process, then one line per path
+    (`{"path": rel, "backup": name-or-null}`) written *before* that path changes. A backup is a
+    hard link to the original file (a copy only where the filesystem has no links), so
+    keeping it costs no space and restoring it is one rename.
+    """
+
+    def __init__(self, root: Path, command: str) -> None:
         self.root = root
+        self.command = command
+        base = root / JOURNAL_REL
+        base.mkdir(parents=True, exist_ok=True)
+        ignore = base / ".gitignore"
+        if not ignore.exists():
+            # vaults made before the journal existed lack the .gitignore line for it
+            with contextlib.suppress(OSError):
+                ignore.write_text("*\n", encoding="utf-8")
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{stamp}-{os.getpid()}-", dir=base))
+        self._log: int | None = os.open(
+            self.dir / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+        )
+        self._n = 0
+        self.owner: Transaction | None = None
+        self._append(
+            {
+                "journal": _JOURNAL_VERSION,
+                "command": command,
+                "pid": os.getpid(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+        _OPEN.setdefault(root, []).append(self)
+
+    def _append(self, record: dict[str, object]) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        assert self._log is not None, "journal already discarded"
+        os.write(self._log, line.encode("utf-8", "surrogateescape"))
+
+    def record(self, rel: str, target: Path) -> Path | None:
+        """Note that `target` is about to change; returns where its original now also lives."""
+        backup: Path | None = None
+        if target.exists():
+            self._n += 1
+            backup = self.dir / f"b{self._n}"
+            try:
+                os.link(target, backup)
+            except OSError:
+                shutil.copy2(target, backup)  # no hard links here (some network filesystems)
+        self._append({"path": rel, "backup": backup.name if backup else None})
+        return backup
+
+    def sync(self) -> None:
+        """Make the log durable (called where the transaction fsyncs its files)."""
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._log)
+
+    def discard(self) -> None:
+        """The transaction is over (committed or rolled back): forget the journal."""
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._log)
+            self._log = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+        mine = _OPEN.get(self.root, [])
+        if self in mine:
+            mine.remove(self)
+        if not mine:
+            _OPEN.pop(self.root, None)
+
+
+def _close_journals(root: Path, failed: bool) -> None:
+    for journal in list(_OPEN.get(root.resolve(), [])):
+        tx = journal.owner
+        if failed and tx is not None:
+            try:
+                tx.rollback()
+            except OSError:
+                continue  # left for the next command's recovery
+        journal.discard()
+
+
+class Transaction:
+    """Collects a command's writes; `rollback()` restores every touched file exactly.
+
+    `command` names the work in the journal, so that recovery after a crash knows whether
+    to finish it (an ingest's complete raw sessions are kept and committed) or undo it.
+    """
+
+    def __init__(self, root: Path, command: str = "write") -> None:
+        self.root = root
+        self.command = command
         self._real_root = root.resolve()
         self._real_dirs: dict[Path, Path] = {}
-        self._backup: dict[Path, bytes | None] = {}
+        # target -> its original's journal link, or None for a file this transaction made
+        self._backup: dict[Path, Path | None] = {}
         self._unsynced: set[Path] = set()
+        self._journal: Journal | None = None
         self.touched: list[str] = []
 
     def path(self, rel: str | Path) -> Path:
@@ -127,8 +247,12 @@ class Transaction:
 
     def _remember(self, target: Path) -> None:
         if target not in self._backup:
-            self._backup[target] = target.read_bytes() if target.exists() else None
-            self.touched.append(target.relative_to(self._real_root).as_posix())
+            rel = target.relative_to(self._real_root).as_posix()
+            if self._journal is None:
+                self._journal = Journal(self._real_root, self.command)
+                self._journal.owner = self
+            self._backup[target] = self._journal.record(rel, target)
+            self.touched.append(rel)
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
@@ -144,6 +268,8 @@ class Transaction:
         Call before committing; until then a power cut may lose writes that git has not
         recorded yet, which the next command reports as uncommitted changes.
         """
+        if self._journal is not None:
+            self._journal.sync()
         if not self._unsynced:
             return
         from concurrent.futures import ThreadPoolExecutor
@@ -162,14 +288,24 @@ class Transaction:
             target.unlink()
 
     def rollback(self) -> None:
-        """Put back every file as it was before this transaction; new files disappear."""
-        for target, old in reversed(list(self._backup.items())):
-            if old is None:
-                with contextlib.suppress(FileNotFoundError):
-                    target.unlink()
-            else:
-                atomic_write(target, old)
+        """Put back every file as it was before this transaction; new files disappear.
+
+        Renames and unlinks only, so this works on a full disk.
+        """
+        for target, backup in reversed(list(self._backup.items())):
+            restore(target, backup)
         self._backup.clear()
+        self.done()
+
+    def done(self) -> None:
+        """The work is committed (or undone): drop the journal. The lock's release does it too.
+
+        After this there is nothing to roll back: the files are what git recorded.
+        """
+        self._backup.clear()
+        if self._journal is not None:
+            self._journal.discard()
+            self._journal = None
 
     def __enter__(self) -> Transaction:
         return self
@@ -182,6 +318,19 @@ class Transaction:
     ) -> None:
         if exc_type is not None:
             self.rollback()
+
+
+def restore(target: Path, backup: Path | None) -> None:
+    """Put one journaled file back: rename its original over it, or remove a file that was new."""
+    if backup is None:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+    elif backup.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        backup.replace(target)
+    for tmp in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else ():
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _fsync_path(path: Path) -> None:

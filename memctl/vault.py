@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 from memctl import __version__
 from memctl.catalog import Catalog
 from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
-from memctl.errors import ConflictError, InputError, VaultNotFoundError
+from memctl.errors import ConflictError, InputError, LockTimeoutError, VaultNotFoundError
 from memctl.history import History, Identity
 from memctl.model import Message, Transcript
 from memctl.raw import (
@@ -41,6 +41,7 @@ from memctl.store import Transaction, VaultLock, read_text, walk_markdown
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from memctl.doctor import DoctorResult
     from memctl.index import Feed  # tantivy loads only when a command needs it
     from memctl.recall import RecallResult
     from memctl.refs import Ref
@@ -82,7 +83,12 @@ class Vault:
         self.config = config
         self._history: History | None = None
         self.lock = VaultLock(root)
+        self.lock.on_acquire = self._recover
         self.catalog = Catalog(root)
+        # One line per thing done on the user's behalf that they should hear of (a recovery);
+        # the front end prints them as they come when it sets `on_notice`.
+        self.notices: list[str] = []
+        self.on_notice: Callable[[str], None] | None = None
 
     @property
     def history(self) -> History:
@@ -103,9 +109,15 @@ class Vault:
         path: str | Path | None = None,
         *,
         env: dict[str, str] | None = None,
+        notice: Callable[[str], None] | None = None,
+        recover: bool = True,
         **flags: Any,
     ) -> Vault:
-        """Find the vault: explicit path, then MEMCTL_VAULT, then walking up from the cwd."""
+        """Find the vault: explicit path, then MEMCTL_VAULT, then walking up from the cwd.
+
+        A journal left by a killed command is finished or undone here when no other
+        process holds the lock (else by whichever command takes it next).
+        """
         env = dict(os.environ) if env is None else env
         if path is not None:
             root = Path(path).expanduser().resolve()
@@ -128,7 +140,45 @@ class Vault:
                     "or set MEMCTL_VAULT"
                 )
             root = found
-        return cls(root, load_config(root, env, **flags))
+        vault = cls(root, load_config(root, env, **flags))
+        vault.on_notice = notice
+        if recover:
+            vault.recover_if_needed()
+        else:
+            vault.lock.on_acquire = None
+        return vault
+
+    # ---- crash recovery (memctl/recovery.py) -------------------------------------------------
+
+    def recover_if_needed(self) -> None:
+        """Take the lock briefly if a killed command left work behind (the lock recovers)."""
+        from memctl import recovery
+
+        if not recovery.needed(self.root):
+            return
+        old = self.lock.timeout
+        self.lock.timeout = 0.0
+        try:
+            with self.lock:
+                pass
+        except LockTimeoutError:
+            pass  # a live writer has it; it, or the command after it, recovers
+        finally:
+            self.lock.timeout = old
+
+    def _recover(self) -> None:
+        from memctl import recovery
+
+        if not recovery.needed(self.root):
+            return
+        res = recovery.recover(self)
+        if res:
+            self._notice(res.summary())
+
+    def _notice(self, line: str) -> None:
+        self.notices.append(line)
+        if self.on_notice is not None:
+            self.on_notice(line)
 
     @classmethod
     def init(
@@ -258,7 +308,7 @@ class Vault:
         changes: list[SessionChange] = []
         with self.lock:
             sessions = self._session_map()
-            tx = Transaction(self.root)
+            tx = Transaction(self.root, command="ingest")
             feed = index.Feed(self)
             stager = self.history.stager()
             try:
@@ -298,6 +348,7 @@ class Vault:
                         },
                         author=self.human_identity(),
                     )
+                tx.done()
                 feed.finish(tx.touched)
             except BaseException:
                 feed.abort()
@@ -470,6 +521,12 @@ class Vault:
         from memctl.recall import context
 
         return context(self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now)
+
+    def doctor(self, repair: bool = False) -> DoctorResult:
+        """Check the vault's invariants; with `repair`, fix what can be fixed without loss."""
+        from memctl import doctor
+
+        return doctor.run(self, repair=repair)
 
     # ---- reading -------------------------------------------------------------------------
 

@@ -57,11 +57,21 @@ def _root(
     state.vault_path = vault
 
 
-def open_vault(**flags: Any) -> Vault:
-    """The single point where the CLI turns options and environment into a Vault."""
+def open_vault(*, recover: bool = True, **flags: Any) -> Vault:
+    """The single point where the CLI turns options and environment into a Vault.
+
+    Opening finishes what a killed command left (one line on stderr says what), unless
+    `recover` is off, for `memctl doctor` to report it first.
+    """
     from memctl.vault import Vault
 
-    return Vault.open(state.vault_path, env=dict(os.environ), **flags)
+    return Vault.open(
+        state.vault_path, env=dict(os.environ), notice=_notice, recover=recover, **flags
+    )
+
+
+def _notice(line: str) -> None:
+    sys.stderr.write(f"memctl: {line}\n")
 
 
 def main(argv: list[str] | None = None) -> None:

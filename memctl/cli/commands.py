@@ -11,3 +11,4 @@ from memctl.cli import search  # noqa: F401
 from memctl.cli import watch  # noqa: F401
 from memctl.cli import curate  # noqa: F401
 from memctl.cli import recall  # noqa: F401
+from memctl.cli import doctor  # noqa: F401

@@ -1,0 +1,123 @@
+"""A command killed with SIGKILL leaves work the next memctl command finishes or undoes.
+
+Each test kills a real `memctl` process group (memctl and any git child) at a moment chosen
+by watching the vault from outside, then runs an ordinary command and checks what every
+user relies on: `git status` clean, every acknowledged turn in HEAD exactly once, `git fsck`
+clean, every note parsing. bench/crash.py does the same at a hundred random moments.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from crashkit import (
+    assert_healthy,
+    curatable,
+    head_turn_ids,
+    kill_when,
+    memctl_popen,
+    note_files,
+    transcripts,
+)
+from util import git, memctl, new_vault, ok
+
+
+def _raw_files(vault: Path) -> int:
+    return sum(1 for p in (vault / "raw").rglob("*.md") if p.name != "INDEX.md")
+
+
+def _expected_ids(sessions: int, turns: int, tag: str = "s") -> list[str]:
+    return sorted(f"{tag}{i}-m{t}" for i in range(sessions) for t in range(turns))
+
+
+def test_ingest_killed_while_writing_is_committed_by_the_next_command(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    src = transcripts(tmp_path / "t", 120, 30)
+    proc = memctl_popen(["--vault", str(vault), "ingest", str(src)])
+    assert kill_when(proc, lambda: _raw_files(vault) >= 10), "ingest finished before the kill"
+    r = ok("--vault", vault, "status")
+    assert "recovered" in r.err and "Memctl-Recovered" not in r.err
+    assert len(r.err.strip().splitlines()) == 1, r.err
+    assert_healthy(vault)
+    kept = head_turn_ids(vault)
+    assert kept and len(kept) == len(set(kept))
+    assert "Memctl-Recovered: ingest" in git(vault, "log", "-1", "--format=%B")
+    ok("--vault", vault, "ingest", src)
+    assert_healthy(vault)
+    assert sorted(head_turn_ids(vault)) == _expected_ids(120, 30)
+
+
+def test_ingest_killed_in_the_git_phase_leaves_no_lock_that_blocks_writes(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    src = transcripts(tmp_path / "t", 150, 20)
+    lock = vault / ".git" / "index.lock"
+    proc = memctl_popen(["--vault", str(vault), "ingest", str(src)])
+    assert kill_when(proc, lock.exists), "ingest finished before git took its lock"
+    r = memctl("--vault", vault, "ingest", src)
+    assert r.code == 0, r.err
+    assert "Traceback" not in r.err
+    assert not lock.exists()
+    assert_healthy(vault)
+    assert sorted(head_turn_ids(vault)) == _expected_ids(150, 20)
+
+
+def test_curate_killed_while_writing_notes_puts_them_back(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    ok("--vault", vault, "ingest", curatable(tmp_path / "t", 60), "--user", "dana",
+       "--scope", "team")
+    before = git(vault, "rev-parse", "HEAD")
+    proc = memctl_popen(["--vault", str(vault), "curate"])
+    assert kill_when(proc, lambda: len(note_files(vault)) >= 5), "curate finished first"
+    ok("--vault", vault, "status")
+    assert_healthy(vault)
+    assert git(vault, "rev-parse", "HEAD") == before
+    assert note_files(vault) == []
+    assert not (vault / ".memctl" / "state" / "curation.json").exists()
+    # the rerun is the agent's work alone: nothing is taken for a human's edit
+    ok("--vault", vault, "curate")
+    log = git(vault, "log", "--format=%s")
+    assert "edited by hand" not in log
+    assert_healthy(vault)
+    for p in note_files(vault):
+        lines = [x for x in p.read_text().splitlines() if x.startswith("- ")]
+        assert len(lines) == len(set(lines)), f"duplicated lines in {p}"
+
+
+def test_a_stale_index_lock_is_removed_and_said_so(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    (vault / ".git" / "index.lock").write_bytes(b"")
+    r = memctl("--vault", vault, "ingest", transcripts(tmp_path / "t", 2, 2))
+    assert r.code == 0, r.err
+    assert "stale git lock .git/index.lock" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert_healthy(vault)
+
+
+def test_a_lock_held_by_a_live_git_is_left_alone(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nsleep 8\n")
+    (hooks / "pre-commit").chmod(0o755)
+    with (vault / "INDEX.md").open("a") as fh:
+        fh.write("\na hand edit\n")
+    # `git commit -a` holds index.lock while its pre-commit hook runs
+    holder = subprocess.Popen(["git", "-C", str(vault), "-c", f"core.hooksPath={hooks}",
+                               "-c", "user.name=T", "-c", "user.email=t@example.invalid",
+                               "commit", "-a", "-q", "-m", "by hand"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        lock = vault / ".git" / "index.lock"
+        deadline = time.monotonic() + 10
+        while not lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert lock.exists()
+        r = memctl("--vault", vault, "status")
+        assert r.code == 0, r.err
+        assert lock.exists(), "memctl removed a lock that a live git holds"
+        assert "stale" not in r.err
+    finally:
+        holder.kill()
+        holder.wait()
