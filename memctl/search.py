@@ -22,7 +22,6 @@ from memctl.when import parse_when
 
 STATUSES = ("active", "proposed", "superseded", "retracted")
 
-RESULT_VERSION = 1  # the `memctl search --json` contract; bump on any change to the keys
 
 # Ranking knobs, chosen on the LoCoMo dev split (bench/README.md).
 W_WINDOW = 1.0  # the turn plus its two previous turns
@@ -109,7 +108,6 @@ class SearchResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": RESULT_VERSION,
             "query": self.query,
             "hits": [h.to_json() for h in self.hits],
         }

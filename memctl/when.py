@@ -1,5 +1,6 @@
-"""One vocabulary for points in time on the command line: `7d`, `3w`, `12h`, `1y`, `today`,
-`yesterday`, or an ISO date/time. Search filters and `memctl diff --since` both use it, so a
+"""One vocabulary for points in time on the command line: `10m`, `12h`, `7d`, `3w`, `1y`
+(also spelled out, `90 minutes`, `2 hours`, and combined, `1h30m`), `today`, `yesterday`, or
+an ISO date/time. Search filters and `memctl diff --since` both use it, so a
 date that works in one works in the other, and a date nobody can read is an error, not a
 silently empty answer.
 """
@@ -11,12 +12,33 @@ from datetime import UTC, date, datetime, timedelta
 
 from memctl.errors import InputError
 
-_RELATIVE = re.compile(r"^\s*(\d+)\s*(h|d|w|y)\s*$", re.IGNORECASE)
-_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+_PART = re.compile(r"\s*(\d+)\s*([a-z]+)\s*")
+_UNITS = {
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), timedelta(minutes=1)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), timedelta(hours=1)),
+    **dict.fromkeys(("d", "day", "days"), timedelta(days=1)),
+    **dict.fromkeys(("w", "week", "weeks"), timedelta(weeks=1)),
+    **dict.fromkeys(("y", "year", "years"), timedelta(days=365)),
+}
+FORMS = "2026-09-01, 2026-09-01T14:30, 10m, 12h, 7d, 3w, 1y, 1h30m, today or yesterday"
+
+
+def _duration(text: str) -> timedelta | None:
+    """`10m`, `1h30m`, `2 hours` -> a timedelta; None when `text` is not a duration."""
+    parts = list(_PART.finditer(text))
+    if not parts or "".join(p.group(0) for p in parts) != text:
+        return None
+    total = timedelta()
+    for p in parts:
+        unit = _UNITS.get(p.group(2))
+        if unit is None:
+            return None
+        total += unit * int(p.group(1))
+    return total
 
 
 def parse_when(value: str | date | datetime | None, now: datetime, end: bool = False) -> int | None:
-    """`7d`, `3w`, `12h`, `1y`, `today`, `yesterday`, or an ISO date/time -> epoch seconds.
+    """A duration back from now, `today`, `yesterday`, or an ISO date/time -> epoch seconds.
 
     A bare date as an upper bound means the end of that day, so `--until 2026-09-01`
     includes the first of September.
@@ -35,10 +57,11 @@ def parse_when(value: str | date | datetime | None, now: datetime, end: bool = F
         if text == "yesterday":
             day -= timedelta(days=1)
         return int((day + timedelta(days=1) if end else day).timestamp())
-    m = _RELATIVE.match(text)
-    if m:
-        n, unit = int(m.group(1)), m.group(2).lower()
-        delta = timedelta(days=365 * n) if unit == "y" else _UNITS[unit] * n
+    try:
+        delta = _duration(text)
+    except OverflowError:
+        delta = timedelta.max
+    if delta is not None:
         try:
             return int((now - delta).timestamp())
         except OverflowError:
@@ -49,7 +72,6 @@ def parse_when(value: str | date | datetime | None, now: datetime, end: bool = F
         dt = datetime.fromisoformat(value.strip())
     except ValueError:
         raise InputError(
-            f"cannot read the date {value!r}: use 2026-09-01, 2026-09-01T14:30, 7d, 3w, 12h, "
-            "1y, today or yesterday"
+            f"cannot read the date {value!r}: use {FORMS}"
         ) from None
     return parse_when(dt, now, end)

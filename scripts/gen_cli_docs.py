@@ -11,10 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from memctl.cli import (
-    app,
+    command,
     commands,  # noqa: F401 - registers the commands
 )
 
@@ -34,7 +32,7 @@ def _walk(cmd: Any, path: list[str]) -> Iterator[tuple[str, str]]:
 
 
 def render() -> str:
-    root = typer.main.get_command(app)
+    root = command()
     parts = ["# memctl command reference", "",
              "Generated from `memctl --help` by `scripts/gen_cli_docs.py`; a test keeps it current.",  # noqa: E501
              ""]

@@ -248,7 +248,7 @@ def test_malformed_output_is_sent_back_and_retried(run: Run) -> None:
 def test_proposals_are_reviewed_by_the_human(run: Run, tmp_path: Path) -> None:
     vault = copy(run.vault, tmp_path / "v")
     listing = memctl(vault, "review").stdout
-    assert "proposal instructions/instructions-team · instructions · new note · 1 claims" in listing
+    assert "proposal instructions/instructions-team · instructions · new note · 1 claim" in listing
     assert "+- Always run the migrations in a transaction. [^" in listing
     out = memctl(vault, "review", "--accept", "instructions-team").stdout
     assert "accepted instructions/instructions-team" in out

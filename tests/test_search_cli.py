@@ -35,8 +35,8 @@ def refs(vault: Path, *args: str) -> list[str]:
 
 def test_json_contract_is_pinned(vault: Path) -> None:
     doc = ok("--vault", vault, "search", "--json", "egress", "cloudfront", "-n", "50").json()
-    assert set(doc) == {"version", "query", "hits"}
-    assert doc["version"] == 1
+    assert set(doc) == {"memctl_result_version", "command", "query", "hits"}
+    assert doc["memctl_result_version"] == 1 and doc["command"] == "search"
     assert doc["query"] == "egress cloudfront"
     kinds = {h["kind"] for h in doc["hits"]}
     assert kinds == {"turn", "note"}

@@ -33,6 +33,7 @@ class State:
 
 
 state = State()
+_VAULT_HELP = "Vault folder (default: $MEMCTL_VAULT, else walk up from cwd)."
 
 
 def _version(value: bool) -> None:
@@ -46,7 +47,7 @@ def _root(
     vault: Annotated[
         str | None,
         typer.Option(
-            "--vault", help="Vault folder (default: $MEMCTL_VAULT, else walk up from cwd)."
+            "--vault", help=_VAULT_HELP + " Also accepted after the command."
         ),
     ] = None,
     version: Annotated[
@@ -55,6 +56,43 @@ def _root(
 ) -> None:
     """Long-term memory for LLM agents."""
     state.vault_path = vault
+
+
+def _set_vault(ctx: Any, param: Any, value: str | None) -> None:
+    if value is not None:
+        state.vault_path = value
+
+
+def command() -> Any:
+    """The click command behind `app`, with `--vault` accepted after any command as well.
+
+    People type `memctl status --vault X` as often as `memctl --vault X status`; click only
+    knows a group's options before the subcommand, so every leaf command gets its own copy.
+    """
+    import typer.main
+    from typer.core import TyperOption
+
+    root = typer.main.get_command(app)
+
+    def add(cmd: Any) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs is not None:
+            for sub in subs.values():
+                add(sub)
+        elif cmd is not root and not any(p.name == "vault" for p in cmd.params):
+            cmd.params.append(
+                TyperOption(
+                    param_decls=["--vault"],
+                    metavar="PATH",
+                    help=_VAULT_HELP,
+                    expose_value=False,
+                    callback=_set_vault,
+                    is_eager=True,
+                )
+            )
+
+    add(root)
+    return root
 
 
 def open_vault(*, recover: bool = True, **flags: Any) -> Vault:
@@ -83,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     from memctl.cli import commands  # noqa: F401 - registers the commands on `app`
 
     try:
-        app(args=args, prog_name="memctl", standalone_mode=True)
+        command()(args=args, prog_name="memctl", standalone_mode=True)
     except MemctlError as exc:
         sys.stderr.write(f"memctl: error: {_one_line(str(exc))}\n")
         sys.exit(exc.exit_code)

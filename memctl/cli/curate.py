@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memctl.cli import app, open_vault
-from memctl.cli.render import emit_json, is_tty, out
+from memctl.cli.render import emit_json, is_tty, n, out
 
 if TYPE_CHECKING:
     from memctl.learned import DiffResult
@@ -50,7 +50,7 @@ def curate(
     if not res.turns_read:
         out(f"nothing to curate: every turn is already curated ({who})")
         return
-    out(f"curate: {res.sessions} sessions, {res.turns_read} turns read by {who}")
+    out(f"curate: {n(res.sessions, 'session')}, {n(res.turns_read, 'turn')} read by {who}")
     bits = [
         f"added {res.added}",
         f"updated {res.updated + res.reinforced}",
@@ -62,11 +62,12 @@ def curate(
     out("  " + " · ".join(bits))
     if res.calls:
         cost = "unknown" if res.cost is None else f"${res.cost:.4f}"
-        out(f"  {res.calls} model calls · {res.tokens_in}+{res.tokens_out} tokens · cost {cost}")
+        calls = n(res.calls, "model call")
+        out(f"  {calls} · {res.tokens_in}+{res.tokens_out} tokens · cost {cost}")
     for r in res.rejected:
         where = f" [{r.ref}]" if r.ref else ""
         out(f"  rejected {r.store}: {r.text[:70]!r}{where}: {r.reason}")
-    out(f"  {len(res.notes)} notes changed in {res.seconds:.2f}s")
+    out(f"  {n(len(res.notes), 'note')} changed in {res.seconds:.2f}s")
     if dry_run:
         out("dry run: nothing was written")
     elif res.commit:
@@ -129,13 +130,13 @@ def review(
     if res.commit:
         out(f"commit {res.commit[:10]}")
     if res.pending:
-        out(f"{len(res.pending)} proposals still pending")
+        out(f"{n(len(res.pending), 'proposal')} still pending")
 
 
 def _show_proposal(p: Any) -> None:
     kind = "new note" if p.new_note else "change"
     stale = " · STALE: the note changed since" if p.stale else ""
-    out(f"proposal {p.id} · {p.store} · {kind} · {p.claims} claims{stale}")
+    out(f"proposal {p.id} · {p.store} · {kind} · {n(p.claims, 'claim')}{stale}")
     out(p.diff.rstrip("\n"))
     out()
 
@@ -161,7 +162,7 @@ def diff_cmd(
         str | None, typer.Argument(metavar="[REV..REV]", help="A git revision range.")
     ] = None,
     since: Annotated[
-        str | None, typer.Option(help="How far back: 7d, 12h, 2w, or a date (default 7d).")
+        str | None, typer.Option(help="How far back: 10m, 12h, 7d, 2w, or a date (default 7d).")
     ] = None,
     store: Annotated[
         list[str] | None,
@@ -194,8 +195,7 @@ _MARK = {
 def _render_diff(res: DiffResult) -> None:
     counts = res.counts()
     summary = ", ".join(f"{n} {a}" for a, n in counts.items()) or "no claim changes"
-    n = res.commits
-    out(f"What was learned ({res.range}, {n} commit{'s' * (n != 1)}): {summary}")
+    out(f"What was learned ({res.range}, {n(res.commits, 'commit')}): {summary}")
     for store, notes in res.by_store().items():
         out()
         out(f"{store}/")
@@ -230,11 +230,11 @@ def verify(
         for p in res.problems:
             where = p.path if p.line is None else f"{p.path}:{p.line}"
             _err(f"{where}: {p.message}")
-        status = "ok" if res.ok else f"{len(res.problems)} problems"
+        status = "ok" if res.ok else n(len(res.problems), "problem")
         out(
-            f"verify: {status} · {res.notes} notes, {res.claims} cited claims, "
-            f"{res.citations} citations, {res.human_lines} human lines, "
-            f"{res.raw_sessions} raw sessions"
+            f"verify: {status} · {n(res.notes, 'note')}, {n(res.claims, 'cited claim')}, "
+            f"{n(res.citations, 'citation')}, {n(res.human_lines, 'human line')}, "
+            f"{n(res.raw_sessions, 'raw session')}"
         )
     if not res.ok:
         raise typer.Exit(1)

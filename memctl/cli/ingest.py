@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
-from memctl.cli.render import emit_json, is_tty, out
+from memctl.cli.render import emit_json, is_tty, n, out
 
 
 @app.command()
@@ -88,14 +88,14 @@ def ingest(
     for s in res.sessions:
         if s.action != "unchanged":
             red = f", {s.redactions} redacted" if s.redactions else ""
-            out(f"{s.action:9} {s.path}  (+{s.turns_added} turns{red})")
+            out(f"{s.action:9} {s.path}  (+{n(s.turns_added, 'turn')}{red})")
     if res.commit:
         out(
-            f"ingest: {_n(len(res.changed), 'session')}, {_n(res.turns_added, 'turn')}"
+            f"ingest: {n(len(res.changed), 'session')}, {n(res.turns_added, 'turn')}"
             f" · commit {res.commit[:10]}"
         )
     else:
-        out(f"nothing new: {_n(len(res.sessions), 'session')} already ingested")
+        out(f"nothing new: {n(len(res.sessions), 'session')} already ingested")
 
 
 @app.command()
@@ -108,7 +108,3 @@ def export(
     write = sys.stdout.write
     for line in vault.export(session, fmt):
         write(line + "\n")
-
-
-def _n(k: int, word: str) -> str:
-    return f"{k} {word}{'s' * (k != 1)}"

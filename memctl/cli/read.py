@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
-from memctl.cli.render import emit_json, out, table
+from memctl.cli.render import emit_json, n, out, table
 
 
 @app.command()
@@ -57,9 +57,9 @@ def status(
         return
     out(f"vault   {res.root}")
     out(f"head    {res.head[:10] if res.head else '(no commits)'}")
-    out(f"raw     {res.sessions} sessions, {res.turns} turns")
+    out(f"raw     {n(res.sessions, 'session')}, {n(res.turns, 'turn')}")
     for u, c in res.users.items():
-        out(f"  user {u}: {c['sessions']} sessions, {c['turns']} turns")
+        out(f"  user {u}: {n(c['sessions'], 'session')}, {n(c['turns'], 'turn')}")
     out("stores  " + ", ".join(f"{k} {v}" for k, v in res.stores.items()))
     if res.uncommitted:
         out(f"uncommitted ({len(res.uncommitted)}):")

@@ -20,9 +20,17 @@ def console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def emit_json(command: str, payload: dict[str, Any]) -> None:
-    """Versioned JSON envelope on stdout, one object, newline-terminated."""
-    sys.stdout.write(json.dumps(envelope(command, payload), ensure_ascii=False, indent=2) + "\n")
+def emit_json(command: str, payload: dict[str, Any], line: bool = False) -> None:
+    """The versioned JSON envelope on stdout (docs/json.md): one object, newline-terminated;
+    `line` keeps it on one line, for commands that stream one object per event."""
+    doc = envelope(command, payload)
+    text = json.dumps(doc, ensure_ascii=False, indent=None if line else 2)
+    sys.stdout.write(text + "\n")
+
+
+def n(count: int, word: str, many: str | None = None) -> str:
+    """`1 session`, `2 sessions`: a count with its noun agreeing."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def out(text: str = "") -> None:

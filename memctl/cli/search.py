@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.render import emit_json, n
 
 if TYPE_CHECKING:
     from memctl.search import Hit, SearchResult
@@ -43,7 +43,9 @@ def search(
     ] = None,
     since: Annotated[
         str | None,
-        typer.Option("--since", metavar="WHEN", help="From this date: 2026-09-01, 7d, 3w, 12h."),
+        typer.Option(
+            "--since", metavar="WHEN", help="From this date, or this long ago: 2026-09-01, 10m, 7d."
+        ),
     ] = None,
     until: Annotated[
         str | None,
@@ -79,7 +81,11 @@ def search(
     for notice in res.notices:
         sys.stderr.write(f"memctl: {notice}\n")
     if json_out:
-        sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False, indent=2) + "\n")
+        emit_json("search", res.to_json())
+    elif not res.hits:
+        # on stderr, so a pipe still gets nothing but hits
+        what = f"for {' '.join(query)!r}" if query else "for these filters"
+        sys.stderr.write(f"memctl: no matches {what}\n")
     elif sys.stdout.isatty():
         _rich(res)
     else:
@@ -110,9 +116,6 @@ def _rich(res: SearchResult) -> None:
     from rich.text import Text
 
     console = Console(highlight=False, soft_wrap=False)
-    if not res.hits:
-        console.print(Text("no matches", style="dim"))
-        return
     for i, h in enumerate(res.hits, 1):
         head = Text()
         head.append(f"{i:>2}. ", style="dim")
@@ -134,11 +137,11 @@ def reindex(
     """Rebuild the search index from the files (it is never needed for correctness)."""
     res = open_vault().reindex()
     if json_out:
-        sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False, indent=2) + "\n")
+        emit_json("reindex", res.to_json())
         return
     for s in res.skipped:
         sys.stderr.write(f"memctl: not searchable: {s}\n")
     sys.stdout.write(
-        f"reindexed {res.files} files: {res.turns} turns, {res.notes} notes "
+        f"reindexed {n(res.files, 'file')}: {n(res.turns, 'turn')}, {n(res.notes, 'note')} "
         f"in {res.seconds:.2f}s ({res.index_bytes / 1e6:.1f} MB)\n"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
-from memctl.cli.render import out
+from memctl.cli.render import emit_json, n, out
 
 
 @app.command()
@@ -42,12 +41,13 @@ def watch(
     def report(ev: object) -> None:
         data = vars(ev)
         if json_out:
-            sys.stdout.write(json.dumps(data) + "\n")
+            emit_json("watch", {"event": "change", **data}, line=True)
         elif data["error"]:
             sys.stderr.write(f"memctl watch: {data['error']}\n")
         else:
             if data["ingested"]:
-                out(f"ingested {len(data['ingested'])} sessions (+{data['turns_added']} turns)")
+                sessions = n(len(data["ingested"]), "session")
+                out(f"ingested {sessions} (+{n(data['turns_added'], 'turn')})")
             if data["reindexed"]:
                 out(
                     f"reindexed {', '.join(data['reindexed'][:5])}"
@@ -63,7 +63,7 @@ def watch(
         # Said once the observers are running, so a script knows when edits will be seen.
         if json_out:
             roots = [str(vault.root), *map(str, ingest or [])]
-            sys.stdout.write(json.dumps({"watching": roots}) + "\n")
+            emit_json("watch", {"event": "ready", "watching": roots}, line=True)
         else:
             extra = "".join(f" and {d}" for d in ingest or [])
             out(f"watching {vault.root}{extra} (Ctrl-C stops)")
