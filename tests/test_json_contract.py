@@ -80,6 +80,7 @@ def test_every_command_answers_in_the_envelope(tmp_path: Path) -> None:
     run("review", *cli)
     assert run("diff", "--since", "1d", *cli)["counts"]
     run("verify", *cli)
+    assert run("doctor", *cli)["checks"]
     assert run("recall", "where does Priya live", "--user", "priya", *cli)["memories"]
     run("context", "--user", "priya", *cli)
     project = tmp_path / "project"

@@ -302,6 +302,18 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
             optional=("agent_lines",),
         ),
     ),
+    "doctor": (
+        "Each invariant checked, its problems, and what --repair fixed.",
+        obj(
+            {
+                "ok": B,
+                "repair": B,
+                "checks": arr(
+                    obj({"name": S, "ok": B, "problems": STRS, "repaired": OPT_S}, closed=False)
+                ),
+            }
+        ),
+    ),
     "recall": ("Cited memories for a query, packed into a token budget.", _RECALL),
     "context": ("The start-of-session block, packed into a token budget.", _RECALL),
     "hooks install": ("The settings file changed (or that would be), and how.", _HOOKS),
