@@ -52,6 +52,8 @@ max_retries = 2
 
 [recall]
 budget = 1500              # tokens
+standing = 0.25            # share of the budget kept for standing context (goals, decisions,
+                           # your preferences and instructions) whatever the prompt's words
 
 # Built-in stores can be retuned, and custom stores declared, with a [stores.NAME] table:
 # [stores.instructions]
@@ -97,6 +99,7 @@ class Config:
     model: str | None = None
     max_retries: int = 2
     recall_budget: int = 1500
+    recall_standing: float = 0.25
     stores: dict[str, StoreConfig] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -106,6 +109,13 @@ def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MemctlError(f"[{key}] must be a table", path)
     return value
+
+
+def _share(value: Any, key: str, path: Path) -> float:
+    """A fraction of something, 0 to 1; anything else is a config error naming the file."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise MemctlError(f"{key} must be a number from 0 to 1, got {value!r}", path, exit_code=2)
+    return float(value)
 
 
 def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> Config:
@@ -192,6 +202,7 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
         model=flags.get("model") or env.get("MEMCTL_MODEL") or curate.get("model"),
         max_retries=int(curate.get("max_retries", 2)),
         recall_budget=int(recall.get("budget", 1500)),
+        recall_standing=_share(recall.get("standing", 0.25), "[recall] standing", path),
         stores=stores,
         data=data,
     )

@@ -26,7 +26,7 @@ import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,9 @@ from memctl.store import atomic_write
 # 3: filter values in one `key` field; window without frequencies; 32-bit session keys.
 # 4: turn text is read from the raw file by byte span instead of being stored twice.
 # 5: stat.json beside the manifest for the every-command check.
-SCHEMA_VERSION = 5
+# 6: each active claim line is a document of its own (kind:claim) keyed by its citations;
+#    turns carry a turn:N key so a claim can find the turns it cites.
+SCHEMA_VERSION = 6
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -250,6 +252,7 @@ def _session_docs(
         d.add_text(KEY, scope_key)
         d.add_text(KEY, "role:" + m.role)
         d.add_text(KEY, "speaker:" + speaker.lower())
+        d.add_text(KEY, f"turn:{n}")
         if (speaker_j := enc.get(speaker)) is None:
             speaker_j = enc[speaker] = _JSTR(speaker)
         if (role_j := enc.get("\0" + m.role)) is None:
@@ -339,8 +342,10 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
     }
 
 
-def _note_doc(rel: str, text: str, store_folders: dict[str, str]) -> tantivy.Document:
-    f = note_fields(rel, text, store_folders)
+def _note_doc(
+    rel: str, text: str, store_folders: dict[str, str], f: dict[str, Any] | None = None
+) -> tantivy.Document:
+    f = f or note_fields(rel, text, store_folders)
     keys = " ".join([f["title"], *f["aliases"], *f["tags"]])
     d = tantivy.Document()
     d.add_text(KEY, "kind:note")
@@ -374,6 +379,74 @@ def _note_doc(rel: str, text: str, store_folders: dict[str, str]) -> tantivy.Doc
     d.add_unsigned("sess", _sess_key(rel))
     d.add_unsigned("live", int(f["status"] == "active"))
     return d
+
+
+_RAW_DAY = re.compile(r"^raw/(\d{4})/(\d{2})/(\d{2})/")
+
+
+def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Document]:
+    """One document per active claim line, keyed by the turns it cites.
+
+    A claim restates in the third person, with names and dates, what a turn said in the
+    first person ("Melanie signed up for a pottery class" for "I just signed up for one!"),
+    so a question phrased like the claim finds the turn through it (memctl.search), and
+    recall reads a note's standing lines (goals, decisions, preferences) without opening
+    the file. Lines without a citation, and History, are no keys: they point at no turn.
+    """
+    from memctl.notes import parse_note, strip_links
+
+    try:
+        note = parse_note(text, rel)
+    except MemctlError:
+        return
+    keys = [
+        "kind:claim",
+        f"path:{rel}",
+        f"store:{f['store']}",
+        f"status:{f['status']}",
+        f"user:{f['user']}",
+        f"scope:{f['scope']}",
+    ]
+    sess = _sess_key(rel)
+    live = int(f["status"] == "active")
+    for section, c in note.active_claims():
+        cites = [(cit.ref, cit.quote) for cit in note.citations(c) if cit.ref]
+        body = " ".join(strip_links(c.text).split())
+        if not cites or not body:
+            continue
+        days = sorted(m.group(0) for r, _ in cites if (m := _RAW_DAY.match(r)))
+        when = f["when"]
+        if days:
+            when = datetime(
+                int(days[-1][4:8]), int(days[-1][9:11]), int(days[-1][12:14]), tzinfo=UTC
+            )
+        d = tantivy.Document()
+        for k in keys:
+            d.add_text(KEY, k)
+        d.add_text(KEY, "section:" + section.name.casefold())
+        stored = {
+            "kind": "claim",
+            "ref": rel,
+            "store": f["store"],
+            "title": f["title"],
+            "status": f["status"],
+            "user": f["user"],
+            "scope": f["scope"],
+            "section": section.name,
+            "text": body,
+            "inferred": c.inferred,
+            "cites": [r for r, _ in cites],
+            "quotes": [q for _, q in cites],
+            "timestamp": when.date().isoformat() if when is not None else "",
+        }
+        d.add_bytes("doc", _dumps(stored))
+        d.add_text(BODY, body)
+        d.add_text(WINDOW, body)
+        if when is not None:
+            d.add_integer("ts", int(when.timestamp()))
+        d.add_unsigned("sess", sess)
+        d.add_unsigned("live", live)
+        yield d
 
 
 # ---- the stat walk and the manifest -------------------------------------------------------
@@ -541,8 +614,10 @@ class _Writer:
             if rel.startswith("raw/"):
                 self.add_session(rel, data, *parse_session(text, rel), st)
             else:
-                doc = _note_doc(rel, text, self.folders)
-                self.writer.add_document(doc)
+                f = note_fields(rel, text, self.folders)
+                self.writer.add_document(_note_doc(rel, text, self.folders, f))
+                for d in claim_docs(rel, text, f):
+                    self.writer.add_document(d)
                 self.notes += 1
         except (MemctlError, UnicodeDecodeError, ValueError, TypeError) as exc:
             # a file memctl cannot read is left out of search, not a reason to fail a command
@@ -861,6 +936,7 @@ class Filters:
     scopes: tuple[str, ...] = ()
     speakers: tuple[str, ...] = ()  # lowercased
     statuses: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()  # claims only: casefolded section names
     since: int | None = None  # epoch seconds, inclusive
     until: int | None = None  # epoch seconds, exclusive
 
@@ -903,6 +979,20 @@ def _any_of(name: str, values: Sequence[str]) -> tantivy.Query:
     return tantivy.Query.term_set_query(SCHEMA, KEY, keys)
 
 
+def _key(value: str) -> tantivy.Query:
+    return tantivy.Query.term_query(SCHEMA, KEY, value, index_option="basic")
+
+
+@dataclass(frozen=True)
+class _Not:
+    """A filter that excludes what it matches."""
+
+    query: tantivy.Query
+
+
+_NOT_CLAIM = _Not(_key("kind:claim"))
+
+
 def _filter_queries(f: Filters) -> list[tantivy.Query]:
     out = []
     for name, values in (
@@ -912,6 +1002,7 @@ def _filter_queries(f: Filters) -> list[tantivy.Query]:
         ("scope", f.scopes),
         ("speaker", f.speakers),
         ("status", f.statuses),
+        ("section", f.sections),
     ):
         if values:
             out.append(_any_of(name, values))
@@ -1027,24 +1118,75 @@ class Reader:
 
     def _search(self, plan: Plan, n: int) -> list[tuple[float, Any]]:
         text = _text_query(plan)
-        filters = _filter_queries(plan.filters)
+        filters: list[tantivy.Query | _Not] = list(_filter_queries(plan.filters))
+        if not plan.filters.kinds:
+            # claim lines are keys to the turns they cite, never hits of their own
+            filters.append(_NOT_CLAIM)
+        clauses = [
+            (tantivy.Occur.MustNot, f.query)
+            if isinstance(f, _Not)
+            else (tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0))
+            for f in filters
+        ]
         if text is None:
             if not plan.empty:
                 return []
-            q = (
-                tantivy.Query.boolean_query([(tantivy.Occur.Must, f) for f in filters])
-                if filters
-                else tantivy.Query.all_query()
+            q = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.all_query()), *clauses]
             )
             hits = self.searcher.search(q, limit=n, count=False, order_by_field="ts").hits
             return [(0.0, a) for _, a in hits]
-        if filters:
-            clauses = [(tantivy.Occur.Must, text)]
-            clauses += [
-                (tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters
-            ]
-            text = tantivy.Query.boolean_query(clauses)
+        text = tantivy.Query.boolean_query([(tantivy.Occur.Must, text), *clauses])
         return list(self.searcher.search(text, limit=n, count=False).hits)
+
+    def turns_at(self, refs: Sequence[str], filters: Filters) -> dict[str, Candidate]:
+        """The turns at these refs (`raw/...md#tN`) that pass `filters`, by ref."""
+        pairs = []
+        for ref in refs:
+            path, _, n = ref.partition("#t")
+            if n.isdigit():
+                pairs.append((path, int(n)))
+        if not pairs:
+            return {}
+        try:
+            any_of = tantivy.Query.boolean_query(
+                [
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.boolean_query(
+                            [
+                                (tantivy.Occur.Must, _key(f"path:{p}")),
+                                (tantivy.Occur.Must, _key(f"turn:{n}")),
+                            ]
+                        ),
+                    )
+                    for p, n in pairs
+                ]
+            )
+            clauses = [(tantivy.Occur.Must, any_of), (tantivy.Occur.Must, _key("kind:turn"))]
+            clauses += [(tantivy.Occur.Must, q) for q in _filter_queries(filters)]
+            q = tantivy.Query.boolean_query(clauses)
+            hits = self.searcher.search(q, limit=len(pairs), count=False).hits
+            if not hits:
+                return {}
+            sess = self.searcher.fast_field_values("sess", [a for _, a in hits])
+            out: dict[str, Candidate] = {}
+            for (_, a), k in zip(hits, sess, strict=True):
+                ref = str(self._fields_at(a).get("ref", ""))
+                out[ref] = Candidate(0.0, int(k or 0), a)
+            return out
+        except BaseException as exc:
+            if _is_broken(exc):
+                raise IndexBroken(str(exc)) from None
+            raise
+
+    def stored(self, addr: Any) -> dict[str, Any]:
+        """What was stored for the document at `addr`."""
+        return self._fields_at(addr)
+
+    def _fields_at(self, addr: Any) -> dict[str, Any]:
+        blob = self.searcher.doc(addr).get_first("doc")
+        return json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
 
     def load(self, cands: Sequence[Candidate], plan: Plan, width: int = 200) -> list[Doc | None]:
         """Stored fields, the text and a highlighted snippet for each candidate, in order.
@@ -1075,8 +1217,7 @@ class Reader:
         return out
 
     def _fields(self, c: Candidate) -> dict[str, Any]:
-        blob = self.searcher.doc(c.addr).get_first("doc")
-        return json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
+        return self._fields_at(c.addr)
 
 
 def _turn_texts(root: Path, fields: list[dict[str, Any]]) -> list[str | None]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -29,6 +29,8 @@ W_WHEN = 1.0  # date words
 W_EXACT = 2.0  # whole ids, names, titles, aliases, tags
 W_SESSION = 0.3  # share of the session's two best scores added to each of its turns
 MIN_CANDIDATES = 50  # ranked before blending; more did not change recall
+W_CLAIM = 0.5  # a turn cited by a matching claim line scores at least this share of it
+CLAIM_POOL = 20  # best-matching claim lines whose cited turns are lifted
 
 # English function words plus question words: "what did Dana say about egress" must be
 # carried by "dana", "egress", not by "what", "did", "about".
@@ -56,7 +58,7 @@ class Hit:
     """One ranked result: a raw turn (`raw/...md#tN`) or a note (its path)."""
 
     ref: str
-    kind: str  # "turn" | "note"
+    kind: str  # "turn" | "note" | "claim"
     score: float
     snippet: str
     highlights: tuple[tuple[int, int], ...] = ()  # (start, end) char ranges in `snippet`
@@ -74,6 +76,12 @@ class Hit:
     title: str | None = None
     status: str | None = None
     cites: tuple[str, ...] = ()  # the turn refs its claims cite
+    # claims
+    section: str | None = None
+    quotes: tuple[str, ...] = ()  # the verbatim words of each citation, in `cites` order
+    inferred: bool = False
+    # turns: the notes whose claim lines matched the query and cite this turn (not in JSON)
+    via: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The pinned JSON shape of a hit (see tests/test_search_cli.py)."""
@@ -197,11 +205,12 @@ def make_filters(
     since: str | date | datetime | None = None,
     until: str | date | datetime | None = None,
     now: datetime | None = None,
+    section: str | Iterable[str] | None = None,
 ) -> index.Filters:
     now = now or datetime.now(UTC)
     kinds = _values(kind, lower=True)
     for k in kinds:
-        if k not in ("turn", "note"):
+        if k not in ("turn", "note", "claim"):
             raise InputError(f"unknown kind {k!r}: use turn or note")
     statuses = _values(status, lower=True)
     if any(s in ("all", "any", "*") for s in statuses):
@@ -210,12 +219,14 @@ def make_filters(
         if st not in STATUSES:
             raise InputError(f"unknown status {st!r}: use {', '.join(STATUSES)} or all")
     return index.Filters(
-        kinds=tuple(sorted(set(kinds))) if len(set(kinds)) < 2 else (),
+        # turns and notes together are "anything": claim lines stay keys, never hits
+        kinds=() if set(kinds) == {"turn", "note"} else tuple(sorted(set(kinds))),
         stores=_values(store),
         users=_values(user),
         scopes=_values(scope),
         speakers=_values(speaker, lower=True),
         statuses=statuses,
+        sections=tuple(s.casefold() for s in _values(section)),
         since=parse_when(since, now),
         until=parse_when(until, now, end=True),
     )
@@ -240,6 +251,55 @@ def rank(cands: Sequence[index.Candidate]) -> list[tuple[float, index.Candidate]
     scored = [(c.score + W_SESSION * sum(top[c.sess]), c) for c in cands]
     scored.sort(key=lambda sc: (-sc[0], sc[1].sess))
     return scored
+
+
+def _addr(c: index.Candidate) -> tuple[int, int]:
+    return (c.addr.segment_ord, c.addr.doc)
+
+
+def claim_keys(
+    reader: index.Reader, plan: index.Plan, cands: list[index.Candidate]
+) -> tuple[list[index.Candidate], dict[str, tuple[str, ...]]]:
+    """Lift the turns cited by the claim lines that match the query.
+
+    A claim restates what a turn said with the names and dates the turn leaves out ("I
+    signed up!" is "Melanie signed up for a pottery class"), so a question worded like the
+    claim reaches the turn through it. Each cited turn scores at least W_CLAIM x the best
+    such claim's score (a sum double-counts the words claim and turn share: -1 R@10 on
+    LoCoMo); a cited turn the query did not find on its own joins the candidates. Returns
+    the candidates and, per lifted turn's ref, the notes whose claims lifted it.
+    """
+    f = plan.filters
+    if f.kinds not in ((), ("turn",)) or f.stores:
+        return cands, {}  # a search for notes, or within a store: no turn to lift
+    keys = index.Filters(kinds=("claim",), users=f.users, scopes=f.scopes, statuses=("active",))
+    claims = reader.candidates(index.Plan(plan.should, plan.phrases, keys), CLAIM_POOL)
+    if not claims:
+        return cands, {}
+    lift: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for c in claims:
+        fields = reader.stored(c.addr)
+        for ref in fields.get("cites") or ():
+            lift[ref] = max(lift.get(ref, 0.0), W_CLAIM * c.score)
+            via.setdefault(ref, []).append(str(fields.get("ref", "")))
+    # the turns must pass the search's own filters (kind, scope, speaker, dates)
+    turn_filters = replace(f, kinds=("turn",), statuses=())
+    found = reader.turns_at(sorted(lift), turn_filters)
+    by_addr = {_addr(c): ref for ref, c in found.items()}
+    out: list[index.Candidate] = []
+    seen: set[str] = set()
+    for c in cands:
+        ref = by_addr.get(_addr(c))
+        if ref is None:
+            out.append(c)
+            continue
+        seen.add(ref)
+        out.append(index.Candidate(max(c.score, lift[ref]), c.sess, c.addr))
+    for ref, c in found.items():
+        if ref not in seen:
+            out.append(index.Candidate(lift[ref], c.sess, c.addr))
+    return out, {ref: tuple(dict.fromkeys(via[ref])) for ref in found}
 
 
 def _hit(score: float, doc: index.Doc) -> Hit:
@@ -269,6 +329,17 @@ def _hit(score: float, doc: index.Doc) -> Hit:
             speaker=opt("speaker"),
             role=opt("role"),
         )
+    if kind == "claim":
+        return Hit(
+            **common,
+            store=opt("store"),
+            title=opt("title"),
+            status=opt("status"),
+            cites=tuple(str(c) for c in f.get("cites") or ()),
+            section=opt("section"),
+            quotes=tuple(str(q) for q in f.get("quotes") or ()),
+            inferred=bool(f.get("inferred")),
+        )
     return Hit(
         **common,
         store=opt("store"),
@@ -293,8 +364,13 @@ def search(
     limit: int = 10,
     sync: bool = True,
     now: datetime | None = None,
+    section: str | Iterable[str] | None = None,
 ) -> SearchResult:
-    """Ranked hits over turns and notes. Filters take one value, a list, or "a,b"."""
+    """Ranked hits over turns and notes. Filters take one value, a list, or "a,b".
+
+    `kind="claim"` searches claim lines one by one (their note's path is the ref, their
+    citations `cites`), optionally within note sections (`section`).
+    """
     if limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
     filters = make_filters(
@@ -307,9 +383,11 @@ def search(
         since=since,
         until=until,
         now=now,
+        section=section,
     )
     query = query if isinstance(query, str) else str(query)
     plan = build_plan(parse_query(query), filters)
+    via: dict[str, tuple[str, ...]] = {}
     notices: list[str] = []
     if sync:
         try:
@@ -329,7 +407,9 @@ def search(
                 cands = reader.candidates(plan, limit)
                 ranked = [(0.0, c) for c in cands]
             else:
-                ranked = rank(reader.candidates(plan, max(MIN_CANDIDATES, limit + 20)))[:limit]
+                cands = reader.candidates(plan, max(MIN_CANDIDATES, limit + 20))
+                cands, via = claim_keys(reader, plan, cands)
+                ranked = rank(cands)[:limit]
             docs = reader.load([c for _, c in ranked], plan)
             break
         except index.IndexBroken as exc:
@@ -346,6 +426,8 @@ def search(
         for (score, _), doc in zip(ranked, docs, strict=True)
         if doc is not None  # its file vanished after the last sync
     ]
+    if via:
+        hits = [replace(h, via=via[h.ref]) if h.ref in via else h for h in hits]
     if not plan.empty:
         hits.sort(key=_tie_order)
     return SearchResult(query, hits, notices)

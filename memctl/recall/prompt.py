@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memctl import tokens
+from memctl.recall import standing
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
 from memctl.recall.rank import (
@@ -62,6 +63,45 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
 
 # ---- recall -------------------------------------------------------------------------------
 
+STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share
+
+
+def _pack_standing(
+    r: Reader,
+    packer: Packer,
+    qweight: dict[str, float],
+    full: float,
+    query: str,
+    notes: dict[str, float],
+    explain: list[Decision],
+) -> dict[tuple[str, str], set[str]]:
+    """Pack standing lines into their share of the budget; returns what was given."""
+    share = r.vault.config.recall_standing
+    given: dict[tuple[str, str], set[str]] = {}
+    if share <= 0 or packer.budget <= 0:
+        return given
+    cap = packer.used + int(packer.budget * share)
+    misses = 0
+    for m in standing.memories(r, standing.standing(r, qweight, full, query, notes), explain):
+        terms = content_terms(m.text)
+        if any(jaccard(terms, t) >= DUP_JACCARD for t in given.values()):
+            explain.append(Decision(m.ref, "claim", False, f"{m.why}; near-copy", m.score, m.text))
+            continue
+        if packer.used + packer.cost(m) > cap:
+            explain.append(
+                Decision(
+                    m.ref, "claim", False, f"{m.why}; over its share ({share:.0%})", m.score, m.text
+                )
+            )
+            misses += 1
+            if misses > STANDING_MISSES:
+                break
+            continue
+        packer.add(m)
+        given[(m.ref, m.text)] = terms
+        explain.append(Decision(m.ref, "claim", True, m.why, m.score, m.text))
+    return given
+
 
 def recall(
     vault: Vault,
@@ -97,6 +137,8 @@ def recall(
         fmt, f"Memory for {user}: {query.strip()[:80]}", {"user": user, "query": query}
     )
     packer = Packer(renderer, budget)
+    notes = {p: c.score for p, c in cands.items()}
+    given = _pack_standing(r, packer, qweight, full, query, notes, explain)
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
     kept: list[Claim] = []
@@ -110,6 +152,10 @@ def recall(
             reason = f"note already gives {MAX_CLAIMS_PER_NOTE} claims"
         elif c.rel <= 0 and background[c.path] >= BACKGROUND_CLAIMS:
             reason = f"carries nothing the query asks; note already gives {BACKGROUND_CLAIMS} such"
+        elif (c.path, c.text) in given or any(
+            jaccard(t, c.terms) >= DUP_JACCARD for t in given.values()
+        ):
+            reason = "near-copy of a line already given as standing context"
         else:
             dup = next((k for k in kept if jaccard(k.terms, c.terms) >= DUP_JACCARD), None)
             if dup is not None:

@@ -1,0 +1,139 @@
+"""Standing context: what governs every answer for this user, whatever the prompt's words.
+
+Engineer A says "we're trying to cut down on egress costs"; days later Engineer B asks
+"Datadog or Grafana?". No word is shared, yet A's goal should shape B's answer. So the
+team's goals and constraints, its decisions in force and the user's own preferences and
+instructions are eligible for every recall: they get a reserved share of the budget
+(`[recall] standing`, default 0.25), ranked by how much of the prompt they carry, then by
+how recent they are. A prompt about nothing in memory ("write a haiku about autumn") gets
+no turns and no topical claims, but its standing lines still come with it: a preference
+such as "keep answers short" governs a haiku as much as a design question, and the share
+is small and can be set to 0.
+
+Standing lines are claim lines read from the index (memctl.index.claim_docs), so no note
+file is opened; each keeps its citations, which are checked against the user's scopes
+before it is shown, like any claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memctl.recall.rank import check_cites, coverage, recency
+from memctl.recall.results import AGENT_TAG, Decision, Memory
+from memctl.recall.words import content_terms
+
+if TYPE_CHECKING:
+    from memctl.recall.graph import Reader
+    from memctl.search import Hit
+
+# Which lines stand, by store: the sections that state a goal, a constraint, a decision in
+# force, or how the user wants to be answered. `instructions/` stands as a whole.
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "knowledge": ("goals", "goal", "constraints", "constraint", "policies", "policy"),
+    "decisions": ("decision",),
+    "profile": ("preferences", "instructions"),
+}
+WHOLE_STORES = ("instructions",)
+PER_NOTE = {"decisions": 1, "profile": 4}  # a decision note's first line is the decision
+DEFAULT_PER_NOTE = 3
+W_NOTE = 0.25  # share of a line's relevance that comes from its note's
+POOL = 30  # lines read per query: the newest, and those the prompt's words match best
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A standing line, ranked: how much of the prompt it carries, then its recency."""
+
+    hit: Hit
+    rel: float
+    score: float
+
+
+def _hits(r: Reader, query: str) -> list[Hit]:
+    """Standing lines the user may see: the newest and, for a real prompt, the best matches."""
+    stores = [s for s in SECTIONS if s in r.vault.config.stores]
+    whole = [s for s in WHOLE_STORES if s in r.vault.config.stores]
+    sections = sorted({sec for s in stores for sec in SECTIONS[s]})
+    found: dict[tuple[str, str], Hit] = {}
+    asks: list[tuple[str, dict[str, object]]] = []
+    for q in ("", query) if query.strip() else ("",):
+        if stores:
+            asks.append((q, {"store": stores, "section": sections}))
+        if whole:
+            asks.append((q, {"store": whole}))
+    for q, filters in asks:
+        for h in r.search(q, kind="claim", status="active", limit=POOL, **filters):
+            found.setdefault((h.ref, h.text), h)
+    return list(found.values())
+
+
+def standing(
+    r: Reader, qweight: dict[str, float], full: float, query: str, notes: dict[str, float]
+) -> list[Standing]:
+    """The standing lines for this user and prompt, best first.
+
+    Relevance is the share of the prompt's words a line carries plus, at W_NOTE, how well
+    its note matched (`notes`: path -> the candidate score rank.gather gave it), so of two
+    lines that say the same, the one in the note the prompt found comes first.
+    """
+    out: list[Standing] = []
+    for h in _hits(r, query):
+        if h.store == "profile" and h.scope != f"user:{r.user}":
+            continue  # someone else's profile, even when shared, does not govern this user
+        if not r.visible(h.scope):
+            continue
+        rel = coverage(content_terms(h.text), qweight, full) if qweight else 0.0
+        rel += W_NOTE * notes.get(h.ref, 0.0)
+        # relevance first; within the same relevance, the newer line
+        score = rel + recency(h.timestamp, r.now) * 1e-3
+        out.append(Standing(h, rel, score))
+    out.sort(key=lambda s: (-s.score, s.hit.ref, s.hit.text))
+    return out
+
+
+def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iterator[Memory]:
+    """Ranked standing lines as memories, at most a few per note, citations checked.
+
+    A generator: the caller stops once the share is full, so citations are read only for
+    the lines that can still be packed.
+    """
+    per_note: dict[str, int] = {}
+    for s in ranked:
+        h = s.hit
+        cap = PER_NOTE.get(h.store or "", DEFAULT_PER_NOTE)
+        if per_note.get(h.ref, 0) >= cap:
+            explain.append(
+                Decision(h.ref, "claim", False, f"standing: note already gives {cap}", 0, h.text)
+            )
+            continue
+        cites, reason = check_cites(r, tuple(zip(h.cites, h.quotes, strict=False)))
+        if reason is not None:
+            explain.append(Decision(h.ref, "claim", False, f"standing: {reason}", 0, h.text))
+            continue
+        text, basis = h.text, "inferred" if h.inferred else "stated"
+        if text.endswith(AGENT_TAG):
+            text, basis = text[: -len(AGENT_TAG)].rstrip(), "agent"
+        dates = sorted(d for d in (c.date for c in cites) if d)
+        why = f"standing: {h.section or 'line'} in {h.store}"
+        if s.rel > 0:
+            why += f", carries {s.rel:.0%} of the prompt"
+        yield (
+            Memory(
+                kind="claim",
+                text=text,
+                basis=basis,
+                ref=h.ref,
+                score=s.score,
+                date=dates[-1] if dates else (h.timestamp or None),
+                citations=cites,
+                title=h.title,
+                store=h.store,
+                scope=h.scope,
+                section=h.section,
+                why=why,
+            )
+        )
+        per_note[h.ref] = per_note.get(h.ref, 0) + 1
