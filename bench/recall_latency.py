@@ -17,6 +17,12 @@ person pays), `memctl hook user-prompt-submit` with Claude Code's JSON on stdin 
 prompt pays), and `Vault.recall` in-process (the engine alone), each as p50 / p95 over the
 queries, plus `memctl --version` for the interpreter's floor. Numbers go to stdout as a
 markdown table.
+
+`--against REV` also measures the code at git revision REV in the same run, on its own
+copy of each vault (an older index schema rebuilds its own index): REV is checked out in a
+temporary worktree and run with `python -m memctl` from there, and this tree's code the
+same way, the two alternating round by round, so the before/after ratio is fair on a VM
+whose speed drifts.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "tests" / "data" / "sample-transcripts"
@@ -57,13 +64,18 @@ def _bench_search() -> object:
     return mod
 
 
-def memctl(*args: str, vault: Path | None = None, stdin: str | None = None) -> tuple[float, str]:
-    # the console script next to this Python, as a user runs it; else python -m memctl
+def memctl(
+    *args: str, vault: Path | None = None, stdin: str | None = None, code: Path | None = None
+) -> tuple[float, str]:
+    """Run memctl as a fresh process: the console script, or `python -m memctl` from `code`."""
+    env = None
     exe = shutil.which("memctl", path=str(Path(sys.executable).parent))
-    cmd = [exe] if exe else [sys.executable, "-m", "memctl"]
+    cmd = [exe] if exe and code is None else [sys.executable, "-m", "memctl"]
+    if code is not None:
+        env = {**os.environ, "PYTHONPATH": str(code)}
     cmd += (["--vault", str(vault)] if vault else []) + list(args)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False, env=env)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr}")
@@ -150,42 +162,90 @@ def _write_notes(vault_path: Path, n: int, vocab: list[str], rng: random.Random)
         vault._after_write(tx.touched)
 
 
-def measure(vault: Path, queries: list[tuple[str, str]], rounds: int) -> dict[str, float]:
+_INPROC = """
+import json, sys, time
+from memctl.vault import Vault
+queries, rounds = json.loads(sys.argv[2]), int(sys.argv[3])
+v = Vault.open(sys.argv[1])
+v.recall("warm up", user="marco")
+out = []
+for _ in range(rounds):
+    for user, q in queries:
+        t0 = time.perf_counter()
+        v.recall(q, user=user)
+        out.append(time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+def measure(
+    vault: Path, queries: list[tuple[str, str]], rounds: int, code: Path | None = None
+) -> dict[str, float]:
+    """One round set for one code tree (None: this one, as installed)."""
     from memctl.vault import Vault
 
-    memctl("recall", "warm up", "--user", "marco", vault=vault)  # index in step, page cache
+    run = {"vault": vault, "code": code}
+    memctl("recall", "warm up", "--user", "marco", **run)  # index in step, page cache
     cli, hook, floor = [], [], []
     for _ in range(rounds):
         for user, q in queries:
-            cli.append(memctl("recall", q, "--user", user, vault=vault)[0])
+            cli.append(memctl("recall", q, "--user", user, **run)[0])
             payload = json.dumps({"session_id": "bench", "transcript_path": "/dev/null",
                                   "cwd": str(vault), "hook_event_name": "UserPromptSubmit",
                                   "prompt": q})  # fmt: skip
-            dt, out = memctl("hook", "user-prompt-submit", "--as", user, vault=vault, stdin=payload)
+            dt, out = memctl("hook", "user-prompt-submit", "--as", user, stdin=payload, **run)
             assert out.strip() == "" or "hookSpecificOutput" in out
             hook.append(dt)
-        floor.append(memctl("--version")[0])
+        floor.append(memctl("--version", code=code)[0])
+    # in-process: a fresh interpreter on the same code, so either tree can be timed
+    env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
+    p = subprocess.run(
+        [sys.executable, "-c", _INPROC, str(vault), json.dumps(queries), str(rounds)],
+        capture_output=True, text=True, check=True, env=env,
+    )  # fmt: skip
+    inproc = json.loads(p.stdout.strip().splitlines()[-1])
     v = Vault.open(vault)
-    inproc = []
-    for _ in range(rounds):
-        for user, q in queries:
-            t0 = time.perf_counter()
-            v.recall(q, user=user)
-            inproc.append(time.perf_counter() - t0)
     turns = sum(int(s.get("turns") or 0) for s in v.sessions())
     notes = sum(len(v.notes(s)) for s in v.config.stores)
     return {
         "turns": turns,
         "notes": notes,
-        "cli_p50": pct(cli, 50),
-        "cli_p95": pct(cli, 95),
-        "hook_p50": pct(hook, 50),
-        "hook_p95": pct(hook, 95),
-        "inproc_p50": pct(inproc, 50),
-        "inproc_p95": pct(inproc, 95),
-        "floor_p50": pct(floor, 50),
-        "n": len(cli),
+        "cli": cli,
+        "hook": hook,
+        "inproc": inproc,
+        "floor": floor,
     }
+
+
+def summary(parts: list[dict[str, Any]]) -> dict[str, float]:
+    """p50 / p95 over all rounds of one code tree on one vault."""
+    pool: dict[str, list[float]] = {k: [] for k in ("cli", "hook", "inproc", "floor")}
+    for part in parts:
+        for k in pool:
+            pool[k].extend(part[k])
+    out: dict[str, float] = {"turns": parts[0]["turns"], "notes": parts[0]["notes"]}
+    for k, vals in pool.items():
+        out[f"{k}_p50"], out[f"{k}_p95"] = pct(vals, 50), pct(vals, 95)
+    out["n"] = len(pool["cli"])
+    return out
+
+
+def compare(
+    vault: Path, queries: list[tuple[str, str]], rounds: int, base: Path | None
+) -> list[tuple[str, dict[str, float]]]:
+    """This tree, and the baseline tree on its own copy of the vault, alternating rounds."""
+    # with a baseline, both trees run as `python -m memctl` from their own source
+    trees: list[tuple[str, Path | None, Path]] = [("after", ROOT if base else None, vault)]
+    if base is not None:
+        copy = vault.with_name(vault.name + "-base")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(vault, copy, ignore=shutil.ignore_patterns("index", "cache"))
+        trees.insert(0, ("before", base, copy))
+    parts: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in trees}
+    for _ in range(rounds):
+        for name, code, v in trees:
+            parts[name].append(measure(v, queries, 1, code))
+    return [(name, summary(parts[name])) for name, _, _ in trees]
 
 
 def row(name: str, r: dict[str, float]) -> str:
@@ -197,6 +257,17 @@ def row(name: str, r: dict[str, float]) -> str:
     )
 
 
+def checkout(rev: str, work: Path) -> Path:
+    """REV's tree in a temporary detached worktree (removed at the end)."""
+    dest = work / f"code-{rev.replace('/', '-')}"
+    if dest.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(dest)],
+                       capture_output=True, check=False)  # fmt: skip
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(dest), rev],
+                   capture_output=True, check=True)  # fmt: skip
+    return dest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", default="100k", help="synthetic turns in the large vault")
@@ -204,6 +275,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="passes over the queries")
     ap.add_argument("--only", choices=["sample", "large"], default=None)
     ap.add_argument("--keep", type=Path, default=None, help="build the vaults here and keep them")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: reuse vaults built before")
+    ap.add_argument("--against", metavar="REV", help="also time git revision REV, same run")
     args = ap.parse_args()
     turns = int(
         float(args.turns.lower().rstrip("km")) * {"k": 1e3, "m": 1e6}.get(args.turns[-1].lower(), 1)
@@ -212,31 +285,42 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="memctl-recall-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
+    base = checkout(args.against, work) if args.against else None
     rows = []
     try:
         if args.only in (None, "sample"):
-            print("building the sample vault ...", file=sys.stderr)
             v = work / "sample"
-            shutil.rmtree(v, ignore_errors=True)
-            build_sample(v)
-            rows.append(row("sample vault", measure(v, SAMPLE_QUERIES, args.rounds)))
+            if not (args.reuse and v.is_dir()):
+                print("building the sample vault ...", file=sys.stderr)
+                shutil.rmtree(v, ignore_errors=True)
+                build_sample(v)
+            for name, r in compare(v, SAMPLE_QUERIES, args.rounds, base):
+                rows.append(row(f"sample vault, {name}" if base else "sample vault", r))
         if args.only in (None, "large"):
-            print(f"building the {args.turns}-turn vault ...", file=sys.stderr)
             v = work / "large"
-            shutil.rmtree(v, ignore_errors=True)
-            for p in work.glob("synthetic*"):
-                shutil.rmtree(p)
-            build_sample(v)
-            extra = add_synthetic(v, turns, args.notes, work)
-            rows.append(
-                row(
-                    f"{args.turns} synthetic + sample",
-                    measure(v, SAMPLE_QUERIES + extra, args.rounds),
-                )
-            )
+            saved = work / "large-queries.json"
+            if args.reuse and v.is_dir() and saved.is_file():
+                extra = [tuple(q) for q in json.loads(saved.read_text())]
+            else:
+                print(f"building the {args.turns}-turn vault ...", file=sys.stderr)
+                shutil.rmtree(v, ignore_errors=True)
+                for p in work.glob("synthetic*"):
+                    shutil.rmtree(p)
+                build_sample(v)
+                extra = add_synthetic(v, turns, args.notes, work)
+                saved.write_text(json.dumps(extra))
+            queries = SAMPLE_QUERIES + extra  # type: ignore[operator]
+            label = f"{args.turns} synthetic + sample"
+            for name, r in compare(v, queries, args.rounds, base):
+                rows.append(row(f"{label}, {name}" if base else label, r))
     finally:
+        if base is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                           capture_output=True, check=False)  # fmt: skip
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
+    if base is not None:
+        print(f"before = {args.against}, after = this tree; rounds alternate between the two")
     print(
         "| vault | turns | notes | `memctl recall` p50 / p95 ms | `memctl hook user-prompt-submit`"
         " p50 / p95 ms | in-process p50 / p95 ms | `memctl --version` p50 ms |"

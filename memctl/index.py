@@ -45,7 +45,8 @@ from memctl.store import atomic_write
 # 5: stat.json beside the manifest for the every-command check.
 # 6: each active claim line is a document of its own (kind:claim) keyed by its citations;
 #    turns carry a turn:N key so a claim can find the turns it cites.
-SCHEMA_VERSION = 6
+# 7: claim lines carry cite: keys and notes link: keys (recall's citation/link graph).
+SCHEMA_VERSION = 7
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -65,6 +66,7 @@ _CITE = re.compile(r"raw/[^\s#)\]]+\.md#t\d+")
 _FOOTREF = re.compile(r"\[\^[^\]\s]+\]")
 _FOOTDEF = re.compile(r"^\[\^[^\]\s]+\]:.*$\n?", re.MULTILINE)
 _HEADING1 = re.compile(r"^#\s+(.+)$", re.MULTILINE)
+_WIKILINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 _BROKEN = (OSError, ValueError, KeyError, TypeError, IndexError, RuntimeError)
 
 _ANALYZER = (
@@ -336,10 +338,16 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
         "aliases": _strs(meta.get("aliases")),
         "tags": _strs(meta.get("tags")),
         "cites": list(dict.fromkeys(_CITE.findall(body))),
+        "links": list(dict.fromkeys(_link_path(m) for m in _WIKILINK.findall(body))),
         # what a reader wants to see: the claims, without the title heading, footnote
         # markers and footnote definitions (the title and citations are shown apart)
         "text": _FOOTREF.sub("", _FOOTDEF.sub("", _drop_heading(body))).strip(),
     }
+
+
+def _link_path(target: str) -> str:
+    t = target.strip()
+    return t if t.endswith(".md") else t + ".md"
 
 
 def _note_doc(
@@ -364,8 +372,11 @@ def _note_doc(
         "scope": f["scope"],
         "timestamp": f["timestamp"],
         "cites": f["cites"],
+        "links": f["links"],
         "text": f["text"],
     }
+    for target in f["links"]:
+        d.add_text(KEY, f"link:{target}")  # backlinks: which notes link to an entity
     d.add_bytes("doc", _dumps(stored))
     d.add_text(BODY, keys)
     d.add_text(BODY, f["text"])
@@ -424,6 +435,8 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
         for k in keys:
             d.add_text(KEY, k)
         d.add_text(KEY, "section:" + section.name.casefold())
+        for r, _ in cites:
+            d.add_text(KEY, f"cite:{r}")  # which claims cite a turn
         stored = {
             "kind": "claim",
             "ref": rel,
@@ -545,11 +558,23 @@ class _Gen:
 _UNREADABLE = "search index was unreadable; rebuilt it from the files"
 
 
+_CURRENT_SEEN: dict[str, tuple[tuple[int, int, int], Any]] = {}  # path -> (stat, parsed)
+
+
 def _current(root: Path) -> tuple[_Gen | None, str]:
     """The live generation, or None and the reason the index must be rebuilt."""
     path = root / INDEX_REL / CURRENT
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # read once per process while its stat holds: a recall asks a dozen times, and
+        # current.json is only ever replaced by a rename (a new inode)
+        st = path.stat()
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        seen = _CURRENT_SEEN.get(str(path))
+        if seen is not None and seen[0] == key:
+            data = seen[1]
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            _CURRENT_SEEN[str(path)] = (key, data)
     except FileNotFoundError:
         return None, "search index missing; built it from the files"
     except (OSError, ValueError):
@@ -937,6 +962,8 @@ class Filters:
     speakers: tuple[str, ...] = ()  # lowercased
     statuses: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()  # claims only: casefolded section names
+    cites: tuple[str, ...] = ()  # claims citing any of these turn refs
+    links: tuple[str, ...] = ()  # notes linking to any of these note paths
     since: int | None = None  # epoch seconds, inclusive
     until: int | None = None  # epoch seconds, exclusive
 
@@ -1003,6 +1030,8 @@ def _filter_queries(f: Filters) -> list[tantivy.Query]:
         ("speaker", f.speakers),
         ("status", f.statuses),
         ("section", f.sections),
+        ("cite", f.cites),
+        ("link", f.links),
     ):
         if values:
             out.append(_any_of(name, values))
@@ -1138,6 +1167,15 @@ class Reader:
             return [(0.0, a) for _, a in hits]
         text = tantivy.Query.boolean_query([(tantivy.Occur.Must, text), *clauses])
         return list(self.searcher.search(text, limit=n, count=False).hits)
+
+    def is_speaker(self, name: str) -> bool:
+        """Whether any turn in the index was said by `name` (lowercased)."""
+        try:
+            return self.searcher.doc_freq(KEY, f"speaker:{name}") > 0
+        except BaseException as exc:
+            if _is_broken(exc):
+                raise IndexBroken(str(exc)) from None
+            raise
 
     def turns_at(self, refs: Sequence[str], filters: Filters) -> dict[str, Candidate]:
         """The turns at these refs (`raw/...md#tN`) that pass `filters`, by ref."""

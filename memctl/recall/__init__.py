@@ -22,7 +22,6 @@ hooks, MCP server and learning loop decide where it goes.
 from __future__ import annotations
 
 from memctl.recall.context import context
-from memctl.recall.graph import GRAPH_REL
 from memctl.recall.prompt import recall
 from memctl.recall.results import (
     AGENT_TAG,
@@ -40,7 +39,6 @@ from memctl.recall.results import (
 __all__ = [
     "AGENT_TAG",
     "FORMATS",
-    "GRAPH_REL",
     "OFF_VALUES",
     "RESULT_VERSION",
     "Cite",

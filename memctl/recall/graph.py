@@ -1,20 +1,16 @@
 """Reading the vault for one recall: notes, raw sessions and the citation/link graph.
 
-Everything a recall reads from disk goes through one `Reader`, which reads each file once
-and applies the scope rule on every read (the index already filtered; this is the second
-check). The graph of which note cites which turn and links which note is cached in
-`.memctl/cache/recall-graph.json` by file stat, so a large vault is not re-read per prompt.
+Everything a recall reads goes through one `Reader`, which reads each file once and applies
+the scope rule on every read (the index already filtered; this is the second check). Which
+claims cite a turn and which notes link to an entity are asked of the index (claim lines
+carry `cite:` keys, notes `link:` keys), so a recall opens only the few notes it ranks,
+not every note in the vault.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl import tokens
@@ -27,30 +23,14 @@ if TYPE_CHECKING:
     from memctl.search import Hit
     from memctl.vault import Vault
 
-_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
-_FOOT_REF = re.compile(r"^\[\^[^\]\s]+\]:[ \t]*(raw/[^\s#)\]]+\.md#t\d+)", re.MULTILINE)
 _UNESCAPE_HEAD = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)  # as memctl.raw writes it
 _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_FM_KEY = re.compile(r"^(scope|status|title|store):[ \t]*(.*)$", re.MULTILINE)
 
 # ---- reading the vault for one recall -----------------------------------------------------
-
-
-@dataclass
-class NoteInfo:
-    """What a cheap scan of one note file tells us: enough to follow citations and links."""
-
-    path: str
-    scope: str
-    status: str
-    title: str
-    store: str
-    cites: tuple[str, ...]
-    links: tuple[str, ...]
 
 
 class Reader:
@@ -69,10 +49,8 @@ class Reader:
         self.notices: list[str] = []
         self._synced = False
         self._notes: dict[str, Note | None] = {}
-        self._graph: dict[str, NoteInfo] | None = None
         self._sessions: dict[str, tuple[str, dict[int, tuple[str, str | None]]] | None] = {}
         self._texts: dict[str, str] = {}
-        self._folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
@@ -172,116 +150,22 @@ class Reader:
         except Exception:  # an index we cannot read here only costs the idf weighting
             return 1, {}
 
-    @property
-    def graph(self) -> dict[str, NoteInfo]:
-        """Every note in a store folder: scope, status, the turns it cites, what it links.
+    def citing(self, refs: list[str]) -> dict[str, list[str]]:
+        """For each turn ref, the notes (visible to the user) whose active claims cite it."""
+        out: dict[str, list[str]] = {}
+        if not refs:
+            return out
+        wanted = set(refs)
+        for h in self.search("", kind="claim", cite=refs, status="active", limit=CITING_LIMIT):
+            for ref in h.cites:
+                if ref in wanted and h.ref not in out.setdefault(ref, []):
+                    out[ref].append(h.ref)
+        return out
 
-        Kept in `.memctl/cache/recall-graph.json` by (mtime, size), so a recall re-reads only
-        the notes that changed since the last one (a large vault has thousands).
-        """
-        if self._graph is None:
-            self._graph = load_graph(self.vault.root, self._folders)
-        return self._graph
-
-
-GRAPH_REL = ".memctl/cache/recall-graph.json"
-GRAPH_VERSION = 1
-RACY_NS = 2_000_000_000  # a file this fresh may change again within its mtime tick
-
-
-def load_graph(root: Path, folders: dict[str, str]) -> dict[str, NoteInfo]:
-    cache = root / GRAPH_REL
-    old: dict[str, list[Any]] = {}
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and data.get("version") == GRAPH_VERSION:
-            old = data.get("notes") or {}
-    except (OSError, ValueError):
-        pass
-    now = time.time_ns()
-    graph: dict[str, NoteInfo] = {}
-    keep: dict[str, list[Any]] = {}
-    dirty = False
-    for folder, store in sorted(folders.items()):
-        stack = [(f"{folder}/", str(root / folder))]
-        while stack:
-            prefix, where = stack.pop()
-            try:
-                entries = sorted(os.scandir(where), key=lambda e: e.name)
-            except OSError:
-                continue
-            for e in entries:
-                name = e.name
-                if name.startswith("."):
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    stack.append((f"{prefix}{name}/", e.path))
-                    continue
-                if not name.endswith(".md") or name == "INDEX.md" or name.endswith(".proposed.md"):
-                    continue
-                rel = prefix + name
-                try:
-                    st = e.stat()
-                except OSError:
-                    continue
-                old_e = old.get(rel)
-                if old_e and old_e[0] == st.st_mtime_ns and old_e[1] == st.st_size:
-                    sc, status, title, st_store = old_e[2:6]
-                    info = NoteInfo(
-                        rel, sc, status, title, st_store, tuple(old_e[6]), tuple(old_e[7])
-                    )
-                else:
-                    try:
-                        text = Path(e.path).read_text(encoding="utf-8")
-                    except (OSError, UnicodeDecodeError):
-                        continue
-                    info = scan_note(rel, text, store)
-                    dirty = True
-                graph[rel] = info
-                if now - st.st_mtime_ns > RACY_NS:
-                    keep[rel] = [
-                        st.st_mtime_ns,
-                        st.st_size,
-                        info.scope,
-                        info.status,
-                        info.title,
-                        info.store,
-                        list(info.cites),
-                        list(info.links),
-                    ]
-                else:
-                    dirty = True
-    if dirty or set(keep) != set(old):
-        try:
-            from memctl.store import atomic_write
-
-            atomic_write(cache, json.dumps({"version": GRAPH_VERSION, "notes": keep}))
-        except OSError:
-            pass  # a read-only vault only loses the speed-up
-    return graph
+    def backlinks(self, path: str) -> list[str]:
+        """Active notes (visible to the user) that link to the note at `path`."""
+        hits = self.search("", kind="note", link=[path], status="active", limit=CITING_LIMIT)
+        return [h.ref for h in hits]
 
 
-def scan_note(rel: str, text: str, store: str) -> NoteInfo:
-    fm: dict[str, str] = {}
-    body = text
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 3)
-        if end > 0:
-            for m in _FM_KEY.finditer(text[4 : end + 1]):
-                fm.setdefault(m.group(1), m.group(2).strip().strip("'\""))
-            body = text[end + 5 :]
-    return NoteInfo(
-        path=rel,
-        # a note without a scope is a human's note in a shared store: the index says team too
-        scope=fm.get("scope") or "team",
-        status=fm.get("status") or "active",
-        title=fm.get("title") or Path(rel).stem,
-        store=fm.get("store") or store,
-        cites=tuple(dict.fromkeys(_FOOT_REF.findall(body))),
-        links=tuple(dict.fromkeys(link_path(t) for t in _LINK.findall(body))),
-    )
-
-
-def link_path(target: str) -> str:
-    t = target.strip()
-    return t if t.endswith(".md") else t + ".md"
+CITING_LIMIT = 200  # claim lines or notes read per citation/link question

@@ -217,28 +217,18 @@ def gather(
         offer(h.ref, max(s, 0.8), f"the query names {name!r}")
         for n in _names(note):
             expansion |= content_terms(n)
-        graph = r.graph
-        linked = set(graph[h.ref].links if h.ref in graph else ())
-        linked |= {p for p, info in graph.items() if h.ref in info.links}
+        linked = set(h.links) | set(r.backlinks(h.ref))
         for p in sorted(linked - {h.ref}):
             offer(p, max(s, 0.8) * W_LINK, f"linked with entity {note.title!r}")
 
     # notes whose claims cite the best turns: the same words, filed under another framing
-    graph = r.graph if turn_hits else {}
-    citing: dict[str, list[str]] = {}
-    for info in graph.values():
-        for ref in info.cites:
-            citing.setdefault(ref, []).append(info.path)
+    citing = r.citing([h.ref for h, _ in turn_hits[:CITING_TURNS]])
     for h, s in turn_hits[:CITING_TURNS]:
         for p in citing.get(h.ref, ()):
             offer(p, s * W_CITE, f"cites {h.ref}")
 
+    # (each candidate's scope is checked again on its file when its claims are read)
     feedback = _feedback(r, turn_hits, qterms | expansion)
-    for p in sorted(set(notes)):
-        seen = graph.get(p) if graph else None
-        if seen is not None and not r.visible(seen.scope):
-            del notes[p]  # defence in depth: the index said visible, the file says otherwise
-            explain.append(Decision(p, "note", False, f"out of scope ({seen.scope})"))
     return notes, turn_hits, qterms, expansion, feedback
 
 
