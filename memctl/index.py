@@ -539,7 +539,7 @@ class _Gen:
 
     def unchanged(self, seen: dict[str, list[int]]) -> bool:
         """True when every file has the stat the index saw and none is racy."""
-        raw = json.loads((self.dir / STATS).read_text(encoding="utf-8"))
+        raw = _read_json_once(self.dir / STATS)
         if raw.get("schema") != SCHEMA_VERSION:
             raise ValueError("manifest schema differs")
         return not raw["racy"] and raw["stat"] == seen  # one dict comparison, in C
@@ -561,20 +561,29 @@ _UNREADABLE = "search index was unreadable; rebuilt it from the files"
 _CURRENT_SEEN: dict[str, tuple[tuple[int, int, int], Any]] = {}  # path -> (stat, parsed)
 
 
+def _read_json_once(path: Path) -> Any:
+    """A JSON file memctl replaces only by rename, parsed once per process per version.
+
+    A long-lived process (MCP server, learning loop) checks freshness on every recall;
+    stat.json of a 100k-turn vault is thousands of entries to decode each time.
+    """
+    st = path.stat()
+    key = (st.st_ino, st.st_mtime_ns, st.st_size)
+    seen = _CURRENT_SEEN.get(str(path))
+    if seen is not None and seen[0] == key:
+        return seen[1]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    _CURRENT_SEEN[str(path)] = (key, data)
+    return data
+
+
 def _current(root: Path) -> tuple[_Gen | None, str]:
     """The live generation, or None and the reason the index must be rebuilt."""
     path = root / INDEX_REL / CURRENT
     try:
         # read once per process while its stat holds: a recall asks a dozen times, and
         # current.json is only ever replaced by a rename (a new inode)
-        st = path.stat()
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
-        seen = _CURRENT_SEEN.get(str(path))
-        if seen is not None and seen[0] == key:
-            data = seen[1]
-        else:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            _CURRENT_SEEN[str(path)] = (key, data)
+        data = _read_json_once(path)
     except FileNotFoundError:
         return None, "search index missing; built it from the files"
     except (OSError, ValueError):

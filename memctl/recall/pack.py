@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 from memctl import tokens
 from memctl.recall.render import Renderer, sessions_of
 from memctl.recall.results import Decision, Memory, RecallResult
+
+# Group headings, source lines and header are costed again for every item tried.
+_count = functools.lru_cache(maxsize=4096)(tokens.count)
 
 
 class Packer:
@@ -18,16 +22,16 @@ class Packer:
         self.items: list[Memory] = []
         self.groups: set[str] = set()
         self.sources: set[str] = set()
-        self.used = tokens.count(renderer.head() + renderer.tail()) if budget > 0 else 0
+        self.used = _count(renderer.head() + renderer.tail()) if budget > 0 else 0
 
     def cost(self, m: Memory) -> int:
         key = "\0turns" if m.kind == "turn" else m.ref
-        extra = 0 if key in self.groups else tokens.count(self.r.group(m))
+        extra = 0 if key in self.groups else _count(self.r.group(m))
         new = [p for p in sessions_of(m) if p not in self.sources]
         if new and not self.sources:
-            extra += tokens.count(self.r.sources_head())
-        extra += sum(tokens.count(self.r.source(p)) for p in new)
-        return tokens.count(self.r.item(m)) + extra
+            extra += _count(self.r.sources_head())
+        extra += sum(_count(self.r.source(p)) for p in new)
+        return _count(self.r.item(m)) + extra
 
     def add(self, m: Memory) -> Memory | None:
         """The item as packed (with its token cost), or None when it does not fit."""
@@ -46,7 +50,7 @@ class Packer:
         dropped: list[Memory] = []
         while True:
             text = self.r.render(self.items)
-            n = tokens.count(text)
+            n = _count(text)
             if n <= self.budget or not self.items:
                 return text, n, dropped
             dropped.append(self.items.pop())

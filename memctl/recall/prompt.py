@@ -74,10 +74,10 @@ def _pack_standing(
     query: str,
     notes: dict[str, float],
     explain: list[Decision],
-) -> dict[tuple[str, str], set[str]]:
+) -> dict[tuple[str, str], frozenset[str]]:
     """Pack standing lines into their share of the budget; returns what was given."""
     share = r.vault.config.recall_standing
-    given: dict[tuple[str, str], set[str]] = {}
+    given: dict[tuple[str, str], frozenset[str]] = {}
     if share <= 0 or packer.budget <= 0:
         return given
     cap = packer.used + int(packer.budget * share)
@@ -198,7 +198,7 @@ def recall(
             turn_queue.append((ref, c.score * 0.9, f"supports {c.path}", None))
     hits_by_ref = {h.ref: h for h, _ in turn_hits}
     turn_queue += [(h.ref, s, "matches the query", h) for h, s in turn_hits]
-    kept_turn_terms: list[set[str]] = []
+    kept_turn_terms: list[frozenset[str]] = []
     for ref, score, why, hit in turn_queue:
         if ref in shown:
             continue

@@ -118,7 +118,7 @@ class Claim:
     date: str | None
     score: float
     why: str
-    terms: set[str]
+    terms: frozenset[str]
     rel: float = 0.0
 
 
@@ -134,7 +134,7 @@ def _names(note: Note) -> list[str]:
     return [n for n in dict.fromkeys(plain(n) for n in names) if n]
 
 
-def _named(names: list[str], qterms: set[str]) -> str | None:
+def _named(names: list[str], qterms: frozenset[str]) -> str | None:
     """The first name of an entity that the query names (at least half of its words)."""
     for name in names:
         nt = content_terms(name)
@@ -143,7 +143,7 @@ def _named(names: list[str], qterms: set[str]) -> str | None:
     return None
 
 
-def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: set[str]) -> dict[str, float]:
+def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) -> dict[str, float]:
     """Words the best sessions keep using that are rare elsewhere (relevance feedback).
 
     "Datadog or Grafana?" finds the session where that was discussed; that session also
@@ -177,7 +177,9 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: set[str]) -> dic
 
 def gather(
     r: Reader, query: str, explain: list[Decision]
-) -> tuple[dict[str, NoteCand], list[tuple[Hit, float]], set[str], set[str], dict[str, float]]:
+) -> tuple[
+    dict[str, NoteCand], list[tuple[Hit, float]], frozenset[str], set[str], dict[str, float]
+]:
     """Notes and turns worth reading, with the query's terms and its feedback terms."""
     qterms = query_terms(query)
     notes: dict[str, NoteCand] = {}
@@ -232,7 +234,7 @@ def gather(
     return notes, turn_hits, qterms, expansion, feedback
 
 
-def query_weights(r: Reader, qterms: set[str]) -> tuple[dict[str, float], float]:
+def query_weights(r: Reader, qterms: frozenset[str]) -> tuple[dict[str, float], float]:
     """Each query word's weight by how rare it is, and what a full match adds up to.
 
     In "the cloud migration", "migration" says more than "cloud", which also names
@@ -246,7 +248,7 @@ def query_weights(r: Reader, qterms: set[str]) -> tuple[dict[str, float], float]
     return weight, max(full, 1e-9)
 
 
-def coverage(terms: set[str], weight: dict[str, float], full: float) -> float:
+def coverage(terms: frozenset[str], weight: dict[str, float], full: float) -> float:
     return min(1.0, sum(weight[t] for t in terms & weight.keys()) / full)
 
 
@@ -254,7 +256,7 @@ def score_claims(
     r: Reader,
     cands: dict[str, NoteCand],
     top_turns: dict[str, float],
-    qterms: set[str],
+    qterms: frozenset[str],
     expansion: set[str],
     feedback: dict[str, float],
     history: bool,

@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from memctl.search import Hit
 
 # Which lines stand, by store: the sections that state a goal, a constraint, a decision in
-# force, or how the user wants to be answered. `instructions/` stands as a whole.
+# force, or how the user wants to be answered (instructions/ notes keep theirs under
+# "Instructions", as the curator writes them).
 SECTIONS: dict[str, tuple[str, ...]] = {
     "knowledge": ("goals", "goal", "constraints", "constraint", "policies", "policy"),
     "decisions": ("decision",),
     "profile": ("preferences", "instructions"),
+    "instructions": ("instructions",),
 }
-WHOLE_STORES = ("instructions",)
 PER_NOTE = {"decisions": 1, "profile": 4}  # a decision note's first line is the decision
 DEFAULT_PER_NOTE = 3
 W_NOTE = 0.25  # share of a line's relevance that comes from its note's
@@ -55,17 +56,13 @@ class Standing:
 def _hits(r: Reader, query: str) -> list[Hit]:
     """Standing lines the user may see: the newest and, for a real prompt, the best matches."""
     stores = [s for s in SECTIONS if s in r.vault.config.stores]
-    whole = [s for s in WHOLE_STORES if s in r.vault.config.stores]
+    if not stores:
+        return []
     sections = sorted({sec for s in stores for sec in SECTIONS[s]})
     found: dict[tuple[str, str], Hit] = {}
-    asks: list[tuple[str, dict[str, object]]] = []
     for q in ("", query) if query.strip() else ("",):
-        if stores:
-            asks.append((q, {"store": stores, "section": sections}))
-        if whole:
-            asks.append((q, {"store": whole}))
-    for q, filters in asks:
-        for h in r.search(q, kind="claim", status="active", limit=POOL, **filters):
+        for h in r.search(q, kind="claim", status="active", limit=POOL, store=stores,
+                          section=sections):  # fmt: skip
             found.setdefault((h.ref, h.text), h)
     return list(found.values())
 

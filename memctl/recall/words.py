@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+
 # ---- words --------------------------------------------------------------------------------
 
 
 _STOP_STEMS: set[str] | None = None
 
 
-def content_terms(text: str) -> set[str]:
-    """Content tokens, stemmed exactly as the index stems them, stopwords dropped."""
+@functools.lru_cache(maxsize=8192)
+def content_terms(text: str) -> frozenset[str]:
+    """Content tokens, stemmed exactly as the index stems them, stopwords dropped.
+
+    Cached: one recall compares the same claims and turns several times, and a long-lived
+    process recalls the same notes prompt after prompt.
+    """
     global _STOP_STEMS
     from memctl.index import analyze
 
@@ -17,7 +24,7 @@ def content_terms(text: str) -> set[str]:
         from memctl.search import STOPWORDS
 
         _STOP_STEMS = {t for w in STOPWORDS for t in analyze(w)} | {"s", "t"}
-    return {t for t in analyze(text) if len(t) > 1 and t not in _STOP_STEMS}
+    return frozenset(t for t in analyze(text) if len(t) > 1 and t not in _STOP_STEMS)
 
 
 # Words that frame a question rather than say what it is about ("what should I know about
@@ -29,7 +36,7 @@ _FRAMING = frozenset(
 _FRAMING_STEMS: set[str] | None = None
 
 
-def query_terms(query: str) -> set[str]:
+def query_terms(query: str) -> frozenset[str]:
     global _FRAMING_STEMS
     from memctl.index import analyze
 
@@ -45,5 +52,5 @@ def plain(text: str) -> str:
     return " ".join(strip_links(text).split())
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
