@@ -3,7 +3,9 @@
     python bench/recall.py [--data ../shared/data/locomo/locomo-dev.json] [--jobs 2]
 
 Each conversation becomes one vault: `memctl init`, then `memctl ingest` of one memctl-JSONL
-transcript per session (id = dia_id, name = the speaker, timestamp = the session date).
+transcript per session (id = dia_id, name = the speaker, timestamp = the session date),
+then `memctl curate` with the builtin curator, so claim lines can act as keys to the turns
+they cite (`--no-curate` leaves the vaults raw).
 Every question of categories 1-4 is asked with `memctl search --json`; a question's recall@k
 is the share of its evidence turns among the top k turns. Prints R@1/5/10/20 per category
 and overall, and the time per query. The data set is CC BY-NC 4.0: it is read from outside
@@ -54,7 +56,9 @@ def evidence(ids: list[str]) -> set[str]:
     return out
 
 
-def build_vault(conv: dict, root: Path, captions: bool) -> tuple[Path, set[str]]:
+def build_vault(
+    conv: dict, root: Path, captions: bool, curate: bool = True
+) -> tuple[Path, set[str]]:
     """One vault per conversation, one transcript file per session; returns the turn ids."""
     name = conv["sample_id"]
     src = root / f"{name}-src"
@@ -77,6 +81,8 @@ def build_vault(conv: dict, root: Path, captions: bool) -> tuple[Path, set[str]]
         (src / f"{name}-session-{n:02d}.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
         n += 1
     steps = [("init", str(vault)), ("--vault", str(vault), "ingest", str(src), "--user", "locomo")]
+    if curate:
+        steps.append(("--vault", str(vault), "curate"))
     for args in steps:
         r = memctl(*args)
         if r.returncode != 0:
@@ -99,6 +105,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="questions asked in parallel")
     ap.add_argument("--no-captions", action="store_true",
                     help="leave out the captions of shared photos")  # fmt: skip
+    ap.add_argument("--no-curate", action="store_true",
+                    help="search the raw turns only: no curated claim lines as keys")  # fmt: skip
     ap.add_argument("--workdir", help="keep the vaults here (default: a temp dir)")
     ap.add_argument("--json", help="also write per-question results to this file")
     args = ap.parse_args()
@@ -112,7 +120,9 @@ def main() -> None:
     jobs = []
     dropped = 0
     for conv in data:
-        vault, ids = build_vault(conv, work, captions=not args.no_captions)
+        vault, ids = build_vault(
+            conv, work, captions=not args.no_captions, curate=not args.no_curate
+        )
         for qa in conv["qa"]:
             if qa["category"] not in CATEGORIES:
                 continue
@@ -141,7 +151,8 @@ def main() -> None:
 
     times = [t for _, t in answers]
     print(f"LoCoMo turn recall, {len(jobs)} questions (categories 1-4; {dropped} without "
-          f"usable evidence dropped), captions {'off' if args.no_captions else 'on'}")  # fmt: skip
+          f"usable evidence dropped), captions {'off' if args.no_captions else 'on'}, "
+          f"{'raw turns only' if args.no_curate else 'curated (builtin)'}")  # fmt: skip
     print()
     print("| category | n | R@1 | R@5 | R@10 | R@20 |")
     print("|---|---|---|---|---|---|")

@@ -75,7 +75,9 @@ def memctl(
         env = {**os.environ, "PYTHONPATH": str(code)}
     cmd += (["--vault", str(vault)] if vault else []) + list(args)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False, env=env)
+    # from inside `code` (python -m puts the working folder first on sys.path)
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False, env=env,
+                       cwd=code)  # fmt: skip
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr}")
@@ -201,7 +203,7 @@ def measure(
     env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
     p = subprocess.run(
         [sys.executable, "-c", _INPROC, str(vault), json.dumps(queries), str(rounds)],
-        capture_output=True, text=True, check=True, env=env,
+        capture_output=True, text=True, check=True, env=env, cwd=code or ROOT,
     )  # fmt: skip
     inproc = json.loads(p.stdout.strip().splitlines()[-1])
     v = Vault.open(vault)
@@ -282,7 +284,7 @@ def main() -> None:
         float(args.turns.lower().rstrip("km")) * {"k": 1e3, "m": 1e6}.get(args.turns[-1].lower(), 1)
     )
 
-    work = args.keep or Path(tempfile.mkdtemp(prefix="memctl-recall-bench-"))
+    work = (args.keep or Path(tempfile.mkdtemp(prefix="memctl-recall-bench-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
     base = checkout(args.against, work) if args.against else None
