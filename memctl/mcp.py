@@ -111,7 +111,7 @@ class Tools:
         for h in res.hits:
             if h.scope not in self.scopes:
                 continue
-            if h.kind == "note" and not all(self._turn_visible(r) for r in h.cites):
+            if h.kind != "turn" and not all(self._turn_visible(r) for r in h.cites):
                 # a shared note quoting a private turn (a hand edit curation never makes):
                 # even its snippet or its rank for these words would leak that turn
                 continue

@@ -11,6 +11,7 @@ import pytest
 from test_recall import NoteSpec, build_vault
 
 from memctl import search
+from memctl.mcp import Tools
 from memctl.vault import Vault
 
 T = "2026-10-0{}T10:00:00Z"
@@ -42,6 +43,21 @@ SESSIONS = [
     ),
 ]
 NOTES = [
+    # a shared note quoting a private turn: a hand edit curation never makes
+    NoteSpec(
+        "knowledge/leak.md",
+        "knowledge",
+        "Leak",
+        "team",
+        claims=[
+            (
+                "Facts",
+                "Melanie's kiln plan came from her therapist.",
+                [("s-secret", 1, "My therapist suggested it")],
+                False,
+            )
+        ],
+    ),
     NoteSpec(
         "knowledge/melanie.md",
         "knowledge",
@@ -125,3 +141,11 @@ def test_a_named_speaker_s_own_turn_comes_first(
     assert _turns(v, "Why does Melanie love hiking in the mountains?")[0].ref == mine
     monkeypatch.setattr(search, "W_SPEAKER", 0.0)
     assert _turns(v, "Why does Melanie love hiking in the mountains?")[0].ref != mine
+
+
+def test_mcp_search_for_claim_lines_keeps_private_quotes_private(
+    vault: tuple[Vault, dict[str, str]],
+) -> None:
+    v, _ = vault
+    assert Tools(v, "mel").search("kiln plan", kind="claim")["hits"]
+    assert Tools(v, "caroline").search("kiln plan", kind="claim")["hits"] == []
