@@ -37,6 +37,14 @@ class InputError(MemctlError):
     exit_code = 2
 
 
+class NotATranscriptError(InputError):
+    """The file is not a chat transcript at all (unknown format, binary, empty, no speakers).
+
+    In a folder such a file is skipped with a note (a README beside the sessions); named
+    on its own it is an error like any other bad input.
+    """
+
+
 class VaultNotFoundError(MemctlError):
     """No vault where one was expected; the message says how to point memctl at one."""
 
@@ -59,3 +67,10 @@ class CurationError(MemctlError):
     """A curator failed (bad model output after retries, an unreachable model)."""
 
     exit_code = 5
+
+
+class ReadOnlyVaultError(LockTimeoutError):
+    """The vault cannot be written at all (a read-only mount). A kind of lock failure, so a
+    reader that only wanted the lock to refresh the index goes on with what is there."""
+
+    exit_code = 1

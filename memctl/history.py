@@ -84,6 +84,64 @@ class History:
             "GIT_COMMITTER_EMAIL": committer.email,
         }
 
+    def git_dir(self) -> Path:
+        return Path(self.repo.git_dir)
+
+    def check_writable(self) -> None:
+        """Refuse to commit where the commit would be lost or tangled with the user's git work.
+
+        On a detached HEAD a commit belongs to no branch and vanishes at the next checkout;
+        during a merge, rebase, cherry-pick or revert it would become part of that operation.
+        """
+        gd = self.git_dir()
+        if (gd / "rebase-merge").exists() or (gd / "rebase-apply").exists():
+            raise MemctlError(
+                "a rebase is in progress in the vault; finish it (`git rebase --continue`) or "
+                "abort it (`git rebase --abort`) first", exit_code=3
+            )
+        for head, what, verb in (
+            ("MERGE_HEAD", "merge", "merge"),
+            ("CHERRY_PICK_HEAD", "cherry-pick", "cherry-pick"),
+            ("REVERT_HEAD", "revert", "revert"),
+        ):
+            if (gd / head).exists():
+                raise MemctlError(
+                    f"a {what} is in progress in the vault; commit it or abort it "
+                    f"(`git {verb} --abort`) first", exit_code=3
+                )
+        try:
+            detached = self.repo.head.is_detached
+        except (OSError, ValueError):
+            detached = False
+        if detached:
+            at = self._git("rev-parse", "--short", "HEAD").strip() or "?"
+            raise MemctlError(
+                f"HEAD is detached (at {at}): a commit here would belong to no branch; "
+                "`git switch main` (or `git switch -c NAME`) first", exit_code=3
+            )
+        unmerged = self._git("ls-files", "-u", "-z").split("\0")
+        names = sorted({u.split("\t", 1)[1] for u in unmerged if "\t" in u})
+        if names:
+            raise MemctlError(
+                f"unresolved merge conflict in {', '.join(names[:3])}; resolve it and commit first",
+                exit_code=3,
+            )
+
+    def is_dirty(self, rel: str) -> bool:
+        """Whether a tracked file differs from HEAD (a hand edit not committed yet)."""
+        if not self.has_commits():
+            return False
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=no", "--", rel)
+        return bool(out.strip("\0"))
+
+    def _git(self, *args: str) -> str:
+        import git
+
+        try:
+            return str(self.repo.git.execute(["git", *args]))
+        except git.GitCommandError as exc:
+            raise git_error(exc) from None
+
     def commit(
         self,
         paths: Iterable[str],
@@ -99,6 +157,7 @@ class History:
         paths = sorted(set(paths))
         if not paths:
             return None
+        self.check_writable()
         message = subject + "\n\n" + (body.rstrip() + "\n\n" if body.strip() else "")
         message += "".join(f"{k}: {v}\n" for k, v in trailers.items())
         tmpdir = self.root / ".memctl"
@@ -111,9 +170,14 @@ class History:
             with os.fdopen(mfd, "w", encoding="utf-8") as fh:
                 fh.write(message)
             g = self.repo.git
-            g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-            # `git diff` has no --pathspec-from-file before git 2.40: list staged names, filter.
-            staged = set(g.diff("--cached", "--name-only", "-z").split("\0")) - {""}
+            try:
+                g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                # `git diff` has no --pathspec-from-file before git 2.40: list staged names.
+                staged = set(g.diff("--cached", "--name-only", "-z").split("\0")) - {""}
+            except git.GitCommandError as exc:
+                with contextlib.suppress(git.GitCommandError):
+                    g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                raise git_error(exc) from None
             if not staged.intersection(paths):
                 return None
             # --only commits exactly `paths` even when the user has other changes staged, but
@@ -128,8 +192,13 @@ class History:
                 try:
                     g.commit("--no-verify", "-q", "-F", msgfile, *only)
                 except git.GitCommandError as exc:
-                    g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-                    raise MemctlError(f"git commit failed: {exc.stderr.strip()}") from None
+                    with contextlib.suppress(git.GitCommandError):
+                        g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                    raise git_error(exc, "commit") from None
+        except OSError as exc:
+            from memctl.store import write_error
+
+            raise write_error(".memctl/", exc) from None
         finally:
             Path(spec).unlink(missing_ok=True)
             Path(msgfile).unlink(missing_ok=True)
@@ -158,6 +227,12 @@ class History:
 
     def has_commits(self) -> bool:
         return self.repo.head.is_valid()
+
+    def head_sha(self) -> str | None:
+        """HEAD's commit id, None before the first commit; a damaged HEAD is one line."""
+        if not self.has_commits():
+            return None
+        return self._git("rev-parse", "--verify", "-q", "HEAD^{commit}").strip() or None
 
     def head_blobs(self, paths: list[str]) -> dict[str, str | None]:
         """Each path's blob id in HEAD (None where HEAD has no such file)."""
@@ -204,7 +279,7 @@ class History:
         ]
         if paths:
             args += ["--", *paths]
-        out = self.repo.git.log(*args)
+        out = self._git("log", *args)
         commits = []
         for rec in out.split("\x1e"):
             rec = rec.strip("\n")
@@ -216,11 +291,31 @@ class History:
 
     def dirty(self) -> list[str]:
         """Uncommitted changes as porcelain lines (hand edits, files memctl did not commit)."""
-        out = self.repo.git.status("--porcelain", "--untracked-files=all")
+        out = self._git("status", "--porcelain", "--untracked-files=all")
         return [line for line in out.splitlines() if line.strip()]
 
     def git(self) -> git.Git:
         return self.repo.git
+
+
+def git_error(exc: BaseException, what: str | None = None) -> MemctlError:
+    """A git failure as one line: git's own `fatal:`/`error:` line, with a hint when we have one."""
+    text = str(getattr(exc, "stderr", "") or exc)
+    lines = [ln.strip().strip("'\"") for ln in text.splitlines()]
+    lines = [ln.removeprefix("stderr: ").strip("'\" ") for ln in lines if ln]
+    picked = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+    picked = picked or next((ln for ln in lines if not ln.startswith("cmdline:")), "") or str(exc)
+    low = picked.lower()
+    hint = ""
+    if "read-only" in low:
+        hint = "; the vault is read-only, so memctl can only read it"
+    elif "no space" in low:
+        hint = "; free some space and run the command again"
+    elif "unable to read" in low or "bad object" in low or "could not parse" in low or (
+        "corrupt" in low
+    ):
+        hint = "; the repository is damaged: `git fsck` names what is missing"
+    return MemctlError(f"git {what + ' ' if what else ''}failed: {picked}{hint}")
 
 
 class Stager:

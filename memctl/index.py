@@ -833,6 +833,7 @@ class Feed:
         self._gen: _Gen | None = None
         self._off = False
         self.notices: list[str] = []
+        self.dropped: set[str] = set()
         try:
             gen, why = _current(vault.root)
             if gen is None:  # a new vault, or a lost index: build it from what is there now
@@ -866,6 +867,16 @@ class Feed:
                 raise
             self.abort()
 
+    def drop(self, rels: list[str]) -> None:
+        """Forget the documents of files put back mid-command (a bad file in a folder);
+        `finish` indexes whatever those files hold now from the files themselves."""
+        self.dropped.update(rels)
+        for rel in rels:
+            if rel in self.entries:
+                del self.entries[rel]
+                if self.writer is not None:
+                    self.writer.delete(rel)
+
     def abort(self) -> None:
         """Drop every uncommitted document: the command failed, or the feed gave up."""
         if self.writer is not None:
@@ -881,8 +892,8 @@ class Feed:
         Like `after_write`, never raises for the index's sake.
         """
         if self._off or self.writer is None or self._gen is None:
-            return after_write(self.vault, touched)
-        rest = {t for t in touched if _indexable(t) and t not in self.entries}
+            return after_write(self.vault, [*touched, *sorted(self.dropped)])
+        rest = {t for t in {*touched, *self.dropped} if _indexable(t) and t not in self.entries}
         report = SyncReport(notices=list(self.notices))
         try:
             _apply_locked(self.vault, self._gen, rest, report, feed=self)

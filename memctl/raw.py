@@ -98,14 +98,20 @@ def slugify(text: str, limit: int = 48) -> str:
     return slug[:limit].rstrip("-") or "session"
 
 
-def session_path(session_id: str, messages: list[Message], fallback_date: datetime) -> str:
-    """Where a session lives: derived only from what never changes when a session grows."""
+def session_path(
+    session_id: str, messages: list[Message], fallback_date: datetime, digest: int = 6
+) -> str:
+    """Where a session lives: derived only from what never changes when a session grows.
+
+    The name keeps `digest` hex digits of the id's hash: 6 keep names short, and the
+    vault asks for the full 40 when those 6 already name another session's file.
+    """
     first_ts = next((parse_time(m.timestamp) for m in messages if parse_time(m.timestamp)), None)
     day = (first_ts or fallback_date).astimezone(UTC)
     first_user = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
     words = " ".join(first_user.split()[:7])
-    digest = hashlib.sha1(session_id.encode()).hexdigest()[:6]
-    return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{digest}.md"
+    tag = hashlib.sha1(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:digest]
+    return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{tag}.md"
 
 
 def message_record(m: Message) -> dict[str, Any]:

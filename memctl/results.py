@@ -22,12 +22,33 @@ class SessionChange:
 
 
 @dataclass(frozen=True)
+class FileProblem:
+    """A file of a folder that was not ingested: why, and where in it."""
+
+    path: str
+    line: int | None
+    message: str
+    exit_code: int = 2
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
 class IngestResult:
-    """Summary of an ingest: per session changes and the commit it made (if any)."""
+    """Summary of an ingest: per session changes and the commit it made (if any).
+
+    Files found in a folder succeed or fail one by one: `failed` lists the bad ones (the
+    command then exits 2), `skipped` the ones that are not transcripts at all, `pending`
+    the last lines still being written, left for the next run.
+    """
 
     sessions: list[SessionChange]
     commit: str | None
     files_read: int
+    failed: list[FileProblem] = field(default_factory=list)
+    skipped: list[FileProblem] = field(default_factory=list)
 
     @property
     def turns_added(self) -> int:
@@ -45,6 +66,8 @@ class IngestResult:
             "redactions": sum(s.redactions for s in self.sessions),
             "commit": self.commit,
             "sessions": [asdict(s) for s in self.sessions],
+            "failed": [asdict(f) for f in self.failed],
+            "skipped": [asdict(f) for f in self.skipped],
         }
 
 
@@ -56,6 +79,7 @@ class InitResult:
     created: bool
     adopted: list[str]
     commit: str | None
+    left_alone: list[str] = field(default_factory=list)  # files that are not notes: not staged
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

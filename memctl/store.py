@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
-from memctl.errors import LockTimeoutError, MemctlError
+from memctl.errors import LockTimeoutError, MemctlError, ReadOnlyVaultError
 
 
 def inside(root: Path, rel: str | Path) -> Path:
@@ -77,8 +77,17 @@ class VaultLock:
         if self._depth:
             self._depth += 1
             return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                # nobody can write here, so there is no writer to wait for
+                raise ReadOnlyVaultError(
+                    f"the vault is read-only ({exc.strerror}); memctl can only read it",
+                    self.path.parent.parent,
+                ) from None
+            raise
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -115,6 +124,17 @@ class VaultLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+# Per vault root: makes the check a Transaction runs before it first touches each path (the
+# vault refuses to write on a detached HEAD, mid-merge, over conflict markers). Registered
+# by the vault, so that every writer gets it without passing it along.
+Guard = Callable[[str, Path], None]
+_GUARDS: dict[Path, Callable[[], Guard]] = {}
+
+
+def register_guard(root: Path, factory: Callable[[], Guard]) -> None:
+    _GUARDS[root.resolve()] = factory
 
 
 JOURNAL_REL = ".memctl/journal"
@@ -208,6 +228,14 @@ def _close_journals(root: Path, failed: bool) -> None:
         journal.discard()
 
 
+class Mark:
+    """A point inside a transaction that the writes after it can be undone to."""
+
+    def __init__(self) -> None:
+        self.new: list[Path] = []  # first touched after the mark
+        self.saved: dict[Path, Path | None] = {}  # touched before, changed again after it
+
+
 class Transaction:
     """Collects a command's writes; `rollback()` restores every touched file exactly.
 
@@ -225,6 +253,9 @@ class Transaction:
         self._unsynced: set[Path] = set()
         self._journal: Journal | None = None
         self.touched: list[str] = []
+        self._mark: Mark | None = None
+        factory = _GUARDS.get(self._real_root)
+        self._guard: Guard | None = factory() if factory is not None else None
 
     def path(self, rel: str | Path) -> Path:
         """`inside(root, rel)`, with each folder resolved once per transaction.
@@ -248,17 +279,63 @@ class Transaction:
     def _remember(self, target: Path) -> None:
         if target not in self._backup:
             rel = target.relative_to(self._real_root).as_posix()
-            if self._journal is None:
-                self._journal = Journal(self._real_root, self.command)
-                self._journal.owner = self
-            self._backup[target] = self._journal.record(rel, target)
+            if self._guard is not None:
+                self._guard(rel, target)
+            try:
+                if self._journal is None:
+                    self._journal = Journal(self._real_root, self.command)
+                    self._journal.owner = self
+                self._backup[target] = self._journal.record(rel, target)
+            except OSError as exc:
+                raise write_error(rel, exc) from None
             self.touched.append(rel)
+            if self._mark is not None:
+                self._mark.new.append(target)
+        elif (
+            self._mark is not None
+            and target not in self._mark.saved
+            and target not in self._mark.new
+            and self._journal is not None
+        ):
+            rel = target.relative_to(self._real_root).as_posix()
+            try:
+                self._mark.saved[target] = self._journal.record(rel, target)
+            except OSError as exc:
+                raise write_error(rel, exc) from None
+
+    def mark(self) -> Mark:
+        """Start a unit of work that `undo_to` can take back alone (one file of a folder)."""
+        self._mark = Mark()
+        return self._mark
+
+    def undo_to(self, mark: Mark) -> list[str]:
+        """Put back what changed since `mark`; returns the paths it touched."""
+        out = []
+        for target in reversed(mark.new):
+            restore(target, self._backup.pop(target, None))
+            rel = target.relative_to(self._real_root).as_posix()
+            if rel in self.touched:
+                self.touched.remove(rel)
+            self._unsynced.discard(target)
+            out.append(rel)
+        for target, backup in mark.saved.items():
+            restore(target, backup)
+            out.append(target.relative_to(self._real_root).as_posix())
+        self._mark = None
+        return out
+
+    def release(self, mark: Mark) -> None:
+        if self._mark is mark:
+            self._mark = None
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
         target = self.path(rel)
         self._remember(target)
-        atomic_write(target, data, durable=False)
+        try:
+            atomic_write(target, data, durable=False)
+        except OSError as exc:
+            raise write_error(rel, exc) from None
         self._unsynced.add(target)
         return target
 
@@ -276,8 +353,11 @@ class Transaction:
 
         targets = [p for p in self._unsynced if p.exists()]
         dirs = {p.parent for p in self._unsynced}
-        with ThreadPoolExecutor(max_workers=16) as pool:
-            list(pool.map(_fsync_path, [*targets, *dirs]))
+        try:
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                list(pool.map(_fsync_path, [*targets, *dirs]))
+        except OSError as exc:
+            raise write_error(str(exc.filename or "a vault file"), exc) from None
         self._unsynced.clear()
 
     def delete(self, rel: str | Path) -> None:
@@ -318,6 +398,16 @@ class Transaction:
     ) -> None:
         if exc_type is not None:
             self.rollback()
+
+
+def write_error(rel: str, exc: OSError) -> MemctlError:
+    """A failed write as one line: which file, and what the system said (disk full, ...)."""
+    what = exc.strerror or str(exc)
+    if exc.errno == errno.EROFS:
+        what += "; the vault is read-only, so memctl can only read it"
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        what += "; free some space and run the command again (nothing was changed)"
+    return MemctlError(f"cannot write {rel}: {what}")
 
 
 def restore(target: Path, backup: Path | None) -> None:

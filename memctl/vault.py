@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -13,7 +14,14 @@ from typing import IO, TYPE_CHECKING, Any
 from memctl import __version__
 from memctl.catalog import Catalog
 from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
-from memctl.errors import ConflictError, InputError, LockTimeoutError, VaultNotFoundError
+from memctl.errors import (
+    ConflictError,
+    InputError,
+    LockTimeoutError,
+    MemctlError,
+    NotATranscriptError,
+    VaultNotFoundError,
+)
 from memctl.history import History, Identity
 from memctl.model import Message, Transcript
 from memctl.raw import (
@@ -30,13 +38,14 @@ from memctl.raw import (
     session_path,
 )
 from memctl.results import (
+    FileProblem,
     IngestResult,
     InitResult,
     SessionChange,
     ShowResult,
     StatusResult,
 )
-from memctl.store import Transaction, VaultLock, read_text, walk_markdown
+from memctl.store import Transaction, VaultLock, read_text, register_guard, walk_markdown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -84,6 +93,7 @@ class Vault:
         self._history: History | None = None
         self.lock = VaultLock(root)
         self.lock.on_acquire = self._recover
+        register_guard(root, self._write_guard)
         self.catalog = Catalog(root)
         # One line per thing done on the user's behalf that they should hear of (a recovery);
         # the front end prints them as they come when it sets `on_notice`.
@@ -175,6 +185,46 @@ class Vault:
         if res:
             self._notice(res.summary())
 
+    def _write_guard(self) -> Callable[[str, Path], None]:
+        """The check each Transaction runs before it first changes a path (see store.py)."""
+        checked = False
+
+        def guard(rel: str, target: Path) -> None:
+            nonlocal checked
+            if not checked:
+                if self.history.has_commits():
+                    self.history.check_writable()
+                checked = True
+            if rel.startswith("raw/") and not rel.endswith("/INDEX.md"):
+                return  # a transcript may quote anything, conflict markers included
+            if not target.is_file() or target.suffix not in (".md", ".json", ".toml"):
+                return
+            text = read_text(target)
+            line = _conflict_marker(text)
+            if line:
+                raise MemctlError(
+                    "conflict marker left by a merge; resolve it and commit first",
+                    rel,
+                    line,
+                    exit_code=3,
+                )
+            if rel.endswith("INDEX.md") and self.history.is_dirty(rel):
+                # memctl regenerates INDEX files; a person's uncommitted edit is kept in a
+                # commit of its own first, so that nothing of theirs vanishes unrecorded
+                sha = self.history.commit(
+                    [rel],
+                    f"edit: {rel} edited by hand (kept before memctl rewrote it)",
+                    {"Memctl-Version": __version__, "Memctl-Command": "edit"},
+                    author=self.human_identity(),
+                )
+                if sha:
+                    self._notice(
+                        f"{rel} had uncommitted hand edits: kept in commit {sha[:10]}, "
+                        "then rewritten (see `git show " + sha[:10] + "`)"
+                    )
+
+        return guard
+
     def _notice(self, line: str) -> None:
         self.notices.append(line)
         if self.on_notice is not None:
@@ -182,61 +232,83 @@ class Vault:
 
     @classmethod
     def init(
-        cls, path: str | Path = ".", *, env: dict[str, str] | None = None
+        cls,
+        path: str | Path = ".",
+        *,
+        env: dict[str, str] | None = None,
+        force: bool = False,
     ) -> tuple[Vault, InitResult]:
-        """Create a vault, or adopt a folder of notes as one; safe to run twice."""
+        """Create a vault, or adopt a folder of notes as one; safe to run twice.
+
+        Only markdown notes are adopted: anything else in the folder is left alone and
+        listed, never staged. A home folder, or one with many files that are not notes, is
+        refused unless `force`, because a vault commits what it holds. A failure removes
+        whatever this call created.
+        """
         from memctl import templates
 
-        root = Path(path).expanduser().resolve()
-        root.mkdir(parents=True, exist_ok=True)
-        existed = (root / ".memctl").is_dir()
-        history = History.init(root)
-        lock = VaultLock(root)
         env = dict(os.environ) if env is None else env
-        with lock:
-            config = load_config(root, env)
-            vault = cls(root, config)
-            vault.history = history
-            adopted = (
-                sorted(p.relative_to(root).as_posix() for p in walk_markdown(root))
-                if not history.has_commits()
-                else []
-            )
-            tx = Transaction(root)
-            try:
-                if not (root / CONFIG_REL).exists():
-                    tx.write(CONFIG_REL, DEFAULT_CONFIG_TOML)
-                gi = root / ".gitignore"
-                if not gi.exists():
-                    tx.write(".gitignore", GITIGNORE)
-                elif "# memctl:" not in read_text(gi):
-                    tx.write(".gitignore", read_text(gi).rstrip("\n") + "\n\n" + GITIGNORE)
-                for store in config.stores.values():
-                    readme = f"{store.folder}/INDEX.md"
-                    if not (root / readme).exists():
-                        tx.write(readme, templates.store_index(store, []))
-                if not (root / "raw").exists():
-                    tx.write("raw/INDEX.md", templates.raw_index([]))
-                if not (root / "INDEX.md").exists():
-                    tx.write("INDEX.md", templates.root_index(config, {}, []))
-                paths = tx.touched + adopted
-                if not history.has_commits():
-                    paths = [*paths, *(p for p in _untracked(root, history) if p not in paths)]
-                tx.flush()
-                sha = history.commit(
-                    paths,
-                    "init: memctl vault" + (f", adopted {len(adopted)} notes" if adopted else ""),
-                    {
-                        "Memctl-Version": __version__,
-                        "Memctl-Command": "init",
-                        "Memctl-Adopted": str(len(adopted)),
-                    },
-                    author=vault.human_identity(),
-                )
-            except BaseException:
-                tx.rollback()
+        root = Path(path).expanduser().resolve()
+        existed = (root / ".memctl").is_dir()
+        notes: list[str] = []
+        others: list[str] = []
+        if root.is_dir() and not existed:
+            notes, others = _survey(root)
+            if not force:
+                _refuse_takeover(root, env, others)
+        created = _Created(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            history = History.init(root)
+            lock = VaultLock(root)
+            with lock:
+                config = load_config(root, env)
+                vault = cls(root, config)
+                vault.history = history
+                adopted = notes if not history.has_commits() else []
+                tx = Transaction(root, command="init")
+                try:
+                    if not (root / CONFIG_REL).exists():
+                        tx.write(CONFIG_REL, DEFAULT_CONFIG_TOML)
+                    gi = root / ".gitignore"
+                    if not gi.exists():
+                        tx.write(".gitignore", GITIGNORE)
+                    elif "# memctl:" not in read_text(gi):
+                        tx.write(".gitignore", read_text(gi).rstrip("\n") + "\n\n" + GITIGNORE)
+                    for store in config.stores.values():
+                        readme = f"{store.folder}/INDEX.md"
+                        if not (root / readme).exists():
+                            tx.write(readme, templates.store_index(store, []))
+                    if not (root / "raw").exists():
+                        tx.write("raw/INDEX.md", templates.raw_index([]))
+                    if not (root / "INDEX.md").exists():
+                        tx.write("INDEX.md", templates.root_index(config, {}, []))
+                    paths = tx.touched + adopted
+                    tx.flush()
+                    n = len(adopted)
+                    sha = history.commit(
+                        paths,
+                        "init: memctl vault"
+                        + (f", adopted {n} note{'s' * (n != 1)}" if adopted else ""),
+                        {
+                            "Memctl-Version": __version__,
+                            "Memctl-Command": "init",
+                            "Memctl-Adopted": str(len(adopted)),
+                        },
+                        author=vault.human_identity(),
+                    )
+                except BaseException:
+                    tx.rollback()
+                    raise
+                tx.done()
+        except BaseException as exc:
+            created.remove()
+            if isinstance(exc, MemctlError | KeyboardInterrupt):
                 raise
-        return vault, InitResult(str(root), not existed, adopted, sha)
+            if isinstance(exc, OSError):
+                raise MemctlError(f"cannot initialise the vault: {exc.strerror}", root) from None
+            raise MemctlError(f"cannot initialise the vault: {_first_line(exc)}", root) from None
+        return vault, InitResult(str(root), not existed, adopted, sha, others)
 
     # ---- identities ----------------------------------------------------------------------
 
@@ -265,10 +337,14 @@ class Vault:
     def _session_map(self) -> dict[str, str]:
         """session id -> raw path, from the session headers (cached by file stat)."""
         out: dict[str, str] = {}
+        self._origins: dict[str, str] = {}
         for rel, data in self.catalog.headers():
             sid = data.get("session")
             if sid is not None:
                 out[str(sid)] = rel
+                source = data.get("source")
+                if isinstance(source, dict):
+                    self._origins[str(sid)] = str(source.get("origin"))
         self.catalog.save()
         return out
 
@@ -303,6 +379,9 @@ class Vault:
                 raise InputError("no such file or folder", p)
             paths.append(p)
         files = formats.iter_files(paths)
+        named = {p for p in paths if not p.is_dir()}
+        failed: list[FileProblem] = []
+        skipped: list[FileProblem] = []
         if not files and not use_stdin:
             raise InputError("no transcript files found", paths[0] if paths else None)
         changes: list[SessionChange] = []
@@ -319,11 +398,37 @@ class Vault:
                     label = str(unit) if isinstance(unit, Path) else "<stdin>"
                     if progress:
                         progress(i, len(units), label)
-                    for tr in formats.read_transcripts(unit, fmt, session=session):
-                        change = self._write_transcript(
-                            tx, tr, user, scope, do_redact, sessions, feed
+                    # A file found in a folder stands alone: if it is bad, its writes are
+                    # undone and it is reported; named files are all-or-nothing together.
+                    alone = isinstance(unit, Path) and unit not in named
+                    mark = tx.mark() if alone else None
+                    known = dict(sessions) if alone else sessions
+                    done: list[SessionChange] = []
+                    try:
+                        for tr in formats.read_transcripts(unit, fmt, session=session):
+                            done.append(
+                                self._write_transcript(
+                                    tx, tr, user, scope, do_redact, sessions, feed
+                                )
+                            )
+                    except (InputError, ConflictError) as exc:
+                        if mark is None:
+                            raise
+                        undone = tx.undo_to(mark)
+                        feed.drop(undone)
+                        sessions.clear()
+                        sessions.update(known)
+                        problem = FileProblem(
+                            exc.path or label, exc.line, exc.message, exc.exit_code
                         )
-                        changes.append(change)
+                        (skipped if isinstance(exc, NotATranscriptError) else failed).append(
+                            problem
+                        )
+                        continue
+                    if mark is not None:
+                        tx.release(mark)
+                    changes.extend(done)
+                    for change in done:
                         if change.action != "unchanged":
                             stager.add(change.path)
                 if progress:
@@ -357,7 +462,17 @@ class Vault:
                 with contextlib.suppress(Exception):
                     self.history.unstage(stager.staged)
                 raise
-        return IngestResult(changes, sha, len(units))
+        return IngestResult(changes, sha, len(units), failed, skipped)
+
+    def _name_id(self, sid: str, origin: str, sessions: dict[str, str]) -> str:
+        """A file-name id, told apart from the same name read from another file."""
+        origins = getattr(self, "_origins", {})
+        known = origins.get(sid)
+        if sid not in sessions or known is None or known == origin:
+            origins[sid] = origin
+            return sid
+        where = str(Path(origin).resolve()).encode("utf-8", "surrogateescape")
+        return f"{sid}-{hashlib.sha256(where).hexdigest()[:8]}"
 
     def _write_transcript(
         self,
@@ -372,8 +487,16 @@ class Vault:
         messages, redactions = _redact_all(tr.messages) if do_redact else (tr.messages, 0)
         if not messages:
             raise InputError("transcript has no messages", tr.origin, tr.line)
-        sid = tr.session_id or "session"
-        rel = sessions.get(sid) or session_path(sid, messages, now_utc())
+        from memctl.formats._common import NameId
+
+        sid = str(tr.session_id or "session")  # a plain str: YAML knows no NameId
+        if isinstance(tr.session_id, NameId):
+            sid = self._name_id(sid, tr.origin, sessions)
+        rel = sessions.get(sid)
+        if rel is None:
+            rel = session_path(sid, messages, now_utc())
+            if tx.path(rel).exists():  # those 6 hex digits name another session's file
+                rel = session_path(sid, messages, now_utc(), digest=40)
         title = tr.title or _title_from(messages)
         target = tx.path(rel)
         if target.exists():
@@ -629,7 +752,7 @@ class Vault:
             u["sessions"] += 1
             u["turns"] += int(s.get("turns", 0))
             turns += int(s.get("turns", 0))
-        head = self.history.repo.head.commit.hexsha if self.history.has_commits() else None
+        head = self.history.head_sha()
         return StatusResult(
             str(self.root),
             stores,
@@ -644,9 +767,113 @@ class Vault:
         return self.history.log(limit)
 
 
-def _untracked(root: Path, history: History) -> list[str]:
-    out = history.repo.git.ls_files("--others", "--exclude-standard")
-    return [line for line in out.splitlines() if line]
+MANY_OTHER_FILES = 100  # more files than this that are not notes: not a notes folder
+_SURVEY_LIMIT = 20_000  # stop counting: the folder is far past the limit anyway
+_TOOL_DIRS = frozenset({".git", ".memctl", ".obsidian"})
+
+
+def _survey(root: Path) -> tuple[list[str], list[str]]:
+    """The folder's markdown notes (adoptable) and everything else (left alone).
+
+    A nested git repository is one entry of "everything else": its files belong to it.
+    Notes in dot-folders are left alone too, as every store walk skips them.
+    """
+    notes: list[str] = []
+    others: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        keep = []
+        for d in sorted(dirnames):
+            if here == root and d in _TOOL_DIRS:
+                continue
+            if (here / d / ".git").exists():
+                others.append((here / d).relative_to(root).as_posix() + "/")
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        hidden = any(part.startswith(".") for part in here.relative_to(root).parts)
+        for name in sorted(filenames):
+            rel = (here / name).relative_to(root).as_posix()
+            if here == root and name == ".gitignore":
+                continue
+            if name.endswith(".md") and not name.startswith(".") and not hidden:
+                notes.append(rel)
+            else:
+                others.append(rel)
+        if len(others) > _SURVEY_LIMIT:
+            break
+    return sorted(notes), sorted(others)
+
+
+def _refuse_takeover(root: Path, env: dict[str, str], others: list[str]) -> None:
+    home = env.get("HOME")
+    if root == Path(root.anchor) or (home and root == Path(home).expanduser().resolve()):
+        what = "the filesystem root" if root == Path(root.anchor) else "your home folder"
+        raise InputError(
+            f"refusing to make {what} a vault (it would hold everything below it); "
+            "use a folder of its own, e.g. ~/memory, or pass --force",
+            root,
+        )
+    if len(others) > MANY_OTHER_FILES:
+        n = f"{len(others)}{'+' if len(others) > _SURVEY_LIMIT else ''}"
+        raise InputError(
+            f"refusing to adopt a folder with {n} files that are not notes "
+            f"(e.g. {others[0]}); use an empty folder or one of markdown notes, "
+            "or pass --force (they are never committed)",
+            root,
+        )
+
+
+class _Created:
+    """What init is about to create, so that a failure can take exactly that away again."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root_new = not root.exists()
+        self.git_new = not (root / ".git").exists()
+        self.memctl_new = not (root / ".memctl").exists()
+        self.before = {p.name for p in root.iterdir()} if root.is_dir() else set()
+
+    def remove(self) -> None:
+        import shutil
+
+        if self.root_new:
+            shutil.rmtree(self.root, ignore_errors=True)
+            return
+        if self.git_new:
+            shutil.rmtree(self.root / ".git", ignore_errors=True)
+        if self.memctl_new:
+            shutil.rmtree(self.root / ".memctl", ignore_errors=True)
+        for p in self.root.iterdir():
+            if p.name not in self.before and p.is_dir():
+                # store folders made for INDEX files the rollback already removed
+                for sub in sorted(p.rglob("*"), key=lambda x: len(x.parts), reverse=True):
+                    with contextlib.suppress(OSError):
+                        sub.rmdir()
+                with contextlib.suppress(OSError):
+                    p.rmdir()
+
+
+def _conflict_marker(text: str) -> int | None:
+    """Line number of a `<<<<<<< ` marker that a `>>>>>>> ` closes, else None."""
+    if "<<<<<<< " not in text or ">>>>>>> " not in text:
+        return None
+    opened = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("<<<<<<< ") and opened is None:
+            opened = n
+        elif line.startswith(">>>>>>> ") and opened is not None:
+            return opened
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "stderr", "") or exc).strip()
+    for line in text.splitlines():
+        line = line.strip().strip("'\"")
+        if line and not line.startswith(("cmdline:", "stderr:", "stdout:")):
+            return line
+    return type(exc).__name__
 
 
 def _stdin_bytes() -> IO[bytes]:

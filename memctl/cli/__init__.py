@@ -132,6 +132,19 @@ def main(argv: list[str] | None = None) -> None:
         # `memctl search x | head` closes the pipe early; that is not an error.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
+    except OSError as exc:
+        # a disk or filesystem fault the library did not name itself: still one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"memctl: error: {where}{exc.strerror or exc}\n")
+        sys.exit(1)
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("git.", "gitdb")):
+            raise
+        # a git fault (a damaged repository, a missing object): one line, as for any other
+        from memctl.history import git_error
+
+        sys.stderr.write(f"memctl: error: {_one_line(str(git_error(exc)))}\n")
+        sys.exit(1)
 
 
 def _one_line(text: str) -> str:

@@ -15,13 +15,28 @@ from memctl.cli.render import emit_json, is_tty, n, out
 
 @app.command()
 def init(
-    path: Annotated[str, typer.Argument(help="Folder to make a vault (created or adopted).")] = ".",
+    path: Annotated[
+        str | None,
+        typer.Argument(help="Folder to make a vault (default: --vault, $MEMCTL_VAULT, else .)."),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Also make a home folder, or one of many non-note files, a vault."
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
 ) -> None:
-    """Create a vault, or adopt a folder of notes: config, stores, INDEX.md, git, first commit."""
+    """Create a vault, or adopt a folder of notes: config, stores, INDEX.md, git, first commit.
+
+    Only markdown notes are adopted; every other file is left alone (listed, never staged).
+    """
+    from memctl.cli import state
     from memctl.vault import Vault
 
-    _, res = Vault.init(path, env=dict(os.environ))
+    env = dict(os.environ)
+    target = path or state.vault_path or env.get("MEMCTL_VAULT") or "."
+    _, res = Vault.init(target, env=env, force=force)
     if json_out:
         emit_json("init", res.to_json())
         return
@@ -32,7 +47,14 @@ def init(
     else:
         out(f"already a vault: {res.root} (nothing to do)")
     if res.adopted:
-        out(f"adopted {len(res.adopted)} existing notes")
+        out(f"adopted {n(len(res.adopted), 'existing note')}")
+    if res.left_alone:
+        k = len(res.left_alone)
+        out(f"left alone {n(k, 'file')} that are not notes (not committed):")
+        for rel in res.left_alone[:10]:
+            out(f"  {rel}")
+        if k > 10:
+            out(f"  … and {k - 10} more")
     if res.commit:
         out(f"commit {res.commit[:10]}")
 
@@ -82,20 +104,27 @@ def ingest(
     finally:
         if bar is not None:
             bar.stop()
+    for f in res.skipped:
+        sys.stderr.write(f"memctl: skipped {f} (not a transcript)\n")
+    for f in res.failed:
+        sys.stderr.write(f"memctl: error: {f}\n")
     if json_out:
         emit_json("ingest", res.to_json())
-        return
-    for s in res.sessions:
-        if s.action != "unchanged":
-            red = f", {s.redactions} redacted" if s.redactions else ""
-            out(f"{s.action:9} {s.path}  (+{n(s.turns_added, 'turn')}{red})")
-    if res.commit:
-        out(
-            f"ingest: {n(len(res.changed), 'session')}, {n(res.turns_added, 'turn')}"
-            f" · commit {res.commit[:10]}"
-        )
     else:
-        out(f"nothing new: {n(len(res.sessions), 'session')} already ingested")
+        for s in res.sessions:
+            if s.action != "unchanged":
+                red = f", {s.redactions} redacted" if s.redactions else ""
+                out(f"{s.action:9} {s.path}  (+{n(s.turns_added, 'turn')}{red})")
+        if res.commit:
+            out(
+                f"ingest: {n(len(res.changed), 'session')}, {n(res.turns_added, 'turn')}"
+                f" · commit {res.commit[:10]}"
+            )
+        elif res.sessions or not res.failed:
+            out(f"nothing new: {n(len(res.sessions), 'session')} already ingested")
+    if res.failed:
+        # the good files are in (and committed); the bad ones are named above
+        raise typer.Exit(min(f.exit_code for f in res.failed))
 
 
 @app.command()

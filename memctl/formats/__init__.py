@@ -24,6 +24,7 @@ __all__ = ["FORMATS", "detect_format", "iter_files", "read_transcripts"]
 
 FORMATS = ("jsonl", "openai", "claude_code", "chatgpt", "text")
 HEAD_SIZE = 64 * 1024
+LINE_LIMIT = 512 * 1024 * 1024  # how far sniffing reads for the end of one JSONL line
 
 _READERS: dict[str, Callable[[BinaryIO, Source], Iterator[Transcript]]] = {
     "jsonl": jsonl.read,
@@ -116,41 +117,63 @@ def iter_files(paths: list[Path]) -> list[Path]:
 def _read(
     stream: BinaryIO, path: Path | None, src: Source, fmt: str | None
 ) -> Iterator[Transcript]:
-    head, stream = _peek_head(stream)
+    head, stream, whole = _peek_head(stream)
     if not head.removeprefix(b"\xef\xbb\xbf").strip():
-        raise src.error("empty file; nothing to ingest", 1)
+        raise src.not_transcript("empty file; nothing to ingest", 1)
     if fmt is None:
-        fmt = _detect(path, head, src.origin)
+        fmt = _detect(path, head, src.origin, whole)
     yield from _READERS[fmt](stream, src)
 
 
-def _peek_head(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
-    """Read the head for sniffing without losing it: seek back, or replay it for pipes."""
+def _peek_head(stream: BinaryIO) -> tuple[bytes, BinaryIO, bool]:
+    """Read the head for sniffing without losing it: seek back, or replay it for pipes.
+
+    A head that starts a JSON object and holds no whole line (one 50 MB JSONL message)
+    is read on to the end of its first line, up to LINE_LIMIT, so sniffing sees one
+    complete record; JSON arrays are sniffed by their keys instead and never read whole.
+    """
     try:
         seekable = stream.seekable()
     except (AttributeError, OSError, ValueError):
         seekable = False
-    if seekable:
-        start = stream.tell()
-        head = stream.read(HEAD_SIZE)
-        stream.seek(start)
-        return head, stream
+    start = stream.tell() if seekable else 0
     head = stream.read(HEAD_SIZE)
-    return head, io.BufferedReader(Replay(head, stream))
-
-
-def _detect(path: Path | None, head: bytes, origin: str) -> str:
-    src = Source(origin, None, None)
-    content = _head_text(head, src)
-    body = content.lstrip("\ufeff \t\r\n")
-    if not body:
-        raise src.error("empty file; nothing to ingest", 1)
-    suffix = path.suffix.lower() if path is not None else ""
     whole = len(head) < HEAD_SIZE
+    if not whole and b"\n" not in head and _opens_object(head):
+        parts = [head]
+        size = len(head)
+        while size < LINE_LIMIT:
+            more = stream.read(1 << 20)
+            if not more:
+                whole = True
+                break
+            parts.append(more)
+            size += len(more)
+            if b"\n" in more:
+                break
+        head = b"".join(parts)
+    if seekable:
+        stream.seek(start)
+        return head, stream, whole
+    return head, io.BufferedReader(Replay(head, stream)), whole
+
+
+def _opens_object(head: bytes) -> bool:
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1] == b"{"
+
+
+def _detect(path: Path | None, head: bytes, origin: str, whole: bool | None = None) -> str:
+    src = Source(origin, None, None)
+    content = _head_text(head, src).removeprefix("\ufeff")  # the readers drop a BOM too
+    body = content.lstrip(" \t\r\n")
+    if not body:
+        raise src.not_transcript("empty file; nothing to ingest", 1)
+    suffix = path.suffix.lower() if path is not None else ""
+    whole = len(head) < HEAD_SIZE if whole is None else whole
     if suffix in _JSONL_SUFFIXES:
         found = _sniff_jsonl(content, src, whole=whole, strict=True)
         if found is None:
-            raise src.error(_UNKNOWN)
+            raise src.not_transcript(_UNKNOWN)
         return found
     text_like = suffix in _TEXT_SUFFIXES
     if body[0] in "[{":
@@ -164,10 +187,10 @@ def _detect(path: Path | None, head: bytes, origin: str) -> str:
         # JSON of an unknown shape must not be ingested as a text transcript; but a text
         # file may well start with "[10:02] ..." or "{{template}}".
         if suffix == ".json" or (is_json and not text_like):
-            raise src.error(_UNKNOWN)
+            raise src.not_transcript(_UNKNOWN)
     elif suffix == ".json":
         line = content.count("\n", 0, len(content) - len(body)) + 1
-        raise src.error(
+        raise src.not_transcript(
             "top-level JSON value must be an array or an object; expected a chat export", line
         )
     return "text"
@@ -189,7 +212,7 @@ def _sniff_json(body: str) -> tuple[str | None, bool]:
     """Classify by the first complete JSON value; also say whether there was one."""
     try:
         value, _ = _DECODER.raw_decode(body)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None, False
     if isinstance(value, list):
         first = value[0] if value else None
@@ -226,6 +249,8 @@ def _sniff_jsonl(content: str, src: Source, *, whole: bool, strict: bool) -> str
             continue
         try:
             obj = json.loads(stripped)
+        except RecursionError:
+            raise src.error("JSON nested too deeply; not a chat transcript", lineno) from None
         except json.JSONDecodeError as exc:
             if lineno == len(lines) and not whole:
                 return None  # the head cut this line short

@@ -16,10 +16,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
-from memctl.errors import InputError
+from memctl.errors import InputError, NotATranscriptError
 from memctl.model import ROLES, Message
 
 ROLE_LIST = ", ".join(sorted(ROLES))
+
+
+class NameId(str):
+    """A session id made from the file name because the transcript carries none.
+
+    Two folders may both hold a `chat.jsonl`; the vault tells such ids apart by the file they
+    came from (see `Vault._write_transcript`), which it can only do knowing which ids these are.
+    """
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -33,12 +43,15 @@ class Source:
     def error(self, message: str, line: int | None = None) -> InputError:
         return InputError(message, self.origin, line)
 
+    def not_transcript(self, message: str, line: int | None = None) -> InputError:
+        return NotATranscriptError(message, self.origin, line)
+
     def fallback_id(self, messages: list[Message]) -> str:
         """Id for a conversation whose source has none; must not change between re-reads."""
         if self.session:
             return self.session
         if self.stem is not None:
-            return self.stem
+            return NameId(self.stem)
         return stream_id(messages)
 
 
@@ -57,7 +70,34 @@ def iso_utc(epoch: Any) -> str | None:
 
 
 def binary_error(src: Source, line: int) -> InputError:
-    return src.error("binary file (NUL byte); expected a UTF-8 text transcript", line)
+    return src.not_transcript("binary file (NUL byte); expected a UTF-8 text transcript", line)
+
+
+# Deeper than this, a transcript line is not a chat message but an attack on the parser
+# (Python's JSON decoder and every recursive walk after it stop near 1,000 levels).
+MAX_DEPTH = 100
+
+
+def too_deep(src: Source, line: int | None) -> InputError:
+    return src.error(f"JSON nested more than {MAX_DEPTH} levels deep; not a chat transcript", line)
+
+
+def check_depth(value: Any, src: Source, line: int | None) -> None:
+    """Refuse values nested deeper than MAX_DEPTH, without recursing to find out."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > MAX_DEPTH:
+            raise too_deep(src, line)
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values() if isinstance(x, dict | list))
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v if isinstance(x, dict | list))
+
+
+def maybe_deep(text: str) -> bool:
+    """Cheap pre-check: only text with this many brackets can nest too deep."""
+    return text.count("[") + text.count("{") > MAX_DEPTH
 
 
 def utf8_error(src: Source, exc: UnicodeDecodeError, line: int) -> InputError:
@@ -81,6 +121,8 @@ def iter_lines(stream: BinaryIO, src: Source) -> Iterator[tuple[int, str]]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            if not raw.endswith(b"\n"):
+                return  # a last line cut mid-character while being written: the next run's
             raise utf8_error(src, exc, lineno) from None
         if lineno == 1 and text.startswith("\ufeff"):
             text = text[1:]
@@ -237,6 +279,8 @@ class JsonStream:
         while True:
             try:
                 val, end = self._json.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                raise too_deep(self._src, self.line_at(self.pos)) from None
             except json.JSONDecodeError as exc:
                 cut = exc.msg.startswith("Unterminated string") or (
                     exc.pos >= len(self.buf) - _NEAR_END
@@ -253,6 +297,8 @@ class JsonStream:
                 self._fill(len(self.buf) - self.pos)  # a number may continue past the buffer
                 continue
             line = self.line_at(self.pos)
+            if isinstance(val, dict | list) and maybe_deep(self.buf[self.pos : end]):
+                check_depth(val, self._src, line)
             self.pos = end
             return val, line
 

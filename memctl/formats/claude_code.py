@@ -13,7 +13,15 @@ import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from memctl.formats._common import Source, iter_lines, joined_text, json_line_error
+from memctl.formats._common import (
+    Source,
+    check_depth,
+    iter_lines,
+    joined_text,
+    json_line_error,
+    maybe_deep,
+    too_deep,
+)
 from memctl.model import Message, Transcript
 
 FORMAT = "claude_code"
@@ -27,13 +35,20 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
     context: dict[str, Any] = {}
     summaries: list[tuple[str, Any]] = []
     start: int | None = None
+    conversation = sidechain = 0
     for lineno, text in iter_lines(stream, src):
         if not text or text.isspace():
             continue
         try:
             obj = json.loads(text)
+        except RecursionError:
+            raise too_deep(src, lineno) from None
         except json.JSONDecodeError as exc:
+            if not text.endswith("\n"):
+                break  # Claude Code is still writing this last line: the next run takes it
             raise json_line_error(src, exc, lineno, text) from None
+        if maybe_deep(text):
+            check_depth(obj, src, lineno)
         if not isinstance(obj, dict):
             raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
         kind = obj.get("type")
@@ -42,6 +57,9 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
             continue
         if kind not in _CONVERSATION or obj.get("isMeta") is True:
             continue  # system notices, snapshots, progress, queue operations, meta caveats
+        conversation += 1
+        if obj.get("isSidechain") is True:
+            sidechain += 1
         sid = obj.get("sessionId")
         if isinstance(sid, str) and sid not in session_ids:
             session_ids.append(sid)
@@ -56,11 +74,17 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         return  # a file of only summaries/snapshots holds no conversation
     if len(session_ids) > 1:
         context["session_ids"] = session_ids
+    sid = _session_id(session_ids, src, messages)
+    if sidechain and sidechain == conversation and src.stem is not None and src.stem != sid:
+        # A sub-agent's file (<session>/subagents/agent-<id>.jsonl) carries its parent's
+        # sessionId on every line; it is a conversation of its own, linked to the parent.
+        context["parent_session"] = sid
+        sid = f"{sid}/{src.stem}"
     yield Transcript(
         messages=messages,
         source_format=FORMAT,
         origin=src.origin,
-        session_id=_session_id(session_ids, src, messages),
+        session_id=sid,
         title=_title(summaries, messages),
         line=start,
         meta=context,

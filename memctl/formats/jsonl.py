@@ -14,7 +14,10 @@ from memctl.formats._common import (
     ROLE_LIST,
     Source,
     binary_error,
+    check_depth,
     json_line_error,
+    maybe_deep,
+    too_deep,
     utf8_error,
 )
 from memctl.model import ROLES, Message, Transcript
@@ -36,6 +39,8 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            if not raw.endswith(b"\n"):
+                break  # a last line still being written (cut mid-character): next run's
             raise utf8_error(src, exc, lineno) from None
         if "\x00" in text:
             raise binary_error(src, lineno)
@@ -43,10 +48,16 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
             obj, end = scan(text, 0)
             if end != len(text) and not text[end:].isspace():
                 raise StopIteration(end)
+        except RecursionError:
+            raise too_deep(src, lineno) from None
         except (StopIteration, json.JSONDecodeError):
+            if not text.endswith("\n") and _incomplete(text):
+                break  # the writer has not finished this line: the next run ingests it
             obj = _careful(text, lineno, src)
             if obj is None:
                 continue
+        if maybe_deep(text):
+            check_depth(obj, src, lineno)
         if type(obj) is not dict:
             raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
         role = obj.get("role")
@@ -94,8 +105,24 @@ def _careful(text: str, lineno: int, src: Source) -> Any:
         return None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise too_deep(src, lineno) from None
     except json.JSONDecodeError as exc:
         raise json_line_error(src, exc, lineno, text) from None
+
+
+def _incomplete(text: str) -> bool:
+    """A last line with no newline that is a cut-off JSON object (more input would fix it)."""
+    body = text.removeprefix("\ufeff").strip()
+    if not body.startswith("{"):
+        return False
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(body) - 1 or exc.msg.startswith("Unterminated string")
+    except RecursionError:
+        return False
+    return False
 
 
 def _not_string(obj: dict[str, Any], src: Source, lineno: int) -> Exception:

@@ -72,7 +72,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         if not turns and line.strip() and not line.lstrip().startswith("#"):
             only_headings = False
     if not turns:
-        raise src.error(
+        raise src.not_transcript(
             "no speaker lines found (like 'User: ...' or '**Alice**: ...'); "
             "if this is not a text transcript, pass --format",
             1,
