@@ -136,6 +136,6 @@ def test_a_read_only_vault_is_one_line(tmp_path: Path) -> None:
         r = memctl("--vault", vault, "ingest", _session(tmp_path, "b"))
         _one_line_failure(r, "read-only")
         r = memctl("--vault", vault, "status")
-        assert r.code == 0 and "1 sessions" in r.out, r.err
+        assert r.code == 0 and "1 session," in r.out, r.err
         r = memctl("--vault", vault, "search", "about")  # tantivy may need to write: one line
         assert "Traceback" not in r.err and len(r.err.strip().splitlines()) <= 1, r.err

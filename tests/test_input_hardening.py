@@ -48,11 +48,11 @@ def test_a_huge_one_line_jsonl_and_a_bom_are_detected(tmp_path: Path) -> None:
     bom = tmp_path / "bom.jsonl"
     bom.write_bytes(b"\xef\xbb\xbf" + _line("user", "hello from a BOM file").encode())
     r = ok("--vault", vault, "ingest", bom)
-    assert "+1 turns" in r.out
+    assert "+1 turn)" in r.out
     claude = tmp_path / "live.jsonl"
     claude.write_text(json.dumps({"type": "user", "sessionId": "live", "message": {
         "role": "user", "content": "y" * 200_000}}) + "\n")
-    assert "+1 turns" in ok("--vault", vault, "ingest", claude).out
+    assert "+1 turn)" in ok("--vault", vault, "ingest", claude).out
 
 
 def test_a_trailing_half_written_line_is_left_for_the_next_run(tmp_path: Path) -> None:
@@ -65,14 +65,14 @@ def test_a_trailing_half_written_line_is_left_for_the_next_run(tmp_path: Path) -
     assert "+2 turns" in r.out
     src.write_text(done + _line("user", "third", id="m3"))
     r = ok("--vault", vault, "ingest", src)
-    assert "appended" in r.out and "+1 turns" in r.out
+    assert "appended" in r.out and "+1 turn)" in r.out
     assert sorted(head_turn_ids(vault)) == ["m1", "m2", "m3"]
     # a Claude Code session being written, cut in the middle of a character
     cc = tmp_path / "cc.jsonl"
     line = json.dumps({"type": "user", "sessionId": "cc", "uuid": "u1",
                        "message": {"role": "user", "content": "héllo"}}, ensure_ascii=False)
     cc.write_bytes((line + "\n").encode() + line.encode()[:line.encode().index(b"\xc3") + 1])
-    assert "+1 turns" in ok("--vault", vault, "ingest", cc).out
+    assert "+1 turn)" in ok("--vault", vault, "ingest", cc).out
 
 
 def test_a_folder_reports_bad_files_skips_non_transcripts_and_ingests_the_rest(

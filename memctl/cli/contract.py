@@ -111,10 +111,16 @@ _CHANGE = obj(
 )
 
 # command -> (what it answers, the payload schema); the envelope is added by `schema()`.
+_FILE_PROBLEM = obj(
+    {"path": S, "line": {"type": ["integer", "null"]}, "message": S, "exit_code": INT}
+)
+
 COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
     "init": (
-        "The vault made or adopted, and its first commit.",
-        obj({"root": S, "created": B, "adopted": STRS, "commit": OPT_S}),
+        "The vault made or adopted, its first commit, and the files left alone (not notes).",
+        obj(
+            {"root": S, "created": B, "adopted": STRS, "commit": OPT_S, "left_alone": STRS}
+        ),
     ),
     "ingest": (
         "Per transcript: what it did to the vault; totals; the commit (null: nothing new).",
@@ -138,6 +144,9 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                         }
                     )
                 ),
+                # files of a folder that failed (exit 2) or are not transcripts (skipped)
+                "failed": arr(_FILE_PROBLEM),
+                "skipped": arr(_FILE_PROBLEM),
             }
         ),
     ),
