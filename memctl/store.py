@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -39,6 +40,25 @@ def inside(root: Path, rel: str | Path) -> Path:
     return target
 
 
+def _umask() -> int:
+    """The process umask; reading it means setting it, so put it straight back."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path) -> int:
+    """An existing file keeps its mode; a new one gets what `open()` would give it.
+
+    mkstemp creates its file 0600 and the rename would carry that over, making every
+    vault file (and a user's 0644 `.claude/settings.json`) private whatever the umask.
+    """
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
 def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
     """Temp file + rename: readers see the old file or the new one, never half.
 
@@ -47,9 +67,12 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
+            if mode != 0o600:
+                os.fchmod(fh.fileno(), mode)
             fh.write(raw)
             if durable:
                 fh.flush()
