@@ -19,7 +19,7 @@ from typing import Any
 
 from memctl.errors import MemctlError
 from memctl.raw import read_header
-from memctl.store import atomic_write, read_text
+from memctl.store import atomic_write, read_text, stays_inside
 
 CACHE_REL = ".memctl/cache/sessions.json"
 VERSION = 1
@@ -75,7 +75,7 @@ class Catalog:
         out: list[tuple[str, dict[str, Any]]] = []
         seen: set[str] = set()
         now = time.time_ns()
-        for rel, mtime, size in _walk(self.root / "raw", "raw/"):
+        for rel, mtime, size in _walk(self.root, self.root / "raw", "raw/"):
             seen.add(rel)
             e = entries.get(rel)
             if e is None or e[0] != mtime or e[1] != size or (e[2] and rel not in self._mine):
@@ -140,7 +140,7 @@ class Catalog:
         self._dirty = False
 
 
-def _walk(folder: Path, prefix: str) -> list[tuple[str, int, int]]:
+def _walk(root: Path, folder: Path, prefix: str) -> list[tuple[str, int, int]]:
     """Markdown files below `folder` like `store.walk_markdown`: files first, names sorted."""
     try:
         with os.scandir(folder) as it:
@@ -157,10 +157,12 @@ def _walk(folder: Path, prefix: str) -> list[tuple[str, int, int]]:
             if e.is_dir(follow_symlinks=False):
                 dirs.append(e)
             elif name.endswith(".md") and name != "INDEX.md":
+                if e.is_symlink() and not stays_inside(root, prefix + name):
+                    continue  # a link out of the vault is never read as a session
                 st = e.stat()
                 out.append((prefix + name, st.st_mtime_ns, st.st_size))
         except OSError:
             continue
     for d in dirs:
-        out.extend(_walk(Path(d.path), f"{prefix}{d.name}/"))
+        out.extend(_walk(root, Path(d.path), f"{prefix}{d.name}/"))
     return out

@@ -35,7 +35,7 @@ import tantivy
 from memctl.errors import LockTimeoutError, MemctlError
 from memctl.model import Message
 from memctl.raw import RawHeader, parse_session, parse_time, split_frontmatter
-from memctl.store import atomic_write
+from memctl.store import atomic_write, stays_inside
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
 # 1: turns and notes; speaker in body; previous turns as window context; date words.
@@ -485,6 +485,8 @@ def scan(root: Path) -> dict[str, list[int]]:
                 try:
                     # most entries are notes or sessions: test the name before the type
                     if name.endswith(".md") and name != "INDEX.md" and e.is_file():
+                        if e.is_symlink() and not stays_inside(root, prefix + name):
+                            continue  # a link out of the vault (or into .git) is not indexed
                         st = e.stat()
                         out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     elif e.is_dir(follow_symlinks=False):

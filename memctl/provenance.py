@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from memctl.errors import MemctlError
 from memctl.model import Message
 from memctl.raw import RawHeader, content_hash, parse_session, parse_time
-from memctl.store import read_text, walk_markdown
+from memctl.store import inside, read_text, walk_markdown
 
 if TYPE_CHECKING:
     from memctl.vault import Vault
@@ -45,9 +45,14 @@ class RawTurns:
 
     def session(self, path: str) -> tuple[RawHeader, list[Message]]:
         if path not in self._cache:
-            target = self.root / path
-            if not path.startswith("raw/") or not target.is_file():
-                self._cache[path] = MemctlError(f"cited session {path} does not exist")
+            try:
+                target = inside(self.root, path)
+            except MemctlError as exc:
+                target, why = None, exc
+            else:
+                why = MemctlError(f"cited session {path} does not exist")
+            if target is None or not path.startswith("raw/") or not target.is_file():
+                self._cache[path] = why
             else:
                 try:
                     self._cache[path] = parse_session(read_text(target), path)

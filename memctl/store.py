@@ -24,20 +24,88 @@ import shutil
 import stat
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
 from memctl.errors import LockTimeoutError, MemctlError, ReadOnlyVaultError
 
+# Characters a reader cannot see or that change how a path is displayed: a path holding
+# one is either an attack or a mistake, never a note someone meant to name.
+_INVISIBLE = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
 
-def inside(root: Path, rel: str | Path) -> Path:
-    """Resolve a vault-relative path and refuse anything that escapes the vault."""
-    root = root.resolve()
-    target = (root / rel).resolve()
-    if target != root and root not in target.parents:
-        raise MemctlError(f"path escapes the vault: {rel}", exit_code=2)
-    return target
+
+def _own_state(parts: list[str] | tuple[str, ...], i: int) -> bool:
+    """Is component ``i`` memctl's own state (`.memctl/...`, `.gitignore`) at the top?"""
+    first = [p for p in parts[: i + 1] if p not in ("", ".")]
+    return len(first) == 1 and first[0] in (".memctl", ".gitignore")
+
+
+def _lexical_problem(rel: str, hidden: bool) -> str | None:
+    """Why ``rel`` is refused before the filesystem is even asked, or None."""
+    if "\x00" in rel:
+        return "it holds a NUL byte"
+    if "\\" in rel:
+        return "it holds a backslash"
+    if rel.startswith(("/", "~")) or (len(rel) > 1 and rel[1] == ":" and rel[0].isalpha()):
+        return "it is absolute"
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        if part == "..":
+            return "it climbs out with '..'"
+        if not part.isascii():
+            if any(unicodedata.category(c) in _INVISIBLE for c in part):
+                return "it holds an invisible character"
+            folded = unicodedata.normalize("NFKC", part)
+            if folded != unicodedata.normalize("NFC", part) and (
+                folded.isascii() or "/" in folded or "\\" in folded
+            ):
+                return f"{part!r} is a lookalike of {folded!r}"
+        if part.startswith(".") and part != "." and not (hidden and _own_state(parts, i)):
+            return "it is inside a hidden folder"
+    first = next((p for p in parts if p not in ("", ".")), "")
+    if first != "raw" and first.casefold() == "raw":
+        return f"{first!r} is a case lookalike of 'raw'"
+    return None
+
+
+def inside(root: Path, rel: str | Path, *, hidden: bool = False) -> Path:
+    """The one check for every vault path memctl reads, writes, indexes or serves.
+
+    Refuses `..`, absolute paths, NUL, backslashes, invisible characters, Unicode and
+    case lookalikes (a fullwidth `．．` or `RAW/` mean `..` or `raw/` to some filesystem
+    or reader), and anything whose real location, symlinks followed, is outside the vault.
+    Hidden folders (`.git`, `.memctl`, in any case) are refused too; with `hidden` the
+    writer may touch memctl's own state (`.memctl/`, `.gitignore`, spelled exactly so),
+    never git's, and nothing is ever served from either.
+    Returns the real path.
+    """
+    text = rel.as_posix() if isinstance(rel, Path) else str(rel)
+    why = _lexical_problem(text, hidden)
+    real_root = root.resolve()
+    if why is None:
+        target = (real_root / text).resolve()
+        if target != real_root and real_root not in target.parents:
+            why = "it leads outside the vault"
+        elif any(
+            p.startswith(".") and not (hidden and _own_state(parts, i))
+            for parts in [target.relative_to(real_root).parts]
+            for i, p in enumerate(parts)
+        ):
+            why = "it leads into a hidden folder"
+        else:
+            return target
+    raise MemctlError(f"path escapes the vault: {text!r} ({why})", exit_code=2)
+
+
+def stays_inside(root: Path, rel: str) -> bool:
+    """For folder walks: does this entry (a symlink, say) pass `inside`?"""
+    try:
+        inside(root, rel)
+    except MemctlError:
+        return False
+    return True
 
 
 def _umask() -> int:
@@ -287,16 +355,19 @@ class Transaction:
         of files into a few hundred folders. A final component that is a symlink still
         gets the full check.
         """
+        text = rel.as_posix() if isinstance(rel, Path) else rel
+        if (why := _lexical_problem(text, hidden=True)) is not None:
+            raise MemctlError(f"path escapes the vault: {text!r} ({why})", exit_code=2)
         joined = self.root / rel
         real = self._real_dirs.get(joined.parent)
         if real is None:
             real = joined.parent.resolve()
             if real != self._real_root and self._real_root not in real.parents:
-                raise MemctlError(f"path escapes the vault: {rel}", exit_code=2)
+                raise MemctlError(f"path escapes the vault: {text!r}", exit_code=2)
             self._real_dirs[joined.parent] = real
         target = real / joined.name
         if joined.name in ("", ".", "..") or target.is_symlink():
-            return inside(self.root, rel)
+            return inside(self.root, rel, hidden=True)
         return target
 
     def _remember(self, target: Path) -> None:
@@ -385,7 +456,7 @@ class Transaction:
 
     def delete(self, rel: str | Path) -> None:
         """Remove a file; rollback brings it back."""
-        target = inside(self.root, rel)
+        target = inside(self.root, rel, hidden=True)
         self._remember(target)
         with contextlib.suppress(FileNotFoundError):
             target.unlink()
@@ -469,4 +540,8 @@ def walk_markdown(root: Path, sub: str = "") -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             if name.endswith(".md") and not name.startswith("."):
-                yield Path(dirpath) / name
+                path = Path(dirpath) / name
+                # os.walk never descends into a linked folder, but a linked file is listed
+                if path.is_symlink() and not stays_inside(root, path.relative_to(root)):
+                    continue
+                yield path
