@@ -52,6 +52,17 @@ def _trailers(body: str) -> dict[str, str]:
     return out
 
 
+def _message(subject: str, trailers: dict[str, str], body: str) -> str:
+    """The commit message, secrets masked: subjects quote claims and titles, and a commit
+    message can never be taken back once pushed. Masked whatever `redact` says for
+    transcripts; trailers stay one line each."""
+    from memctl.redact import redact
+
+    message = subject + "\n\n" + (body.rstrip() + "\n\n" if body.strip() else "")
+    message += "".join(f"{k}: {' '.join(str(v).split())}\n" for k, v in trailers.items())
+    return redact(message)[0]
+
+
 class History:
     """A vault's git repository."""
 
@@ -158,8 +169,7 @@ class History:
         if not paths:
             return None
         self.check_writable()
-        message = subject + "\n\n" + (body.rstrip() + "\n\n" if body.strip() else "")
-        message += "".join(f"{k}: {v}\n" for k, v in trailers.items())
+        message = _message(subject, trailers, body)
         tmpdir = self.root / ".memctl"
         tmpdir.mkdir(exist_ok=True)
         fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=tmpdir)

@@ -81,9 +81,13 @@ def remember(
     from memctl.notes import parse_note
     from memctl.provenance import RawTurns, check, quote_in, squash
     from memctl.recall import visible_scopes
+    from memctl.redact import redact
     from memctl.store import Transaction, read_text
 
-    text = " ".join(str(claim or "").split())
+    # Masked before anything else sees them: the claim and the note's title become a file
+    # name, a commit subject and the answer the agent is shown.
+    text = redact(" ".join(str(claim or "").split()))[0]
+    note = redact(note)[0] if note else note
     if not text:
         raise InputError("remember needs the claim's text")
     if len(text) > MAX_CLAIM_CHARS:

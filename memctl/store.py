@@ -332,11 +332,17 @@ class Transaction:
 
     `command` names the work in the journal, so that recovery after a crash knows whether
     to finish it (an ingest's complete raw sessions are kept and committed) or undo it.
+
+    Every file memctl writes passes through `write`, so this is where secrets are masked
+    for good: whatever a writer assembled (a transcript's title or stray top-level key,
+    an INDEX line, a curator's or an agent's claim) is redacted on its way to disk. With
+    `redact=False` (`ingest --no-redact`) text is written as given.
     """
 
-    def __init__(self, root: Path, command: str = "write") -> None:
+    def __init__(self, root: Path, command: str = "write", *, redact: bool = True) -> None:
         self.root = root
         self.command = command
+        self.redact = redact
         self._real_root = root.resolve()
         self._real_dirs: dict[Path, Path] = {}
         # target -> its original's journal link, or None for a file this transaction made
@@ -424,6 +430,8 @@ class Transaction:
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
+        if self.redact:
+            data = _redacted(rel, data)
         target = self.path(rel)
         self._remember(target)
         try:
@@ -515,6 +523,21 @@ def restore(target: Path, backup: Path | None) -> None:
     for tmp in target.parent.glob(f".{target.name}.*.tmp") if target.parent.is_dir() else ():
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def _redacted(rel: str | Path, data: str | bytes) -> str | bytes:
+    from memctl.redact import find_secrets, redact
+
+    if find_secrets(str(rel)):
+        raise MemctlError(f"refusing to write a file whose name holds a secret: {rel}")
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data  # not text: nothing a detector could read
+        clean, found = redact(text)
+        return clean.encode("utf-8") if found else data
+    return redact(data)[0]
 
 
 def _fsync_path(path: Path) -> None:

@@ -387,7 +387,7 @@ class Vault:
         changes: list[SessionChange] = []
         with self.lock:
             sessions = self._session_map()
-            tx = Transaction(self.root, command="ingest")
+            tx = Transaction(self.root, command="ingest", redact=do_redact)
             feed = index.Feed(self)
             stager = self.history.stager()
             try:
@@ -484,7 +484,11 @@ class Vault:
         sessions: dict[str, str],
         feed: Feed,
     ) -> SessionChange:
-        messages, redactions = _redact_all(tr.messages) if do_redact else (tr.messages, 0)
+        if do_redact:
+            tr, redactions = _redact_transcript(tr)
+        else:
+            redactions = 0
+        messages = tr.messages
         if not messages:
             raise InputError("transcript has no messages", tr.origin, tr.line)
         from memctl.formats._common import NameId
@@ -897,33 +901,71 @@ def _normalise(m: Message) -> Message:
     return Message(m.role, m.content, m.id, m.name, m.timestamp, meta)
 
 
-def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
-    """Redact content and every string inside meta (tool inputs carry secrets too)."""
+def _redact_transcript(tr: Transcript) -> tuple[Transcript, int]:
+    """Redact every string a transcript brings: messages, and also its session id, title
+    and transcript-level meta (a text preamble, an export's stray top-level keys), which
+    end up in frontmatter, raw/INDEX.md and INDEX.md. The store masks whatever is left
+    on its way to disk; doing it here keeps the index and the catalog, which are fed from
+    these values, equal to the files."""
+    import dataclasses
+
+    from memctl.redact import redact
+
+    messages, count = _redact_all(tr.messages)
+    changes: dict[str, Any] = {}
+    for name in ("session_id", "title"):
+        value = getattr(tr, name)
+        if isinstance(value, str):
+            new, found = redact(value)
+            if found:
+                changes[name] = new
+                count += len(found)
+    if tr.meta:
+        meta, n = _redact_value(tr.meta)
+        if n:
+            changes["meta"] = meta
+            count += n
+    if messages is not tr.messages:
+        changes["messages"] = messages
+    return (dataclasses.replace(tr, **changes) if changes else tr), count
+
+
+def _redact_value(value: Any, key: str | None = None) -> tuple[Any, int]:
+    """Redact every string inside a JSON-like value; under a key the key is context
+    ({"password": "hunter2"} is a secret even though "hunter2" alone is not)."""
     from memctl.redact import redact, redact_field
 
+    if isinstance(value, str):
+        new, found = redact_field(key, value) if key else redact(value)
+        return new, len(found)
+    if isinstance(value, list):
+        pairs = [_redact_value(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        out, count = {}, 0
+        for k, v in value.items():
+            out[k], n = _redact_value(v, str(k))
+            count += n
+        return out, count
+    return value, 0
+
+
+def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
+    """Redact content, the speaker's name and every string inside meta (tool inputs carry
+    secrets too); the list itself comes back unchanged when nothing was found."""
+    from memctl.redact import redact
+
     count = 0
-
-    def fix(value: Any, key: str | None = None) -> Any:
-        nonlocal count
-        if isinstance(value, str):
-            # Under a key, the key is context: {"password": "hunter2"} is a secret.
-            new, found = redact_field(key, value) if key else redact(value)
-            count += len(found)
-            return new
-        if isinstance(value, list):
-            return [fix(v) for v in value]
-        if isinstance(value, dict):
-            return {k: fix(v, str(k)) for k, v in value.items()}
-        return value
-
     out = []
     for m in messages:
         content, found = redact(m.content)
-        before = count
-        count += len(found)
-        meta = fix(m.meta) if m.meta else m.meta
+        n = len(found)
+        meta, k = _redact_value(m.meta) if m.meta else (m.meta, 0)
+        name, found_name = redact(m.name) if m.name else (m.name, [])
+        n += k + len(found_name)
         # almost every message is clean: keep it rather than build an equal copy
-        if count != before:
-            m = Message(m.role, content, m.id, m.name, m.timestamp, meta)
+        if n:
+            m = Message(m.role, content, m.id, name, m.timestamp, meta)
+            count += n
         out.append(m)
-    return out, count
+    return (out if count else messages), count
