@@ -20,6 +20,13 @@ Re-ingesting a vault must not change it, so :func:`redact` is idempotent: marker
 (``[REDACTED:kind]``) are shaped so that no detector matches them, and
 :func:`find_secrets` rescans its own output until nothing new turns up.
 
+The vendor formats follow gitleaks' rule set (config/gitleaks.toml), the catalogue most
+teams trust, rewritten here rather than loaded: its rules are Go RE2 patterns built around
+(?i) and \b plus a keyword pass, which in CPython's engine cost 10-25x more than the
+literal-led patterns below, no package on PyPI ships a maintained copy of them, and memctl
+must run offline with nothing vendored. Each rule keeps gitleaks' prefix and body shape;
+the prefilter finds it by its separator or a rare letter.
+
 Regexes here avoid re.IGNORECASE and leading lookbehinds or ``\b`` on purpose, and work
 on a lower-cased copy instead: both stop CPython's engine from skipping ahead to a literal
 prefix, which measured 10-25x slower on long text.
@@ -76,6 +83,44 @@ KINDS: dict[str, int] = {
     "npm-token": 3,
     "pypi-token": 3,
     "sendgrid-key": 3,
+    "aws-secret-key": 3,
+    "twilio-key": 3,
+    "discord-token": 3,
+    "mailgun-key": 3,
+    "shopify-token": 3,
+    "digitalocean-token": 3,
+    "linear-key": 3,
+    "atlassian-token": 3,
+    "telegram-token": 3,
+    "age-key": 3,
+    "postman-key": 3,
+    "doppler-token": 3,
+    "sentry-token": 3,
+    "databricks-token": 3,
+    "pulumi-token": 3,
+    "grafana-token": 3,
+    "heroku-key": 3,
+    "planetscale-token": 3,
+    "rubygems-token": 3,
+    "notion-token": 3,
+    "dynatrace-token": 3,
+    "brevo-key": 3,
+    "perplexity-key": 3,
+    "vault-token": 3,
+    "groq-key": 3,
+    "square-token": 3,
+    "mapbox-token": 3,
+    "1password-token": 3,
+    "flyio-token": 3,
+    "prefect-key": 3,
+    "easypost-key": 3,
+    "frameio-token": 3,
+    "alibaba-key": 3,
+    "clojars-token": 3,
+    "newrelic-key": 3,
+    "xai-key": 3,
+    "replicate-token": 3,
+    "artifactory-key": 3,
     "jwt": 10,
     "password-in-url": 20,
     "basic-auth": 21,
@@ -241,6 +286,86 @@ _TOKEN_RULES: tuple[_TokenRule, ...] = (
         re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.e[yw][A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
         lambda t: True,
     ),
+    # Vendor formats after gitleaks' rules (config/gitleaks.toml): prefix and body shape.
+    _TokenRule(
+        "gitlab-token", "-",
+        ("glrt-", "gldt-", "glptt-", "glft-", "glsoat-", "glcbt-", "gloas-", "glimt-", "glagent-",
+         "glffct-"),
+        re.compile(r"gl(?:rt|dt|ptt|ft|soat|cbt|oas|imt|agent|ffct)-[A-Za-z0-9_-]{20,}"),
+    ),
+    _TokenRule("twilio-key", "k", ("SK",), re.compile(r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])")),
+    _TokenRule("mailgun-key", "-", ("key-",), re.compile(r"key-[0-9a-f]{32}(?![A-Za-z0-9])")),
+    _TokenRule("shopify-token", "_", ("shp",), re.compile(r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}")),
+    _TokenRule("digitalocean-token", "_", ("_v1_",), re.compile(r"do[opr]_v1_[a-f0-9]{64}")),
+    _TokenRule("linear-key", "_", ("lin_api_",), re.compile(r"lin_api_[A-Za-z0-9]{40}")),
+    _TokenRule("atlassian-token", "3", ("ATATT3",), re.compile(r"ATATT3[A-Za-z0-9_\-=]{100,}")),
+    _TokenRule(
+        "age-key", "-", ("AGE-SECRET-KEY-1",),
+        re.compile(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"), lambda t: True,
+    ),
+    _TokenRule("postman-key", "-", ("PMAK-",), re.compile(r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}")),
+    _TokenRule(
+        "doppler-token", ".", ("dp.",),
+        re.compile(r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}"),
+    ),
+    _TokenRule(
+        "sentry-token", "_", ("sntry",),
+        re.compile(r"sntryu_[a-f0-9]{64}|sntrys_eyJ[A-Za-z0-9+/=_]{40,}"),
+    ),
+    _TokenRule(
+        "databricks-token", "p", ("dapi",), re.compile(r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])"),
+    ),
+    _TokenRule("pulumi-token", "-", ("pul-",), re.compile(r"pul-[a-f0-9]{40}(?![A-Za-z0-9])")),
+    _TokenRule(
+        "grafana-token", "_", ("glsa_", "glc_"),
+        re.compile(r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}"),
+    ),
+    _TokenRule("heroku-key", "-", ("HRKU-",), re.compile(r"HRKU-AA[0-9a-zA-Z_-]{58}")),
+    _TokenRule(
+        "planetscale-token", "_", ("pscale_",),
+        re.compile(r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}"),
+    ),
+    _TokenRule("rubygems-token", "_", ("rubygems_",), re.compile(r"rubygems_[a-f0-9]{48}")),
+    _TokenRule("notion-token", "_", ("ntn_",), re.compile(r"ntn_[0-9]{11}[A-Za-z0-9]{35}")),
+    _TokenRule(
+        "dynatrace-token", ".", ("dt0c01.",),
+        re.compile(r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    ),
+    _TokenRule(
+        "brevo-key", "-", ("xkeysib-", "xsmtpsib-"),
+        re.compile(r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ),
+    _TokenRule("perplexity-key", "-", ("pplx-",), re.compile(r"pplx-[A-Za-z0-9]{48}")),
+    _TokenRule("vault-token", ".", ("hvs.", "hvb."), re.compile(r"hv[sb]\.[A-Za-z0-9_-]{24,}")),
+    _TokenRule("groq-key", "_", ("gsk_",), re.compile(r"gsk_[A-Za-z0-9]{48,}")),
+    _TokenRule("xai-key", "-", ("xai-",), re.compile(r"xai-[A-Za-z0-9]{60,}")),
+    _TokenRule(
+        "replicate-token", "_", ("r8_",), re.compile(r"r8_[A-Za-z0-9]{37}(?![A-Za-z0-9])"),
+    ),
+    _TokenRule("square-token", "-", ("sq0",), re.compile(r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}")),
+    _TokenRule(
+        "mapbox-token", ".", ("sk.eyJ",),
+        re.compile(r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"),
+    ),
+    _TokenRule(
+        "1password-token", "_", ("ops_eyJ",), re.compile(r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),
+    ),
+    _TokenRule("flyio-token", "_", ("fo1_",), re.compile(r"fo1_[A-Za-z0-9_-]{43}")),
+    _TokenRule("prefect-key", "_", ("pnu_",), re.compile(r"pnu_[A-Za-z0-9]{36}")),
+    _TokenRule("easypost-key", "k", ("EZAK", "EZTK"), re.compile(r"EZ[AT]K[A-Za-z0-9]{54}")),
+    _TokenRule("frameio-token", "-", ("fio-u-",), re.compile(r"fio-u-[A-Za-z0-9_=-]{64}")),
+    _TokenRule("alibaba-key", "i", ("LTAI",), re.compile(r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])")),
+    _TokenRule("clojars-token", "_", ("CLOJARS_",), re.compile(r"CLOJARS_[a-z0-9]{60}")),
+    _TokenRule(
+        "newrelic-key", "-", ("NRAK-", "NRII-", "NRJS-"),
+        re.compile(r"NR(?:AK|II|JS)-[A-Za-z0-9-]{19,40}"),
+    ),
+    _TokenRule("artifactory-key", "p", ("AKCp",), re.compile(r"AKCp[A-Za-z0-9]{69}")),
+    _TokenRule(
+        # the base64 of a Discord user id, a timestamp and an HMAC, dot-joined
+        "discord-token", ".", ("M", "N", "O"),
+        re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}"),
+    ),
     _TokenRule(
         "slack-webhook", ":", ("hooks.slack.com",),
         re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"),
@@ -248,13 +373,84 @@ _TOKEN_RULES: tuple[_TokenRule, ...] = (
 )  # fmt: skip
 
 
+def _unglued(text: str, start: int) -> bool:
+    """Nothing token-like directly before `start`, or only a URL's "//" (git clone
+    https://ghp_...@github.com) or a Telegram API path's "bot"."""
+    return (
+        start == 0
+        or text[start - 1] not in _GLUE
+        or text.startswith("//", start - 2)
+        or (start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrt")  # JSON "\n"
+        or (text.startswith("bot", start - 3) and text[start].isdigit())
+    )
+
+
 def _find_tokens(text: str, families: set[str]) -> Iterator[_Span]:
     for rule in _TOKEN_RULES:
         if rule.family in families and any(t in text for t in rule.triggers):
             for m in rule.pattern.finditer(text):
                 start = m.start()
-                if (start == 0 or text[start - 1] not in _GLUE) and rule.check(m.group()):
+                if _unglued(text, start) and rule.check(m.group()):
                     yield start, m.end(), rule.kind
+    if "A" in families:
+        yield from _find_aws_secrets(text)
+    if "t" in families:
+        for m in _TELEGRAM_RE.finditer(text):
+            if _unglued(text, m.start()) and _not_dummy(m.group()):
+                yield m.start(), m.end(), "telegram-token"
+
+
+# A Telegram bot token: the bot's numeric id, a colon, then "AA" and 33 more characters.
+_TELEGRAM_RE = re.compile(r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
+# An AWS secret access key has no prefix of its own: 40 base64 characters. It is taken as
+# one right after an access key id (the way both are pasted together) or on a short line
+# of its own, and only when it mixes cases and digits like generated key material.
+_AWS_ID_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+_AWS_SECRET_RE = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+_LOWER_RE = re.compile(r"[a-z]")
+
+
+def _aws_secret_ok(value: str) -> bool:
+    return (
+        _UPPER_RE.search(value) is not None
+        and _LOWER_RE.search(value) is not None
+        and _DIGIT_RE.search(value) is not None
+        and _not_dummy(value)
+        and _entropy(value) >= 4.0
+    )
+
+
+_AWS_NEAR = 48
+_LINE_SPLIT_RE = re.compile(r"\r?\n|\\r?\\n")
+_ALONE_MAX = 256
+
+
+def _find_aws_secrets(text: str) -> Iterator[_Span]:
+    for idm in _AWS_ID_RE.finditer(text):
+        m = _AWS_SECRET_RE.search(text, idm.end(), idm.end() + _AWS_NEAR)
+        if m is not None and _aws_secret_ok(m.group()):
+            yield m.start(), m.end(), "aws-secret-key"
+
+
+def _alone_aws_secrets(text: str) -> list[_Span]:
+    """Lines of a short text (a title, a preamble, a one-line reply) that are nothing but a
+    pasted secret access key, perhaps behind a heading or list marker."""
+    out: list[_Span] = []
+    pos = 0
+    if "\n" not in text:
+        s = text.lstrip("#>*- \t").rstrip()
+        if len(s) != 40:
+            return out
+    for m in [*_LINE_SPLIT_RE.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        line = text[pos:end]
+        s = line.lstrip("#>*- \t").rstrip()
+        if len(s) == 40 and _AWS_SECRET_RE.fullmatch(s) and _aws_secret_ok(s):
+            start = pos + line.index(s)
+            out.append((start, start + 40, "aws-secret-key"))
+        if m is not None:
+            pos = m.end()
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -301,7 +497,9 @@ def _find_private_keys(text: str) -> Iterator[_Span]:
 
 # Matched from just after "://" (found with str.find) so prose with many URLs stays cheap.
 # Bounded so that a long line packed with URLs cannot make this quadratic.
-_URL_USERINFO_RE = re.compile(r"[^\s:/?#@\[\]\"'<>`]{0,256}:(?P<pw>[^\s/?#\"'<>`]{1,256})@")
+_URL_USERINFO_RE = re.compile(r"[^\s:/?#@\[\]\"'<>`]{0,256}:(?P<pw>[^\s/?\"'<>`]{1,256})@")
+# A userinfo that is one token and no password (a Sentry DSN's key, a token as user name).
+_URL_TOKEN_RE = re.compile(r"(?P<tok>[A-Za-z0-9_-]{16,256})@")
 
 
 def _find_url_passwords(text: str) -> Iterator[_Span]:
@@ -314,6 +512,10 @@ def _find_url_passwords(text: str) -> Iterator[_Span]:
                 # A bare short number is a port in "host:8080@...", not a password.
                 if not _is_placeholder(pw) and not (pw.isdigit() and len(pw) <= 5):
                     yield m.start("pw"), m.end("pw"), "password-in-url"
+            else:
+                t = _URL_TOKEN_RE.match(text, pos + 3)
+                if t is not None and _looks_random(t.group("tok")):
+                    yield t.start("tok"), t.end("tok"), "password-in-url"
         pos = text.find("://", pos + 3)
 
 
@@ -538,6 +740,112 @@ def _find_flags(text: str, low: str, starts: list[int]) -> Iterator[_Span]:
             yield start, end, "generic-secret"
 
 
+# "my password is X", "twilio auth token X", "machine h login u password X": the label is
+# followed by a space (and maybe "is"/"was") instead of an operator, so the value carries
+# the evidence: a password must look like one (digits, symbols or mixed case, no word),
+# anything else must look machine-made.
+_PROSE_VALUE_RE = re.compile(
+    r"(?:[ \t]+(?:is|was))?[ \t]*:?[ \t]+"
+    r"(?:\"(?P<dq>[^\"\s]{4,128})\"|'(?P<sq>[^'\s]{4,128})'|(?P<uv>[^\s\"'`<>,;()\[\]{}]{4,256}))"
+)
+_HEXISH_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f-]{27}")
+_PROSE_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _prose_label(low: str, kw_start: int) -> str:
+    """The word before the keyword as well ("auth token", "api secret"), joined by "_"."""
+    i = kw_start
+    while i > 0 and low[i - 1] in _PROSE_LABEL_CHARS:
+        i -= 1
+    label = low[i:kw_start]
+    if i > 1 and low[i - 1] == " ":
+        j = i - 1
+        while j > 0 and low[j - 1] in _PROSE_LABEL_CHARS:
+            j -= 1
+        label = low[j : i - 1] + "_" + label
+    return label
+
+
+def _password_like(value: str) -> bool:
+    return (
+        len(value) >= 6
+        and not _is_placeholder(value)
+        and _DOTTED_RE.fullmatch(value) is None
+        and _NUMBER_RE.fullmatch(value) is None
+        and (
+            _SYMBOL_RE.search(value) is not None
+            or (_DIGIT_RE.search(value) is not None and _ALPHA_RE.search(value) is not None)
+            or (_UPPER_RE.search(value, 1) is not None and not value.isupper())
+        )
+    )
+
+
+def _find_prose(text: str, low: str, found: list[tuple[str, int]]) -> Iterator[_Span]:
+    for word, kw_end in found:
+        m = _PROSE_VALUE_RE.match(text, kw_end)
+        if m is None:
+            continue
+        group = m.lastgroup or "uv"
+        start, end = m.span(group)
+        value = text[start:end]
+        if group == "uv":
+            while value and value[-1] in ".,:?":
+                value, end = value[:-1], end - 1
+        if not value or value[0] in "$%@&*![{<" or "://" in value or "[REDACTED:" in value:
+            continue
+        if word == "password":
+            ok = _password_like(value)
+        else:
+            label = _prose_label(low, kw_end - len(word) if word != "token" else kw_end - 5)
+            strong = _STRONG_LABEL_RE.search(label + ("" if label.endswith(word) else word))
+            ok = (
+                _looks_random(value)
+                and not _is_placeholder(value)
+                and (strong is not None or _HEXISH_RE.fullmatch(value) is None)
+            )
+        if ok:
+            yield start, end, "generic-secret"
+
+
+# An Ethereum-style private key named as one: 64 hex digits after "private key".
+_CRYPTO_KEY_RE = re.compile(
+    r"private key(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*[\"']?(?P<v>(?:0x)?[0-9a-f]{64})(?![0-9a-z])"
+)
+
+
+def _find_crypto_keys(text: str, low: str) -> Iterator[_Span]:
+    for m in _CRYPTO_KEY_RE.finditer(low):
+        yield m.start("v"), m.end("v"), "private-key"
+
+
+# Passwords given on a command line: docker login -p X, mysql -pX, sshpass -p X.
+_CLI_RES = (
+    re.compile(r"docker[ \t]+login\b[^\n]{0,256}?[ \t]-p(?:[ \t]+|=)(?P<uv>[^\s\"'`;|&<>]+)"),
+    re.compile(
+        r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,256}?[ \t]-p"
+        r"(?P<uv>[^\s\"'`;|&<>-][^\s\"'`;|&<>]*)"
+    ),
+    re.compile(
+        r"sshpass[ \t]+-p[ \t]*(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<uv>[^\s\"'`;|&<>]+))"
+    ),
+)
+
+
+def _find_cli_passwords(text: str, low: str) -> Iterator[_Span]:
+    for pattern in _CLI_RES:
+        for m in pattern.finditer(low):
+            group = m.lastgroup or "uv"
+            start, end = m.span(group)
+            value = text[start:end]
+            if (
+                len(value) >= 4
+                and value[0] not in "$%<{"
+                and not _is_placeholder(value)
+                and not (value.isalpha() and value.islower())
+            ):
+                yield start, end, "generic-secret"
+
+
 # ---------------------------------------------------------------------------------------
 # Prefilter and public API
 # ---------------------------------------------------------------------------------------
@@ -552,21 +860,48 @@ def _find_flags(text: str, low: str, starts: list[int]) -> Iterator[_Span]:
 # characters ("api_key =", "PASSWORD:", '"token": '); checking that here, in C, keeps
 # prose about keys and tokens from reaching the Python-level checks.
 _ASSIGN_AHEAD = r"""(?=[a-z0-9_-]{0,16}(?:(?:\\?["'])?\]?[ \t]*[:=]|>))"""
+# "password is X", "auth token X": a label, then a space where an operator would be.
+# The value must hold a digit or a symbol, checked here in C so that prose about keys and
+# tokens ("the API key via the environment") never reaches the Python-level checks.
+_PROSE_AHEAD = r"(?=[ \t]+(?:(?:is|was)[ \t]+)?[\"']?[^\s\"'`<>,;()\[\]{}]{0,128}?[0-9!@#$%^&*+=~])"
+# Vendor prefixes (after gitleaks' rule set) are found at their separator ("_", "-", ".")
+# or at a rare letter, each checked by a lookbehind so the engine still skips ahead in C.
 _PREFILTER = re.compile(
     r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=npm_)|(?<=k_live_)|(?<=k_test_)"
-    r"|(?<=whsec_))"
-    r"|-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)"
+    r"|(?<=whsec_)|(?<=shp.._)|(?<=_v1_)|(?<=lin_api_)|(?<=sntry._)|(?<=glsa_)|(?<=glc_)"
+    r"|(?<=pscale_)|(?<=rubygems_)|(?<=ntn_)|(?<=gsk_)|(?<=r8_)|(?<=ops_)|(?<=fo1_)"
+    r"|(?<=pnu_)|(?<=clojars_))"
+    r"|-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
+    r"|(?<=gldt-)|(?<=glptt-)|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=gloas-)|(?<=glimt-)"
+    r"|(?<=glagent-)|(?<=glffct-)|(?<=key-)|(?<=pmak-)|(?<=pul-)|(?<=hrku-)|(?<=sib-)"
+    r"|(?<=pplx-)|(?<=xai-)|(?<=sq0atp-)|(?<=sq0csp-)|(?<=fio-u-)|(?<=nrak-)|(?<=nrii-)"
+    r"|(?<=nrjs-)"
     r"|(?<=--)(?=[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key)[a-z]{0,6}[ \t]))"
-    r"|j(?<=eyj)|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3t(?<=a3t)|sia(?<=asia)"
-    rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|ey{_ASSIGN_AHEAD})"
-    r"|b(?:ia(?<=abia)|earer|asic)"
-    rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|redential{_ASSIGN_AHEAD}|url)"
-    rf"|pass{_ASSIGN_AHEAD}|pwd{_ASSIGN_AHEAD}|private key|://"
+    r"|\.(?:(?<=dp\.)|(?<=dt0c01\.)|(?<=hv[sb]\.)|(?<=sk\.)(?=eyj)"
+    r"|(?=[a-z0-9_-]{6}\.[a-z0-9_-]{27}))"
+    r"|j(?<=eyj)|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3(?:t(?<=a3t)|(?<=atatt3))"
+    r"|sia(?<=asia)|q(?<=mysq)l"
+    rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|(?<=tok)en{_PROSE_AHEAD}|ey{_ASSIGN_AHEAD}"
+    rf"|ey{_PROSE_AHEAD}|(?<=sk)(?=[0-9a-f]{{32}})|(?<=ez[at]k)"
+    r"|(?<=dock)er[ \t]+login)"
+    r"|b(?:ia(?<=abia)|earer|asic|(?<=mariadb))"
+    rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|(?<=sec)ret{_PROSE_AHEAD}"
+    rf"|redential{_ASSIGN_AHEAD}|url)"
+    rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase)?{_PROSE_AHEAD}"
+    r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key)"
+    r"|:(?://|(?<=[0-9]:)(?=aa[a-z0-9_-]{33}))"
 )
 _TOKEN_FAMILY = {
-    "_": "_", "-": "-", "j": "J", "g.": "G",
+    "_": "_", "-": "-", "j": "J", "g.": "G", ".": ".", "3": "3", "i": "i", "k": "k",
+    "p": "p", "pi": "p", ":": "t",
     "za": "A", "3t": "A", "sia": "A", "kia": "A", "bia": "A", "cca": "A", "://": ":",
 }  # fmt: skip
+_PROSE_WORD = {
+    "ken": "token", "cret": "secret", "key": "key", "pass": "password", "password": "password",
+    "passwd": "password", "passphrase": "password",
+}  # fmt: skip
+_COMMANDS = ("ql", "b", "pass ", "pass\t")
+_ASSIGN_AHEAD_RE = re.compile(_ASSIGN_AHEAD)
 _GENERIC_WORD = {
     "ken": "token", "cret": "secret", "key": "key", "pass": "pass", "pwd": "pwd",
     "credential": "credential",
@@ -585,10 +920,13 @@ def _scan(text: str) -> list[_Span]:
     hits: set[str] = set()
     keywords: list[tuple[str, int]] = []
     flags: list[int] = []
+    prose: list[tuple[str, int]] = []
     for m in _PREFILTER.finditer(low):
         hit = m.group()
-        if (word := _GENERIC_WORD.get(hit)) is not None:
+        if (word := _GENERIC_WORD.get(hit)) is not None and _ASSIGN_AHEAD_RE.match(low, m.end()):
             keywords.append((word, m.end()))
+        elif (word := _PROSE_WORD.get(hit)) is not None:
+            prose.append((word, m.end()))
         elif hit == "-" and low[m.start() - 1] == "-":
             flags.append(m.start())  # "--password VALUE"; only a lookahead, see _PREFILTER
         elif (family := _TOKEN_FAMILY.get(hit)) is not None:
@@ -596,10 +934,13 @@ def _scan(text: str) -> list[_Span]:
             hits.add(hit)
         else:
             hits.add(hit)
-    if not (hits or families or keywords or flags):
-        return []
+    alone = _alone_aws_secrets(a) if 40 <= len(a) <= _ALONE_MAX else []
+    if not (hits or families or keywords or flags or prose):
+        return alone
+    if "LTAI" in a:  # no rare character to find it by; only looked for beside a label
+        families.add("i")
 
-    spans: list[_Span] = []
+    spans: list[_Span] = alone
     if families:
         spans.extend(_find_tokens(a, families))
     if "://" in hits:
@@ -612,6 +953,12 @@ def _scan(text: str) -> list[_Span]:
         spans.extend(_find_generic(a, low, keywords))
     if flags:
         spans.extend(_find_flags(a, low, flags))
+    if prose:
+        spans.extend(_find_prose(a, low, prose))
+    if "private key" in hits:
+        spans.extend(_find_crypto_keys(a, low))
+    if any(h.startswith("ker") for h in hits) or not hits.isdisjoint(_COMMANDS):
+        spans.extend(_find_cli_passwords(a, low))
     # Token characters glued to the end of a secret ("AIza<35 chars>AKIA...") belong to
     # the same run: mask them too rather than leave a tail of it in the vault.
     return [(s, _GLUED_RUN_RE.match(a, e).end(), k) for s, e, k in spans]  # type: ignore[union-attr]
