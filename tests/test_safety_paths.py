@@ -88,7 +88,11 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vault, dict, Pat
     return vault, paths, outside
 
 
-def _clean(text: str) -> None:
+def _clean(text: str, *asked: str) -> None:
+    """No byte of an outside file in `text`; the caller's own words (`asked`), which
+    outputs echo back ("no matches for ...", a recall block's title), do not count."""
+    for q in asked:
+        text = text.replace(q, "")
     assert MARK not in text, text[:2000]
 
 
@@ -127,7 +131,7 @@ def test_show_and_export_refuse(attacked: tuple[Vault, dict, Path], command: str
         return
     r = memctl("--vault", vault.root, command, ref)
     assert r.code != 0, r.out[:500]
-    _clean(r.out + r.err)
+    _clean(r.out + r.err, ref)
     assert "Traceback" not in r.err
     assert len(r.err.strip().splitlines()) == 1, r.err
 
@@ -147,7 +151,7 @@ def test_search_recall_and_the_hook_never_serve_a_file_from_outside(
         ("status",),
     ):
         r = memctl("--vault", vault.root, *args)
-        _clean(r.out + r.err)
+        _clean(r.out + r.err, *args[1:2])
         assert "Traceback" not in r.err, (args, r.err)
     r = memctl("--vault", vault.root, "search", MARK, "--json")
     assert r.code == 0 and r.json()["hits"] == []
@@ -162,7 +166,7 @@ def test_search_recall_and_the_hook_never_serve_a_file_from_outside(
     )
     r = memctl("--vault", vault.root, "hook", "user-prompt-submit", "--as", "dana", input=hook)
     assert r.code == 0
-    _clean(r.out + r.err)
+    _clean(r.out + r.err, f"what is the {MARK} launch code?")
 
 
 def test_the_index_holds_no_file_from_outside(attacked: tuple[Vault, dict, Path]) -> None:
@@ -184,7 +188,7 @@ def test_mcp_tools_refuse_every_spelling(attacked: tuple[Vault, dict, Path]) -> 
             tools.remember("Something worth keeping here.", source=ref, quote="Morning zebra")
     assert tools.search(MARK)["hits"] == []
     _clean(json.dumps(tools.search("launch code")["hits"]))
-    _clean(tools.recall(f"{MARK} launch code"))
+    _clean(tools.recall(f"{MARK} launch code"), f"{MARK} launch code")
     _clean(tools.context())
     for store in vault.config.stores:
         listed = tools.list(store, limit=200)
