@@ -19,6 +19,7 @@ import json
 import posixpath
 import re
 import threading
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -39,6 +40,9 @@ MIN_QUOTE_CHARS = 8
 KEEP_ROLES = ("user", "assistant")  # system prompts carry recalled memory: never re-ingest them
 _REF = re.compile(r"^raw/[^\s#]+\.md#t\d+$")
 _HIDDEN = re.compile(r"<!--.*?-->", re.DOTALL)
+# A section is a heading name: words, spaces and a little punctuation, never markup.
+_SECTION = re.compile(r"[^\W_][\w .,'&()/+-]{0,59}")
+_INVISIBLE = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,10 @@ def remember(
         raise InputError(f"a claim is one line of at most {MAX_CLAIM_CHARS} characters")
     if "[^" in text:
         raise InputError("the claim text cannot contain footnote markers ([^...])")
+    if "<!--" in text or "-->" in text or text.startswith("#") or _invisible(text):
+        raise InputError(
+            "a claim is one line of plain text: no HTML comments, headings or invisible characters"
+        )
     specs = engine.load_specs(vault)
     spec = specs.get(store)
     if spec is None:
@@ -174,6 +182,8 @@ def remember(
                 cites.append((ct.ref, ct.quote))
         if not cites:
             basis = "agent"  # built on a line a person wrote: it stays the agent's own reading
+    if basis == "agent" and want in ("team", "global") and not _agent_may_share(vault):
+        propose = True  # the agent's own reading reaches others only once a person accepts it
 
     day = today or datetime.now(UTC).date().isoformat()
     label = f"memctl remember ({user})"
@@ -183,7 +193,7 @@ def remember(
         )
         title = (note or "").strip() or f"Remembered by {user}'s agent"
         target_note = notes.locate(store, want, title, None, propose, {})
-        sec = (section or "").strip() or _default_section(spec.sections)
+        sec = _section_name(section, spec.sections)
         body = f"{text} {AGENT_TAG}" if basis == "agent" else text
         when = turns.date(cites[-1][0]) if cites else day
         outcome = notes.apply(
@@ -225,6 +235,37 @@ def remember(
         [{"ref": r, "quote": q} for r, q in cites],
         commit,
     )
+
+
+def _invisible(text: str) -> bool:
+    return not text.isascii() and any(unicodedata.category(c) in _INVISIBLE for c in text)
+
+
+def _section_name(section: str | None, sections: tuple[str, ...]) -> str:
+    """The heading a remembered claim goes under: a name, never markup.
+
+    The MCP tool takes it from an agent, and anything it wrote after a newline would land
+    in the note as a line of its own, uncited and indistinguishable from a person's.
+    """
+    if section is None or not section.strip():
+        return _default_section(sections)
+    name = section.strip()
+    if _SECTION.fullmatch(name) is None or _invisible(name):
+        raise InputError(
+            f"section {section[:40]!r} is not a section name: give a heading's name such as "
+            f"{', '.join(s for s in sections if s.casefold() != 'history') or 'Facts'}"
+        )
+    if name.casefold() == "history":
+        raise InputError("History is kept by memctl (superseded claims); choose another section")
+    by_name = {s.casefold(): s for s in sections}
+    return by_name.get(name.casefold(), name)
+
+
+def _agent_may_share(vault: Vault) -> bool:
+    """`[remember] agent_shared = "write"` lets an agent's own claims into team and global
+    notes directly; by default they become proposals a person reviews."""
+    table = vault.config.data.get("remember")
+    return isinstance(table, dict) and table.get("agent_shared") == "write"
 
 
 def _default_section(sections: tuple[str, ...]) -> str:

@@ -125,6 +125,16 @@ class Reader:
             speaker, day = got[1][int(n)]
         return Cite(ref, day, speaker, quote)
 
+    def turn_role(self, ref: str) -> str | None:
+        """The role a turn was written under, from its metadata comment (role comes first)."""
+        path, _, n = ref.partition("#t")
+        if self._heads(path) is None or path not in self._texts or not n.isdigit():
+            return None
+        m = re.search(
+            rf'^## t{int(n)} · [^\n]*\n<!-- memctl:turn \{{"role": "(\w+)"', self._texts[path], re.M
+        )
+        return m.group(1) if m else None
+
     def turn_text(self, ref: str) -> str | None:
         """A turn's content, cut from its session's text (read once) between its heading's
         metadata line and the next heading, with raw.py's heading escapes undone."""

@@ -30,7 +30,7 @@ from memctl.recall.rank import (
     query_weights,
     score_claims,
 )
-from memctl.recall.render import Renderer
+from memctl.recall.render import Renderer, as_data
 from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
 from memctl.recall.words import content_terms, jaccard, plain
 
@@ -44,7 +44,7 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     if text is None:
         return None
     cite = r.cite(ref)
-    body = " ".join(text.split())
+    body = as_data(text)
     if tokens.upper_bound(body) > TURN_TOKENS:
         body = tokens.truncate(body, TURN_TOKENS)
     return Memory(
@@ -206,8 +206,12 @@ def recall(
         hit = hit or hits_by_ref.get(ref)
         session = ref.split("#", 1)[0]
         reason = None
-        if hit is not None and not r.visible(hit.scope):
-            reason = f"out of scope ({hit.scope})"
+        scope = hit.scope if hit is not None else r.turn_scope(ref)
+        role = r.turn_role(ref)
+        if not r.visible(scope):
+            reason = f"out of scope ({scope})"
+        elif role not in ("user", "assistant"):
+            reason = f"a {role or 'unreadable'} turn: only what people and the assistant said"
         elif score < floor:
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
         elif per_session[session] >= MAX_TURNS_PER_SESSION and why == "matches the query":
