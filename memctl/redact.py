@@ -871,7 +871,7 @@ _PREFILTER = re.compile(
     r"|(?<=whsec_)|(?<=shp.._)|(?<=_v1_)|(?<=lin_api_)|(?<=sntry._)|(?<=glsa_)|(?<=glc_)"
     r"|(?<=pscale_)|(?<=rubygems_)|(?<=ntn_)|(?<=gsk_)|(?<=r8_)|(?<=ops_)|(?<=fo1_)"
     r"|(?<=pnu_)|(?<=clojars_))"
-    r"|-(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
+    r"|-(?<=[a-z-]-)(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
     r"|(?<=gldt-)|(?<=glptt-)|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=gloas-)|(?<=glimt-)"
     r"|(?<=glagent-)|(?<=glffct-)|(?<=key-)|(?<=pmak-)|(?<=pul-)|(?<=hrku-)|(?<=sib-)"
     r"|(?<=pplx-)|(?<=xai-)|(?<=sq0atp-)|(?<=sq0csp-)|(?<=fio-u-)|(?<=nrak-)|(?<=nrii-)"
@@ -889,11 +889,11 @@ _PREFILTER = re.compile(
     rf"|redential{_ASSIGN_AHEAD}|url)"
     rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase)?{_PROSE_AHEAD}"
     r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key)"
-    r"|:(?://|(?<=[0-9]:)(?=aa[a-z0-9_-]{33}))"
+    r"|:(?://|(?<=[0-9]:)aa(?=[a-z0-9_-]{33}))"
 )
 _TOKEN_FAMILY = {
     "_": "_", "-": "-", "j": "J", "g.": "G", ".": ".", "3": "3", "i": "i", "k": "k",
-    "p": "p", "pi": "p", ":": "t",
+    "p": "p", "pi": "p", ":aa": "t",
     "za": "A", "3t": "A", "sia": "A", "kia": "A", "bia": "A", "cca": "A", "://": ":",
 }  # fmt: skip
 _PROSE_WORD = {
