@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import json
-import posixpath
 import re
 import threading
 import unicodedata
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 MAX_CLAIM_CHARS = 600
 MIN_QUOTE_CHARS = 8
 KEEP_ROLES = ("user", "assistant")  # system prompts carry recalled memory: never re-ingest them
-_REF = re.compile(r"^raw/[^\s#]+\.md#t\d+$")
 _HIDDEN = re.compile(r"<!--.*?-->", re.DOTALL)
 # A section is a heading name: words, spaces and a little punctuation, never markup.
 _SECTION = re.compile(r"[^\W_][\w .,'&()/+-]{0,59}")
@@ -55,6 +53,7 @@ class Remembered:
     basis: str  # stated | agent
     citations: list[dict[str, str]]
     commit: str | None
+    notice: str | None = None  # why the claim was kept as the agent's own, when it was
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,6 +116,13 @@ def remember(
     turns = RawTurns(vault.root)
     cites: list[tuple[str, str]] = []
     basis = "stated"
+    notice = None
+    named = None
+    if source and not own:
+        # every reference form show accepts (64628a#t3, a session id#tN, a note id)
+        named = vault.resolve(source)
+        if named.kind == "session":
+            raise InputError(f"cite one turn of {named.path}: add #tN (e.g. {named.path}#t1)")
     if own:
         if source or quote:
             raise InputError("own=true means no source; give either a source or own=true")
@@ -126,8 +132,8 @@ def remember(
             "cite where this comes from: source=raw/...md#tN (or a note path) with a verbatim "
             "quote, or set own=true to record it as the agent's own"
         )
-    elif _REF.match(source.strip()):
-        ref = source.strip()
+    elif named is not None and named.kind == "turn":
+        ref = named.text
         q = str(quote or "")
         if len(squash(q)) < MIN_QUOTE_CHARS:
             raise InputError(f"quote the turn verbatim (at least {MIN_QUOTE_CHARS} characters)")
@@ -153,9 +159,16 @@ def remember(
         if not quote_in(q, _HIDDEN.sub(" ", msg.content)):
             # text a reader never sees is where prompt injections hide
             raise InputError(f"{ref}: the quote is inside a hidden HTML comment")
-        cites.append((ref, q))
+        notice = unsupported(text, q)
+        if notice is None:
+            cites.append((ref, q))
+        else:
+            basis = "agent"  # verbatim, but not what the claim says: not "stated" there
     else:
-        rel = _inside_rel(vault, source)
+        assert named is not None
+        rel = named.path
+        if named.kind != "note":
+            raise InputError(f"source {source!r} is neither a turn nor a note")
         target = vault.root / rel
         if not target.is_file() or rel.startswith("raw/"):
             raise InputError(f"source {source!r} is neither a turn raw/...md#tN nor a note")
@@ -234,6 +247,28 @@ def remember(
         basis,
         [{"ref": r, "quote": q} for r, q in cites],
         commit,
+        notice,
+    )
+
+
+def unsupported(claim: str, quote: str) -> str | None:
+    """Why `quote` does not support `claim` (too few shared content words), or None.
+
+    A quote only proves that someone said it; the claim is "stated" only when the quote says
+    what the claim says. Shared stemmed content words are a crude but honest test: a third of
+    the claim's words, and at least two (or all, for a shorter claim), must be in the quote.
+    """
+    from memctl.recall.words import content_terms
+
+    want = content_terms(claim)
+    have = content_terms(quote)
+    shared = want & have
+    if want and len(shared) >= min(2, len(want)) and len(shared) * 3 >= len(want):
+        return None
+    return (
+        f"the quote does not support the claim (it shares {len(shared)} of the claim's "
+        f"{len(want)} content words), so the claim was kept as the agent's own; to keep it "
+        "as stated, quote the words in that turn that say it"
     )
 
 
@@ -275,21 +310,6 @@ def _default_section(sections: tuple[str, ...]) -> str:
         if want in by_name:
             return by_name[want]
     return next((s for s in sections if s.casefold() != "history"), "Notes")
-
-
-def _inside_rel(vault: Vault, ref: str) -> str:
-    """A vault-relative path for a note reference, or InputError when it leaves the vault."""
-    from memctl.store import inside
-
-    path = posixpath.normpath(ref.split("#", 1)[0].strip() or ".")
-    try:
-        target = inside(vault.root, path)
-    except MemctlError:
-        raise InputError(f"{ref!r} is outside the vault") from None
-    rel = target.relative_to(vault.root.resolve()).as_posix()
-    if rel == "." or rel.split("/", 1)[0].startswith("."):
-        raise InputError(f"{ref!r} is not a note")
-    return rel
 
 
 # ---- the loop ---------------------------------------------------------------------------------

@@ -117,3 +117,16 @@ class StatusResult:
 def envelope(command: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Every --json output carries its version so agents can depend on the shape."""
     return {"memctl_result_version": RESULT_VERSION, "command": command, **payload}
+
+
+def empty_recall(res: Any) -> str:
+    """Why a recall or context block is empty, in words that say what to do about it."""
+    cut = sum(1 for d in res.explain if not d.kept and d.reason == "over the token budget")
+    if cut:
+        return (
+            f"{cut} {'memory' if cut == 1 else 'memories'} matched, but none fits in a budget "
+            f"of {res.budget} tokens; ask again with a larger budget"
+        )
+    if res.kind == "context":
+        return f"memory holds nothing for {res.user} yet"
+    return "nothing in memory matches this"

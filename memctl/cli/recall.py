@@ -57,7 +57,9 @@ def _show(res: RecallResult, command: str, json_out: bool, explain: bool) -> Non
     if res.text:
         sys.stdout.write(res.text if res.text.endswith("\n") else res.text + "\n")
     elif not explain:
-        sys.stderr.write("memctl: nothing in memory for this\n")
+        from memctl.results import empty_recall
+
+        sys.stderr.write(f"memctl: {empty_recall(res)}\n")
     if explain:
         out()
         out(f"# explain · {res.tokens}/{res.budget} tokens ({res.tokenizer}) · {res.seconds:.3f}s")
