@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import shutil
@@ -152,8 +151,44 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
         raise
 
 
+try:  # POSIX
+    import fcntl
+except ImportError:  # Windows, where Obsidian users edit their notes
+    fcntl = None  # type: ignore[assignment]
+try:
+    import msvcrt
+except ImportError:
+    msvcrt = None  # type: ignore[assignment]
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the OS lock on `fd` without waiting: True if taken, False if someone holds it."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        elif msvcrt is not None:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        else:
+            raise OSError(errno.ENOSYS, "no file locking on this platform")
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EDEADLK):
+            return False
+        raise
+
+
+def _unlock(fd: int) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
 class VaultLock:
-    """An exclusive flock on `.memctl/lock`: serialises writers across processes."""
+    """An exclusive OS lock on `.memctl/lock` (flock on POSIX, msvcrt.locking on Windows):
+    serialises writers across processes, and dies with the process that held it."""
 
     def __init__(self, root: Path, timeout: float = 60.0) -> None:
         self.path = root / ".memctl" / "lock"
@@ -182,19 +217,18 @@ class VaultLock:
         deadline = time.monotonic() + self.timeout
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                if _try_lock(fd):
+                    break
             except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise LockTimeoutError(
-                        f"another memctl process has held the vault lock for {self.timeout:.0f}s",
-                        self.path,
-                    ) from None
-                time.sleep(0.02)
+                os.close(fd)
+                raise MemctlError(f"cannot lock the vault: {exc.strerror}", self.path) from None
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise LockTimeoutError(
+                    f"another memctl process has held the vault lock for {self.timeout:.0f}s",
+                    self.path,
+                ) from None
+            time.sleep(0.02)
         self._fd = fd
         self._depth = 1
         if self.on_acquire is not None:
@@ -212,7 +246,7 @@ class VaultLock:
             # belongs to work that completed; one left by an exception is undone right here
             # (or, if even that fails, by the next command).
             _close_journals(self.path.parent.parent, failed=exc_type is not None)
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            _unlock(self._fd)
             os.close(self._fd)
             self._fd = None
 
