@@ -34,7 +34,7 @@ import tantivy
 
 from memctl.errors import LockTimeoutError, MemctlError
 from memctl.model import Message
-from memctl.raw import RawHeader, parse_session, parse_time, split_frontmatter
+from memctl.raw import RawHeader, parse_session, parse_time
 from memctl.store import atomic_write, stays_inside
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
@@ -317,9 +317,11 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
     """What the index keeps of a note; a file without frontmatter is a human note."""
     meta: dict[str, Any] = {}
     body = text
-    if text.startswith("---\n"):
+    if text.startswith(("---\n", "---\r\n", "\ufeff---")):
+        from memctl.notes import read_frontmatter  # yaml: only when a note is indexed
+
         with contextlib.suppress(MemctlError):
-            meta, body = split_frontmatter(text, rel)
+            meta, body = read_frontmatter(text, rel)
     top = rel.split("/", 1)[0] if "/" in rel else ""
     heading = _HEADING1.search(body)
     scope = str(meta.get("scope") or "team")
@@ -1273,6 +1275,16 @@ class Reader:
                 continue
             f["text"] = text
             snippet, marks = _snippet(gen, text, width)
+            title = str(f.get("title") or "")
+            if title and f.get("kind") == "note":
+                # a note that matched more on its title than its body leads with the title,
+                # so the snippet shows why it ranked
+                head, head_marks = _snippet(gen, title, width)
+                if len(head_marks) > len(marks):
+                    lead = f"{head} — "
+                    snippet = (lead + snippet)[:width]
+                    shifted = ((a + len(lead), b + len(lead)) for a, b in marks)
+                    marks = head_marks + tuple(m for m in shifted if m[1] <= len(snippet))
             out.append(Doc(f, snippet, marks))
         return out
 

@@ -65,17 +65,17 @@ class Tools:
             return None
 
     def _note_scope(self, rel: str) -> str | None:
-        from memctl.raw import split_frontmatter
+        from memctl.notes import has_frontmatter, read_frontmatter
         from memctl.store import read_text
 
         try:
             text = read_text(self.vault.root / rel)
         except (OSError, UnicodeDecodeError):
             return None
-        if not text.startswith("---\n"):
+        if not has_frontmatter(text):
             return "team"  # a human's note without frontmatter; the index treats it alike
         try:
-            meta, _ = split_frontmatter(text, rel)
+            meta, _ = read_frontmatter(text, rel)
         except MemctlError:
             return None
         return str(meta.get("scope") or "team")

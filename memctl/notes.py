@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from memctl.errors import MemctlError
-from memctl.raw import slugify, split_frontmatter
+from memctl.raw import slugify
 
 SCHEMA = 1
 STATUSES = ("active", "proposed", "superseded", "retracted")
@@ -109,9 +109,13 @@ class Lifetime:
     until: str
 
 
+AGENT_MARK = "#agent"  # a line the agent kept on its own authority (remember own=true)
+
+
 @dataclass(frozen=True)
 class Claim:
-    """One line of a note. No refs means a human wrote it (legal, and counted as such)."""
+    """One line of a note. No refs means a human wrote it (legal, and counted as such),
+    unless it ends in #agent: then the agent wrote it as its own reading, with no source."""
 
     text: str
     refs: tuple[str, ...] = ()
@@ -119,8 +123,17 @@ class Claim:
     lifetime: Lifetime | None = None
 
     @property
+    def agent(self) -> bool:
+        return not self.refs and self.text.endswith(AGENT_MARK)
+
+    @property
     def human(self) -> bool:
-        return not self.refs
+        return not self.refs and not self.text.endswith(AGENT_MARK)
+
+    @property
+    def basis(self) -> str:
+        """Where the line comes from: `source` (cites turns), `agent` or `human`."""
+        return "source" if self.refs else ("agent" if self.agent else "human")
 
     @property
     def key(self) -> str:
@@ -152,6 +165,9 @@ class Note:
     preamble: list[Item] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     footnotes: dict[str, Citation] = field(default_factory=dict)
+    # How the file was written, so a rewrite keeps it: Windows editors save CRLF and a BOM.
+    newline: str = "\n"
+    bom: bool = False
     # (ref, quote) -> label, built on first use: citing stays O(1) in long notes.
     _cites: dict[tuple[str | None, str], str] | None = field(
         default=None, repr=False, compare=False
@@ -345,9 +361,44 @@ def parse_claim(line: str, history: bool = False) -> Claim | None:
     return Claim(body, refs, inferred, lifetime)
 
 
+def has_frontmatter(text: str) -> bool:
+    """Whether a note starts with a frontmatter block (after any BOM, with any line ending)."""
+    return text.removeprefix("\ufeff").startswith(("---\n", "---\r\n"))
+
+
+def read_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
+    """A note's frontmatter and body, through python-frontmatter; BOM and CRLF are read as
+    any editor writes them, and an error names the file and line.
+
+    Raw session headers keep their own reader (raw.split_frontmatter): memctl writes them
+    alone, always LF, and the catalog reads thousands of them.
+    """
+    import frontmatter
+
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise MemctlError("missing frontmatter (expected '---' on line 1)", path, 1)
+    handler = frontmatter.YAMLHandler()
+    try:
+        fm, body = handler.split(text)
+    except ValueError:
+        raise MemctlError("unterminated frontmatter (no closing '---')", path, 1) from None
+    try:
+        meta = handler.load(fm) or {}  # libyaml's CSafeLoader when it is installed
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise MemctlError(f"invalid YAML frontmatter: {exc}".splitlines()[0], path, line) from None
+    if not isinstance(meta, dict):
+        raise MemctlError("frontmatter is not a mapping", path, 1)
+    return meta, body.removeprefix("\n")
+
+
 def parse_note(text: str, path: str) -> Note:
     """Read a note; errors name the file and line."""
-    meta, body = split_frontmatter(text, path)
+    bom = text.startswith("\ufeff")
+    newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
+    meta, body = read_frontmatter(text, path)
     meta = {k: _iso(v) for k, v in meta.items()}
     lines = body.split("\n")
     title = str(meta.get("title", ""))
@@ -388,7 +439,7 @@ def parse_note(text: str, path: str) -> Note:
         target.append(claim if claim is not None else line)
     for s in sections:
         s.items = _tidy(s.items)
-    return Note(path, meta, title, _tidy(preamble), sections, footnotes)
+    return Note(path, meta, title, _tidy(preamble), sections, footnotes, newline, bom)
 
 
 def _tidy(items: list[Item]) -> list[Item]:
@@ -434,8 +485,10 @@ def _frontmatter(meta: dict[str, Any]) -> str:
         if isinstance(v, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
             # A real YAML date, so Obsidian shows it as a date property.
             data[k] = dt.date.fromisoformat(v)
-    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{dumped}---\n"
+    import frontmatter
+
+    dumped = frontmatter.YAMLHandler().export(data, sort_keys=False, width=1000)
+    return f"---\n{dumped}\n---\n"
 
 
 def render_note(note: Note) -> str:
@@ -456,7 +509,10 @@ def render_note(note: Note) -> str:
             else:
                 parts.append(f'[^{label}]: {c.ref} "{escape_quote(c.quote)}"')
         parts.append("")
-    return "\n".join(parts).rstrip("\n") + "\n"
+    text = "\n".join(parts).rstrip("\n") + "\n"
+    if note.newline != "\n":
+        text = text.replace("\n", note.newline)
+    return "\ufeff" + text if note.bom else text
 
 
 def _line(item: Item) -> str:
