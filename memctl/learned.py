@@ -48,6 +48,14 @@ class ClaimChange:
     date: str
     detail: str = ""
     before: str | None = None
+    basis: str = "source"  # source (cites turns) | agent (its own, #agent) | human
+
+    @property
+    def origin(self) -> str:
+        """The line's provenance in words, for `memctl diff`."""
+        if self.sources:
+            return "from the turns quoted above"
+        return "the agent's own note (#agent)" if self.basis == "agent" else "human-authored"
 
     @property
     def plain(self) -> str:
@@ -140,7 +148,8 @@ def claim_changes(
 
     def mk(action: str, section: str, c: Claim, src: Note, **kw: Any) -> ClaimChange:
         return ClaimChange(
-            action, section, c.text, _sources(src, c), author, human, commit, date, **kw
+            action, section, c.text, _sources(src, c), author, human, commit, date,
+            basis=c.basis, **kw
         )
 
     for key, c in n_hist.items():

@@ -123,6 +123,7 @@ class VerifyResult:
     claims: int = 0
     citations: int = 0
     human_lines: int = 0
+    agent_lines: int = 0
     inferred: int = 0
     raw_sessions: int = 0
     problems: list[Problem] = field(default_factory=list)
@@ -138,6 +139,7 @@ class VerifyResult:
             "claims": self.claims,
             "citations": self.citations,
             "human_lines": self.human_lines,
+            "agent_lines": self.agent_lines,
             "inferred": self.inferred,
             "raw_sessions": self.raw_sessions,
             "problems": [asdict(p) for p in self.problems],
@@ -160,8 +162,12 @@ def verify_note(note_text: str, path: str, turns: RawTurns, res: VerifyResult) -
         return
     res.notes += 1
     for _, claim in note.all_claims():
-        if claim.human:
-            res.human_lines += 1
+        if not claim.refs:
+            # a person's line, or the agent's own (#agent): neither cites a turn
+            if claim.agent:
+                res.agent_lines += 1
+            else:
+                res.human_lines += 1
             continue
         res.claims += 1
         res.inferred += claim.inferred

@@ -105,6 +105,7 @@ _CHANGE = obj(
         "date": S,
         "detail": OPT_S,
         "before": OPT_S,
+        "basis": {"enum": ["source", "agent", "human"]},
     },
     optional=("detail", "before", "section"),
     closed=False,
@@ -182,7 +183,7 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
     "status": (
-        "Counts per store and user, what git has not recorded, and HEAD.",
+        "Counts per store and user, what git has not recorded, HEAD, and failed hook runs.",
         obj(
             {
                 "root": S,
@@ -192,6 +193,7 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "turns": INT,
                 "uncommitted": STRS,
                 "head": OPT_S,
+                "hook_failures": STRS,
             }
         ),
     ),
@@ -308,7 +310,6 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                         closed=False)
                 ),
             },
-            optional=("agent_lines",),
         ),
     ),
     "doctor": (

@@ -37,7 +37,8 @@ def curate(
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
 ) -> None:
     """Turn uncurated turns into cited notes: verify every quote, merge, one commit."""
-    res = open_vault().curate(
+    vault = open_vault()
+    res = vault.curate(
         store=store or None, session=session, dry_run=dry_run, model=model, curator=curator
     )
     if json_out:
@@ -51,6 +52,10 @@ def curate(
         out(f"nothing to curate: every turn is already curated ({who})")
         return
     out(f"curate: {n(res.sessions, 'session')}, {n(res.turns_read, 'turn')} read by {who}")
+    if res.commit and not dry_run:
+        # the counts `memctl diff` will show for this commit, so the two never disagree
+        counts = vault.diff(rev_range=f"{res.commit}~1..{res.commit}").counts()
+        out("  " + (", ".join(f"{k} {a}" for a, k in counts.items()) or "no claim changes"))
     bits = [
         f"added {res.added}",
         f"updated {res.updated + res.reinforced}",
@@ -59,7 +64,8 @@ def curate(
     if res.resolved or res.retracted:
         bits.append(f"resolved/retracted {res.resolved + res.retracted}")
     bits += [f"proposed {res.proposed}", f"rejected {len(res.rejected)}"]
-    out("  " + " · ".join(bits))
+    if not res.commit or dry_run:
+        out("  " + " · ".join(bits))
     if res.calls:
         cost = "unknown" if res.cost is None else f"${res.cost:.4f}"
         calls = n(res.calls, "model call")
@@ -211,7 +217,7 @@ def _render_diff(res: DiffResult) -> None:
                 for s in c.sources[:3]:
                     out(f"      “{s.quote}” {s.ref}")
                 if not c.sources:
-                    out("      (no source: human-authored)")
+                    out(f"      (no source: {c.origin})")
                 out(f"      by {who} · {c.date} · {sha}")
 
 
@@ -233,7 +239,8 @@ def verify(
         status = "ok" if res.ok else n(len(res.problems), "problem")
         out(
             f"verify: {status} · {n(res.notes, 'note')}, {n(res.claims, 'cited claim')}, "
-            f"{n(res.citations, 'citation')}, {n(res.human_lines, 'human line')}, "
+            f"{n(res.citations, 'citation')}, {n(res.agent_lines, 'agent line')}, "
+            f"{n(res.human_lines, 'human line')}, "
             f"{n(res.raw_sessions, 'raw session')}"
         )
     if not res.ok:

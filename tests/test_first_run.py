@@ -1,0 +1,38 @@
+"""The first hour reads well: the demo is plain text when piped and its numbers agree, the top
+search hit shows why it matched, and the test run prints only what matters."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from util import ROOT
+
+
+def test_the_demo_piped_is_plain_and_its_numbers_agree() -> None:
+    r = subprocess.run(["bash", str(ROOT / "scripts" / "demo")], capture_output=True, text=True,
+                       check=False, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout
+    assert "\x1b" not in out, "escape codes in piped output"
+    curate = out.split("$ memctl curate\n", 1)[1].split("\n$ ", 1)[0]
+    diff = out.split("$ memctl diff --since 1d\n", 1)[1].split("\n", 1)[0]
+    said = curate.splitlines()[1].strip()  # the claim counts, in diff's words
+    assert re.fullmatch(r"(\d+ \w+)(, \d+ \w+)*", said), curate
+    assert diff.endswith(f": {said}"), (said, diff)
+    # the top hit for "egress costs" shows both words in its snippet
+    search = out.split('$ memctl search egress costs --limit 5\n', 1)[1]
+    top = search.splitlines()[0].split("\t")[3].lower()
+    assert "egress" in top and "cost" in top, top
+
+
+def test_the_test_run_prints_no_third_party_warnings() -> None:
+    # the tests that load litellm are the ones that used to print ~60 lines of warnings
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "tests/test_fakellm.py"],
+        capture_output=True, text=True, check=False, cwd=ROOT, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert "warnings summary" not in r.stdout and "Warning" not in r.stdout, r.stdout[-3000:]
