@@ -156,7 +156,9 @@ def test_a_settings_file_we_cannot_merge_is_refused_untouched(tmp_path: Path, te
 
 def test_settings_locations(tmp_path: Path) -> None:
     assert settings_path("user", home=tmp_path) == tmp_path / ".claude" / "settings.json"
-    assert settings_path("project", project_dir=tmp_path) == tmp_path / ".claude/settings.json"
+    local = tmp_path / ".claude/settings.local.json"
+    assert settings_path("project", project_dir=tmp_path) == local
+    assert settings_path("shared", project_dir=tmp_path) == tmp_path / ".claude/settings.json"
 
 
 def test_is_ours_recognises_every_form() -> None:
@@ -175,7 +177,10 @@ def test_cli_install_and_uninstall_project(tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
-    settings = project / ".claude" / "settings.json"
+    shared = project / ".claude" / "settings.json"
+    shared.write_text(json.dumps(THEIRS, indent=2) + "\n")
+    # this machine's paths go to the file Claude Code keeps out of git, never the shared one
+    settings = project / ".claude" / "settings.local.json"
     settings.write_text(json.dumps(THEIRS, indent=2) + "\n")
     env = {"MEMCTL_VAULT": str(vault)}
 
@@ -196,6 +201,24 @@ def test_cli_install_and_uninstall_project(tmp_path: Path) -> None:
     payload = js.json()
     assert payload["command"] == "hooks uninstall" and len(payload["removed"]) == 4
     assert json.loads(settings.read_text()) == THEIRS
+    assert json.loads(shared.read_text()) == THEIRS
+
+
+def test_project_install_leaves_the_committed_settings_alone(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    r = ok("--vault", vault, "hooks", "install", "--project", cwd=project)
+    local = project / ".claude" / "settings.local.json"
+    assert str(local) in r.out
+    assert not (project / ".claude" / "settings.json").exists()
+    assert str(vault) in _ours(json.loads(local.read_text()), "SessionStart")[0]
+    ok("hooks", "install", "--portable", cwd=project)
+    shared = json.loads((project / ".claude" / "settings.json").read_text())
+    assert _ours(shared, "SessionStart") == ["memctl hook session-start"]
+    ok("hooks", "uninstall", "--portable", cwd=project)
+    assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
+    assert _ours(json.loads(local.read_text()), "SessionStart")  # the local file is untouched
 
 
 def test_cli_install_user_level_uses_home(tmp_path: Path) -> None:

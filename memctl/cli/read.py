@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -51,9 +52,12 @@ def status(
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Counts per store and per user, and what is not committed yet."""
+    from memctl.hooks.handlers import LOG_REL, log_lines
+
     res = open_vault().status()
+    failed = log_lines(Path(res.root), failures=True)
     if json_out:
-        emit_json("status", res.to_json())
+        emit_json("status", {**res.to_json(), "hook_failures": failed[-20:]})
         return
     out(f"vault   {res.root}")
     out(f"head    {res.head[:10] if res.head else '(no commits)'}")
@@ -61,6 +65,10 @@ def status(
     for u, c in res.users.items():
         out(f"  user {u}: {n(c['sessions'], 'session')}, {n(c['turns'], 'turn')}")
     out("stores  " + ", ".join(f"{k} {v}" for k, v in res.stores.items()))
+    if failed:
+        # a hook must never block the agent, so its failures wait here to be seen
+        out(f"hooks   {n(len(failed), 'failed run')} in {LOG_REL}; last: {failed[-1]}")
+        out("        (memctl hooks log --failures shows them)")
     if res.uncommitted:
         out(f"uncommitted ({len(res.uncommitted)}):")
         for line in res.uncommitted[:50]:

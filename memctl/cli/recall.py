@@ -31,7 +31,12 @@ _Budget = Annotated[
 _Format = Annotated[str, typer.Option("--format", help=_FORMAT_HELP)]
 _Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 _Project = Annotated[
-    bool, typer.Option("--project", help="This project's .claude/settings.json (default).")
+    bool,
+    typer.Option(
+        "--project",
+        help="This project's .claude/settings.local.json, this machine's own (default); "
+        "with --portable, the shared .claude/settings.json.",
+    ),
 ]
 _UserLevel = Annotated[
     bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
@@ -134,13 +139,16 @@ app.add_typer(hooks_app, name="hooks")
 _AGENT_HELP = "The agent whose settings to change: claude-code."
 
 
-def _settings(project: bool, user_level: bool) -> Path:
+def _settings(project: bool, user_level: bool, portable: bool = False) -> Path:
     from memctl.errors import InputError
     from memctl.hooks import settings_path
 
     if project and user_level:
         raise InputError("choose one of --project and --user")
-    return settings_path("user" if user_level else "project")
+    if user_level:
+        return settings_path("user")
+    # machine paths never go in the file a team commits; plain `memctl hook` does
+    return settings_path("shared" if portable else "project")
 
 
 def _agent(agent: str) -> None:
@@ -180,7 +188,8 @@ def hooks_install(
         typer.Option(
             "--portable",
             help="Write plain `memctl hook ...` (memctl on PATH, vault found from the project "
-            "or $MEMCTL_VAULT) instead of this machine's paths: for a settings.json you commit.",
+            "or $MEMCTL_VAULT) instead of this machine's paths, into the project's shared "
+            ".claude/settings.json that teams commit.",
         ),
     ] = False,
     dry_run: _DryRun = False,
@@ -190,7 +199,7 @@ def hooks_install(
     from memctl.hooks import install
 
     _agent(agent)
-    path = _settings(project, user_level)
+    path = _settings(project, user_level, portable)
     if portable:
         res = install(path, None, user=as_user, dry_run=dry_run, base="memctl")
     else:
@@ -203,6 +212,9 @@ def hooks_uninstall(
     agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
     project: _Project = False,
     user_level: _UserLevel = False,
+    portable: Annotated[
+        bool, typer.Option("--portable", help="From the project's shared .claude/settings.json.")
+    ] = False,
     dry_run: _DryRun = False,
     json_out: _Json = False,
 ) -> None:
@@ -210,7 +222,24 @@ def hooks_uninstall(
     from memctl.hooks import uninstall
 
     _agent(agent)
-    _report(uninstall(_settings(project, user_level), dry_run=dry_run), json_out)
+    _report(uninstall(_settings(project, user_level, portable), dry_run=dry_run), json_out)
+
+
+@hooks_app.command("log")
+def hooks_log(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many lines.")] = 20,
+    failures: Annotated[bool, typer.Option("--failures", help="Only failed hook runs.")] = False,
+) -> None:
+    """The hook log (.memctl/cache/hooks.log): what each hook run did or why it failed."""
+    from memctl.hooks.handlers import log_lines
+
+    vault = open_vault()
+    lines = log_lines(vault.root, failures=failures)[-limit:]
+    if not lines:
+        what = "no failed hook runs" if failures else "no hook runs"
+        sys.stderr.write(f"memctl: {what} in {vault.root / '.memctl/cache/hooks.log'}\n")
+    for line in lines:
+        out(line)
 
 
 # ---- memctl hook <event>: what Claude Code runs --------------------------------------------

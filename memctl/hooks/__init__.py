@@ -69,10 +69,14 @@ class HooksResult:
 
 
 def settings_path(where: str, project_dir: Path | None = None, home: Path | None = None) -> Path:
-    """`project` -> <project>/.claude/settings.json; `user` -> ~/.claude/settings.json."""
+    """Claude Code's settings files: `user` ~/.claude/settings.json; `project` the project's
+    .claude/settings.local.json (this machine's, not committed); `shared` the project's
+    .claude/settings.json, which teams commit, so only portable commands belong there."""
     if where == "user":
         return (home or Path.home()) / ".claude" / "settings.json"
     if where == "project":
+        return (project_dir or Path.cwd()) / ".claude" / "settings.local.json"
+    if where == "shared":
         return (project_dir or Path.cwd()) / ".claude" / "settings.json"
     raise InputError(f"unknown settings location {where!r}: use --project or --user")
 

@@ -83,6 +83,22 @@ def log(root: Path | None, event: str, message: str) -> str:
     return line.strip()
 
 
+def log_lines(root: Path, failures: bool = False) -> list[str]:
+    """The hook log's lines, oldest first; `failures`: only the runs that failed."""
+    try:
+        text = (root / LOG_REL).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    lines = [line for line in text.splitlines() if line.strip()]
+    return [line for line in lines if is_failure(line)] if failures else lines
+
+
+def is_failure(line: str) -> bool:
+    """A log line that says a hook failed (the log's other lines are what hooks did)."""
+    parts = line.split(" ", 2)
+    return len(parts) == 3 and parts[2].startswith("failed: ")
+
+
 def _payload(raw: bytes | str) -> dict[str, Any]:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     if not text.strip():
