@@ -98,7 +98,6 @@ def test_a_budget_too_small_says_so_instead_of_empty_memory(acme: tuple[Vault, d
         return {
             "recall": await c.call_tool("recall", {"query": "Datadog or Grafana?", "budget": 5}),
             "context": await c.call_tool("context", {"budget": 0}),
-            "nothing": await c.call_tool("recall", {"query": "zebra crossing xylophone"}),
         }
 
     out = _session(vault.root, "marco", steps)
@@ -106,7 +105,14 @@ def test_a_budget_too_small_says_so_instead_of_empty_memory(acme: tuple[Vault, d
         text = _data(out[key])["result"]
         assert "matched, but none fits in a budget of" in text, (key, text)
         assert "nothing in memory" not in text and "empty" not in text
-    assert _data(out["nothing"])["result"] == "(nothing in memory matches this)"
+
+
+def test_an_empty_memory_says_so(tmp_path: Path) -> None:
+    from memctl.mcp import Tools
+
+    tools = Tools(Vault.init(tmp_path / "empty", env={})[0], "dana")
+    assert tools.recall("zebra crossing xylophone") == "(nothing in memory matches this)"
+    assert tools.context() == "(memory holds nothing for dana yet)"
 
 
 def test_resources_templates_and_the_prompt(acme: tuple[Vault, dict]) -> None:
