@@ -147,12 +147,24 @@ def _show_proposal(p: Any) -> None:
     out()
 
 
+_CHOICES = ("a", "r", "s", "q", "accept", "reject", "skip", "quit")
+
+
+def _choose() -> str:
+    """One of a/r/s/q; anything else is asked again (a typo must not quietly skip)."""
+    while True:
+        choice = typer.prompt("[a]ccept, [r]eject, [s]kip, [q]uit", default="s").strip().lower()
+        if choice in _CHOICES:
+            return choice
+        out(f"unknown choice {choice!r}: type a, r, s or q")
+
+
 def _interactive(props: list[Any]) -> tuple[list[str], list[str]]:
     accept: list[str] = []
     reject: list[str] = []
     for p in props:
         _show_proposal(p)
-        choice = typer.prompt("[a]ccept, [r]eject, [s]kip, [q]uit", default="s").strip().lower()
+        choice = _choose()
         if choice.startswith("a"):
             accept.append(p.id)
         elif choice.startswith("r"):
