@@ -10,6 +10,7 @@ has to be rewritten by hand before it can be used again. The forms:
 - the 6-hex digest a raw file name ends with (as recall prints it), or a prefix: `64628a`
 - any session form followed by `#tN` for one turn: `64628a#t11`
 - a note path `knowledge/acme.md` (INDEX.md files included), or a note id `profile/priya`
+- a footnote label as notes print it, `[^119b95-t1]` or `119b95-t1-a7d1` (= `119b95#t1`)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ FORMS = (
 _DIGEST = re.compile(r"-([0-9a-f]{6})\.md$")
 _HEX = re.compile(r"[0-9a-f]{4,6}")
 _TURN = re.compile(r"t([0-9]+)")
+_LABEL = re.compile(r"([0-9a-f]{6})-t([0-9]+)(?:-[0-9a-z]+)?")
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ def resolve(vault: Vault, ref: str) -> Ref:
     text = ref.strip()
     if text.startswith("[[") and text.endswith("]]"):
         text = text[2:-2].split("|", 1)[0]  # an Obsidian link, as INDEX files and notes hold
+    if text.startswith("[^") and text.endswith("]"):
+        text = text[2:-1]
+    label = _LABEL.fullmatch(text)
+    if label and text not in vault._session_map():
+        text = f"{label.group(1)}#t{label.group(2)}"  # a footnote label names its turn
     path, sep, anchor = text.partition("#")
     path = path.strip()
     turn: int | None = None

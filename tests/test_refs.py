@@ -23,6 +23,7 @@ NOTE_REF = re.compile(
     r"/[\w.-]+?\.md"
 )
 NOTE_ID = re.compile(r"^id: (\S+)$", re.M)
+LABEL = re.compile(r"\[\^([0-9a-f]{6}-t\d+(?:-[0-9a-z]+)?)\]")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,17 @@ def test_export_takes_every_session_form_and_a_turn(demo: Path) -> None:
     assert len(one) == 1 and json.loads(one[0]) == json.loads(whole.splitlines()[10])
 
 
+def test_footnote_labels_name_their_turn(demo: Path) -> None:
+    rel = _session_of(demo, "freelance-data-scientist")
+    digest = digest_of(rel)
+    vault = Vault.open(demo, env={})
+    for label in (f"{digest}-t1", f"[^{digest}-t1]", f"{digest}-t1-a7d1"):
+        assert resolve(vault, label).text == f"{rel}#t1", label
+    note = ok("--vault", demo, "show", "profile/priya").out
+    assert f"[^{digest}-t1]" in note
+    assert ok("--vault", demo, "show", f"[^{digest}-t1]", "--json").json()["ref"] == f"{rel}#t1"
+
+
 def test_bad_references_are_one_plain_error(demo: Path) -> None:
     for ref, words in (
         ("profile/priya.md#t1", "only sessions have turns"),
@@ -121,7 +133,7 @@ def test_every_printed_reference_is_accepted_back(demo: Path) -> None:
     text = _printed(demo)
     refs = set(RAW_REF.findall(text)) | set(NOTE_REF.findall(text))
     refs |= {d + (t or "") for d, t in SHORT_REF.findall(text)}
-    refs |= set(NOTE_ID.findall(text))
+    refs |= set(NOTE_ID.findall(text)) | set(LABEL.findall(text))
     kinds = {_shape(r) for r in refs}
     # each shape was printed at least once, so the loop below tests all of them
     assert (True, False, False) in kinds, "no digest#tN printed"
