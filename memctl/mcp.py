@@ -34,6 +34,7 @@ _INDEX_LINK = re.compile(r"\]\(([^)\s]+\.md)\)")
 
 
 SEARCH_LIMIT = 50
+KINDS = ("turn", "note", "claim")
 LIST_LIMIT = 200
 
 
@@ -120,8 +121,8 @@ class Tools:
     ) -> dict[str, Any]:
         """Ranked hits over turns and notes this user may see."""
         _limit(limit, SEARCH_LIMIT)
-        if kind not in (None, "", "turn", "note"):
-            raise InputError(f"kind must be 'turn' or 'note', not {kind!r}")
+        if kind not in (None, "", *KINDS):
+            raise InputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         store = self._store(store)
         res = self.vault.search(
             query, kind=kind or None, store=store or None, scope=list(self.scopes), limit=limit
@@ -464,9 +465,9 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
             _described('Words to find; "quoted words" must appear together. Any text works.'),
         ],
         kind: Annotated[
-            Literal["turn", "note"] | None,
+            Literal[KINDS] | None,  # type: ignore[valid-type]
             _described("turn: only what was said in conversations; note: only notes; "
-                       "leave out for both."),
+                       "claim: single claim lines of notes; leave out for turns and notes."),
         ] = None,
         store: Annotated[
             StoreName | None,

@@ -17,7 +17,8 @@ def test_the_demo_piped_is_plain_and_its_numbers_agree() -> None:
     out = r.stdout
     assert "\x1b" not in out, "escape codes in piped output"
     curate = out.split("$ memctl curate\n", 1)[1].split("\n$ ", 1)[0]
-    diff = out.split("$ memctl diff --since 1d\n", 1)[1].split("\n", 1)[0]
+    diff = out.split("$ memctl diff HEAD~1..HEAD\n", 1)[1]
+    diff = diff.split("\n", 1)[0]
     said = curate.splitlines()[1].strip()  # the claim counts, in diff's words
     assert re.fullmatch(r"(\d+ \w+)(, \d+ \w+)*", said), curate
     assert diff.endswith(f": {said}"), (said, diff)

@@ -54,7 +54,7 @@ def test_every_tool_and_parameter_is_described_with_enums_and_annotations(
         raise AssertionError(f"{tool}.{param} is a free string")
 
     stores = list(vault.config.stores)
-    assert enum("search", "kind") == ["turn", "note"]
+    assert enum("search", "kind") == ["turn", "note", "claim"]
     assert enum("search", "store") == stores
     assert enum("list", "store") == stores
     assert enum("remember", "store") == stores
