@@ -18,6 +18,10 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")
+# What changes a file. watchdog also reports opens and closes without a write (inotify's
+# IN_OPEN, IN_CLOSE_NOWRITE); counting those, every read (the watcher's own reindex among
+# them) looked like an edit and the watcher never settled.
+CHANGES = frozenset({"created", "modified", "deleted", "moved", "closed"})
 
 
 @dataclass
@@ -38,7 +42,7 @@ class _Collector(FileSystemEventHandler):
         self.lock = threading.Lock()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.is_directory:
+        if event.is_directory or event.event_type not in CHANGES:
             return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
         with self.lock:
@@ -78,6 +82,9 @@ class VaultWatcher:
         self._transcripts = _Collector(self._is_transcript)
         self._observer = Observer()
         self._stop = threading.Event()
+        # files this watcher's own ingests wrote, with the stat they were left at: their
+        # events may arrive a flush later, and are not edits
+        self._own: dict[str, tuple[int, int]] = {}
 
     def _is_note(self, p: str) -> bool:
         try:
@@ -88,6 +95,21 @@ class VaultWatcher:
 
     def _rel(self, p: str) -> str:
         return Path(p).resolve().relative_to(self.root).as_posix()
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        try:
+            st = (self.root / rel).stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def _mine(self, p: str) -> bool:
+        """An event for a file this watcher wrote and nobody has touched since."""
+        try:
+            rel = self._rel(p)
+        except ValueError:
+            return False
+        return rel in self._own and self._own[rel] == self._stat(rel)
 
     def _is_transcript(self, p: str) -> bool:
         name = Path(p).name
@@ -103,7 +125,7 @@ class VaultWatcher:
         """Flush whatever has settled; None when there was nothing to do."""
         ev = WatchEvent()
         transcripts = [p for p in self._transcripts.take(self.debounce) if Path(p).is_file()]
-        notes = self._notes.take(self.debounce)
+        notes = [p for p in self._notes.take(self.debounce) if not self._mine(p)]
         if not transcripts and not notes:
             return None
         try:
@@ -114,8 +136,10 @@ class VaultWatcher:
                 # The ingest's own writes come back as note events; it indexed them already.
                 # Anything else that arrived meanwhile (a hand edit) is still to be done.
                 ours = {*ev.ingested, "INDEX.md", "raw/INDEX.md"}
+                self._own = {rel: st for rel in ours if (st := self._stat(rel)) is not None}
                 later = [p for p in self._notes.take(0) if self._rel(p) not in ours]
                 notes = sorted({*notes, *later})
+            notes = [p for p in notes if not self._mine(p)]
             if notes:
                 self.vault.reindex(paths=notes)
                 ev.reindexed = [self._rel(p) for p in notes]
