@@ -284,6 +284,8 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
     yaml, _, loader = _yaml()
     try:
         data = yaml.load(text[4 : end + 1], Loader=loader) or {}
+    except RecursionError:
+        raise MemctlError("frontmatter nested too deeply", path, 2) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -293,8 +295,12 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
     return data, text[end + 5 :]
 
 
-def header_from_dict(data: dict[str, Any]) -> RawHeader:
-    """Inverse of render_header; unknown keys survive in `extra`."""
+def header_from_dict(data: dict[str, Any], path: str = "") -> RawHeader:
+    """Inverse of render_header; unknown keys survive in `extra`.
+
+    A hand-edited header of the wrong shape (`source: 1`, `turns: many`) is an error naming
+    the file, not a crash.
+    """
     known = {
         "type",
         "schema",
@@ -310,6 +316,14 @@ def header_from_dict(data: dict[str, Any]) -> RawHeader:
         "content_hash",
     }
     source = data.get("source") or {}
+    participants = data.get("participants") or ()
+    turns = data.get("turns", 0)
+    if not isinstance(source, dict):
+        raise MemctlError("header field 'source' must be a mapping (format, origin)", path, 1)
+    if isinstance(participants, str | dict) or not isinstance(participants, list | tuple):
+        raise MemctlError("header field 'participants' must be a list", path, 1)
+    if isinstance(turns, bool) or not isinstance(turns, int | str) or not str(turns).isdigit():
+        raise MemctlError("header field 'turns' must be a whole number", path, 1)
     return RawHeader(
         session=str(data.get("session", "")),
         title=str(data.get("title", "")),
@@ -319,8 +333,8 @@ def header_from_dict(data: dict[str, Any]) -> RawHeader:
         scope=str(data.get("scope", "")),
         started=data.get("started"),
         ended=data.get("ended"),
-        participants=tuple(data.get("participants") or ()),
-        turns=int(data.get("turns", 0)),
+        participants=tuple(str(p) for p in participants),
+        turns=int(turns),
         content_hash=str(data.get("content_hash", "")),
         extra=tuple(sorted((k, v) for k, v in data.items() if k not in known)),
     )
@@ -354,7 +368,7 @@ def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
     if hit is not None:
         return hit[0], list(hit[1])
     data, body = split_frontmatter(text, path)
-    header = header_from_dict(data)
+    header = header_from_dict(data, path)
     messages: list[Message] = []
     matches = list(_HEADING.finditer(body))
     body_line0 = text[: len(text) - len(body)].count("\n") + 1
@@ -378,6 +392,11 @@ def parse_session(text: str, path: str) -> tuple[RawHeader, list[Message]]:
             rec = json.loads(meta_line[: -len(_META_SUFFIX)])
         except json.JSONDecodeError as exc:
             raise MemctlError(f"turn t{n}: bad turn metadata: {exc.msg}", path, line + 1) from None
+        except RecursionError:
+            msg = f"turn t{n}: turn metadata nested too deeply"
+            raise MemctlError(msg, path, line + 1) from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("meta") or {}, dict):
+            raise MemctlError(f"turn t{n}: turn metadata is not an object", path, line + 1)
         content = section[meta_end + 2 :]
         if not section[meta_end:].startswith("\n\n") or not content.endswith("\n\n"):
             raise MemctlError(f"turn t{n}: section layout damaged", path, line)
