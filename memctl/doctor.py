@@ -82,6 +82,7 @@ def run(vault: Vault, repair: bool = False) -> DoctorResult:
         checks.append(_search_index(vault, repair))
         checks.append(_citations(vault))
         checks.append(_secrets(vault))
+        checks.append(_hook_alerts(vault))
     return DoctorResult(checks, repair)
 
 
@@ -233,4 +234,15 @@ def _secrets(vault: Vault) -> Check:
         for f in find_secrets(text):
             line = text.count("\n", 0, f.start) + 1
             c.problems.append(f"{path.relative_to(vault.root).as_posix()}:{line}: {f.kind}")
+    return c
+
+
+def _hook_alerts(vault: Vault) -> Check:
+    """Failures of the detached Stop worker that no hook has shown yet."""
+    from memctl.hooks.handlers import ALERTS_REL
+
+    c = Check("hooks")
+    path = vault.root / ALERTS_REL
+    if path.is_file():
+        c.problems = [ln for ln in read_text(path).splitlines() if ln.strip()]
     return c

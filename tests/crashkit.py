@@ -129,3 +129,110 @@ def assert_healthy(vault: Path) -> None:
     assert not (vault / ".memctl" / "journal").exists() or not any(
         d.is_dir() for d in (vault / ".memctl" / "journal").iterdir()
     ), "a journal survived recovery"
+
+
+def _ingest_calibrate(vault: Path, src: Path) -> float:
+    start = time.monotonic()
+    proc = memctl_popen(["--vault", str(vault), "ingest", str(src)])
+    proc.communicate()
+    return time.monotonic() - start
+
+
+def kill_points(root: Path, kind: str, points: int, seed: int = 0,
+                sessions: int = 40, turns: int = 20) -> dict[str, object]:
+    """Run `kind` (ingest or curate) `points` times, each killed with SIGKILL at a random
+    moment (a third of them once git has taken its index lock), then check the vault.
+
+    Returns counts: points killed, points the command finished before its kill time,
+    failures (each a message; the run stops at the first), and turns acknowledged.
+    """
+    import random
+
+    rnd = random.Random(seed)
+    vault = root / f"{kind}-vault"
+    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
+                   capture_output=True)
+    acknowledged: set[str] = set()
+    killed = finished = git_phase = 0
+    failures: list[str] = []
+    lock = vault / ".git" / "index.lock"
+
+    def ack_ingest(src: Path, ids: set[str]) -> None:
+        r = subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), "ingest",
+                            str(src), "--user", "dana", "--scope", "team"],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            failures.append(f"ingest after recovery failed: {r.stderr.strip()}")
+        acknowledged.update(ids)
+
+    if kind == "curate":
+        src = curatable(root / "cur-seed", 30, tag="seed")
+        ack_ingest(src, {f"seed{i}-m{t}" for i in range(30) for t in (1, 2)})
+        base = 1.0
+    else:
+        base = _ingest_calibrate(vault, transcripts(root / "calib", sessions, turns, "cal"))
+        acknowledged.update(f"cal{i}-m{t}" for i in range(sessions) for t in range(turns))
+    for point in range(points):
+        tag = f"p{point}x"
+        if kind == "ingest":
+            # new sessions, plus a longer version of the previous point's (appends)
+            src = transcripts(root / f"in{point}", sessions, turns, tag)
+            if point:
+                transcripts(root / f"in{point - 1}", sessions, turns + 5, f"p{point - 1}x")
+            args = ["ingest", str(src)] + ([str(root / f"in{point - 1}")] if point else [])
+        else:
+            ack_ingest(curatable(root / f"cur{point}", 8, tag=tag),
+                       {f"{tag}{i}-m{t}" for i in range(8) for t in (1, 2)})
+            args = ["curate"]
+        proc = memctl_popen(["--vault", str(vault), *args])
+        at_git = point % 3 == 2
+        after = None if at_git else rnd.uniform(0.05, max(0.1, base * 1.2))
+        hit = kill_when(proc, lock.exists if at_git else None, after=after, timeout=300)
+        if hit:
+            killed += 1
+            git_phase += at_git
+        else:
+            finished += 1
+            if kind == "ingest" and proc.returncode == 0:
+                acknowledged.update(_ids_of(src) | (_ids_of(root / f"in{point - 1}")
+                                                    if point else set()))
+        # the next command, whatever it is, recovers
+        r = subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), "status"],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0 or "Traceback" in r.stderr:
+            failures.append(f"point {point}: status after the kill failed: {r.stderr.strip()}")
+            break
+        try:
+            assert_healthy(vault)
+            ids = head_turn_ids(vault)
+            assert len(ids) == len(set(ids)), "a turn is in HEAD twice"
+            lost = acknowledged - set(ids)
+            assert not lost, f"{len(lost)} acknowledged turns missing, e.g. {sorted(lost)[:3]}"
+            if kind == "curate":
+                log = git(vault, "log", "--format=%s")
+                assert "edited by hand" not in log, "the agent's output was taken for a human's"
+                for note in note_files(vault):
+                    lines = [x for x in note.read_text().splitlines() if x.startswith("- ")]
+                    assert len(lines) == len(set(lines)), f"duplicated lines in {note.name}"
+        except AssertionError as exc:
+            failures.append(f"point {point} ({'git phase' if at_git else 'random'}): {exc}")
+            break
+    # finally everything once more, to completion: every turn in HEAD exactly once
+    if not failures and kind == "ingest":
+        for point in range(points):
+            ack_ingest(root / f"in{point}", _ids_of(root / f"in{point}"))
+        ids = head_turn_ids(vault)
+        if sorted(ids) != sorted(acknowledged):
+            failures.append("after re-running every ingest, HEAD's turns differ from the input")
+    return {"kind": kind, "points": points, "killed": killed, "git_phase": git_phase,
+            "finished_first": finished, "failures": failures,
+            "acknowledged_turns": len(acknowledged), "lost": 0 if not failures else None}
+
+
+def _ids_of(folder: Path) -> set[str]:
+    out = set()
+    for f in folder.glob("*.jsonl"):
+        for line in f.read_text().splitlines():
+            if line.strip():
+                out.add(json.loads(line)["id"])
+    return out

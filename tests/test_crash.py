@@ -16,6 +16,7 @@ from crashkit import (
     assert_healthy,
     curatable,
     head_turn_ids,
+    kill_points,
     kill_when,
     memctl_popen,
     note_files,
@@ -121,3 +122,14 @@ def test_a_lock_held_by_a_live_git_is_left_alone(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_random_kill_points_ingest(tmp_path: Path) -> None:
+    res = kill_points(tmp_path, "ingest", points=4, seed=9, sessions=25, turns=12)
+    assert res["failures"] == [], res
+    assert res["killed"] >= 1
+
+
+def test_random_kill_points_curate(tmp_path: Path) -> None:
+    res = kill_points(tmp_path, "curate", points=3, seed=9)
+    assert res["failures"] == [], res

@@ -28,6 +28,10 @@ from pathlib import Path
 from typing import Any
 
 LOG_REL = ".memctl/cache/hooks.log"
+# Failures of the detached Stop worker, waiting to be shown: the worker has no terminal, so
+# the next hook that Claude Code runs (any of them) shows them to the user as its
+# systemMessage and clears the file. `memctl doctor` lists them too.
+ALERTS_REL = ".memctl/cache/hook-alerts.log"
 LOG_MAX_BYTES = 1_000_000  # past this the log keeps its newer half
 EVENT_NAMES = {
     "session-start": "SessionStart",
@@ -109,11 +113,45 @@ def _payload(raw: bytes | str) -> dict[str, Any]:
     return data
 
 
-def _context_json(event: str, text: str) -> str:
+def _context_json(event: str, text: str, alert: str = "") -> str:
     if not text.strip():
-        return ""
-    out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+        return _alert_json(alert)
+    out: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    }
+    if alert:
+        out["systemMessage"] = alert
     return json.dumps(out, ensure_ascii=False) + "\n"
+
+
+def _alert_json(alert: str) -> str:
+    return json.dumps({"systemMessage": alert}, ensure_ascii=False) + "\n" if alert else ""
+
+
+def _alert(root: Path, message: str) -> None:
+    """Keep a Stop worker's failure for the next hook to show; never raises."""
+    line = f"{time.strftime('%Y-%m-%d %H:%M')} {' '.join(message.split())}\n"
+    with contextlib.suppress(OSError):
+        path = root / ALERTS_REL
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+
+
+def take_alerts(root: Path | None) -> str:
+    """The waiting Stop-worker failures as one message (and forget them), or ""."""
+    if root is None:
+        return ""
+    path = root / ALERTS_REL
+    try:
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        path.unlink()
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    more = f" (and {len(lines) - 1} earlier)" if len(lines) > 1 else ""
+    return f"memctl: {lines[-1]}{more}; details in {LOG_REL}, `memctl doctor` checks the vault"
 
 
 def handle(
@@ -141,7 +179,8 @@ def handle(
         if name == "stop":
             if worker:
                 return HookOutcome(logged=_stop_work(root, payload, user, env))
-            return HookOutcome(logged=_spawn_stop(root, raw, user))
+            alert = take_alerts(root)
+            return HookOutcome(stdout=_alert_json(alert), logged=_spawn_stop(root, raw, user))
         from memctl.recall import disabled_by
 
         if disabled_by(env):
@@ -158,11 +197,16 @@ def handle(
             res = vault.recall(prompt, user=user)
         else:
             return HookOutcome(logged=log(root, name, f"unknown hook {name!r}"))
-        return HookOutcome(stdout=_context_json(EVENT_NAMES[name], res.text))
+        return HookOutcome(
+            stdout=_context_json(EVENT_NAMES[name], res.text, take_alerts(root))
+        )
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
-        return HookOutcome(logged=log(root, name, f"failed: {type(exc).__name__}: {exc}"))
+        line = log(root, name, f"failed: {type(exc).__name__}: {exc}")
+        if name == "stop" and worker and root is not None:
+            _alert(root, f"saving the session failed: {exc}")
+        return HookOutcome(logged=line, stdout=_alert_json(take_alerts(root)) if not worker else "")
 
 
 def _spawn_stop(root: Path, raw: bytes | str, user: str | None) -> str | None:
