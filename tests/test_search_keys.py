@@ -149,3 +149,11 @@ def test_mcp_search_for_claim_lines_keeps_private_quotes_private(
     v, _ = vault
     assert Tools(v, "mel").search("kiln plan", kind="claim")["hits"]
     assert Tools(v, "caroline").search("kiln plan", kind="claim")["hits"] == []
+
+
+def test_recall_explain_names_the_claim_key(vault: tuple[Vault, dict[str, str]]) -> None:
+    from memctl.recall.prompt import _turn_why
+
+    hit = _turns(vault[0], "pottery")[0]
+    why = "matches the query; claim key: a claim in knowledge/melanie.md cites it"
+    assert _turn_why(hit) == why

@@ -63,6 +63,16 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
 
 # ---- recall -------------------------------------------------------------------------------
 
+MATCHES = "matches the query"
+
+
+def _turn_why(h: Hit) -> str:
+    """Why search found a turn: its own words, and any claim line that led to it."""
+    if not h.via:
+        return MATCHES
+    return f"{MATCHES}; claim key: a claim in {', '.join(h.via)} cites it"
+
+
 STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share
 
 
@@ -197,7 +207,7 @@ def recall(
         for ref, _ in c.refs[:1]:
             turn_queue.append((ref, c.score * 0.9, f"supports {c.path}", None))
     hits_by_ref = {h.ref: h for h, _ in turn_hits}
-    turn_queue += [(h.ref, s, "matches the query", h) for h, s in turn_hits]
+    turn_queue += [(h.ref, s, _turn_why(h), h) for h, s in turn_hits]
     kept_turn_terms: list[frozenset[str]] = []
     for ref, score, why, hit in turn_queue:
         if ref in shown:
@@ -214,7 +224,7 @@ def recall(
             reason = f"a {role or 'unreadable'} turn: only what people and the assistant said"
         elif score < floor:
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
-        elif per_session[session] >= MAX_TURNS_PER_SESSION and why == "matches the query":
+        elif per_session[session] >= MAX_TURNS_PER_SESSION and why.startswith(MATCHES):
             reason = f"session already gives {MAX_TURNS_PER_SESSION} turns"
         tm = None if reason else _turn_memory(r, ref, score, why, hit)
         if reason is None and tm is None:
