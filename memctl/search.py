@@ -2,9 +2,11 @@
 
 Ranking is BM25 over three views of each turn: its own words (with the speaker), a window
 that adds the turns before it (answers usually reply to the previous turn) and its date as
-words. The two best scores of each session are then blended into its turns, so
-a turn from the conversation that is about the topic beats a stray mention elsewhere.
-bench/recall.py measures this on LoCoMo; bench/README.md has the numbers behind each knob.
+words. Claim lines that match the query lift the turns they cite (`claim_keys`). The two
+best scores of each session are then blended into its turns, so a turn from the
+conversation that is about the topic beats a stray mention elsewhere, and a turn said by
+a person the query names is lifted last (`speakers_named`). bench/recall.py measures this
+on LoCoMo; bench/README.md has the numbers behind each knob.
 """
 
 from __future__ import annotations

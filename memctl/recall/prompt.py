@@ -44,9 +44,16 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     if text is None:
         return None
     cite = r.cite(ref)
-    body = as_data(text)
-    if tokens.upper_bound(body) > TURN_TOKENS:
-        body = tokens.truncate(body, TURN_TOKENS)
+    # a turn can be a whole pasted log: cut it to a prefix that surely holds more than
+    # TURN_TOKENS tokens (BPE tokens average ~4 characters) before tokenizing any of it
+    long = len(text) > TURN_CHARS
+    if long and "<!--" in text:
+        text = as_data(text)  # a comment may close past the prefix: strip it from the whole
+        long = len(text) > TURN_CHARS
+    body = as_data(text[:TURN_CHARS]) if long else as_data(text)
+    if long or tokens.upper_bound(body) > TURN_TOKENS:
+        cut = tokens.truncate(body, TURN_TOKENS)
+        body = cut if cut != body else tokens.truncate(body + " …", TURN_TOKENS)
     return Memory(
         kind="turn",
         text=body,
@@ -74,6 +81,7 @@ def _turn_why(h: Hit) -> str:
 
 
 STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share
+TURN_CHARS = TURN_TOKENS * 12  # characters of a turn tokenized at most
 
 
 def _pack_standing(
