@@ -1,0 +1,671 @@
+"""Claims from one batch: the pass over the session that turns sentences into proposals."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memctl.curate import Batch, Entity, Proposal, Quote
+from memctl.curate.builtin.classification import (
+    BAD,
+    BETTER,
+    CORRECTION,
+    CORRECTION_CUE,
+    DECISION,
+    DID,
+    DUTIES,
+    FACT,
+    FIRST_PERSON,
+    GOOD,
+    HABIT,
+    HEARSAY,
+    INSTRUCTION,
+    LINK,
+    LOCATION,
+    NEXT,
+    NOT_A_FACT,
+    NOT_A_ROLE,
+    OPEN_ITEMS,
+    OPTIONS,
+    ORG_OF_USER,
+    PLAN,
+    PREFERENCE,
+    PROGRESS,
+    PRONOUN_SUBJECT,
+    REL_TIME,
+    RESOLVED,
+    ROLE_OF_USER,
+    THREAD,
+    WANT,
+    WE,
+    WE_DID,
+    WE_FACT,
+    WE_GOAL,
+    WILL,
+    WORD,
+)
+from memctl.curate.builtin.entities import Ent, EntityRules
+from memctl.curate.builtin.lexicon import (
+    COMMON_VERBS,
+    FILLER,
+    FULL,
+    NAME,
+    ORG,
+    STOP_NAMES,
+)
+from memctl.curate.builtin.resolution import conj
+from memctl.curate.builtin.sentences import cap, core_of, end, prose_sentences, trim_so
+from memctl.notes import claim_key, strip_links
+from memctl.raw import parse_time, slugify
+
+
+def _slot(text: str, slot: str) -> str | None:
+    """What a profile claim is about, so a new claim on the same thing can supersede it."""
+    plain = strip_links(text)
+    if slot == "role":
+        return "role" if re.match(r"^\S+ is (?:an?|the) ", plain) else None
+    if slot == "location":
+        found = re.search(r"\b(?:lives|is based|resides|moved|relocated) (?:in|to) ", plain)
+        return "location" if found else None
+    if slot == "pref":
+        m = re.search(
+            r"\b(?:prefers|likes|loves) (?P<obj>.+?)(?: for | when | because |\.|$)", plain
+        )
+        return m.group("obj").lower().strip() if m else None
+    return None
+
+
+def _fact_subject(text: str, we: str) -> str | None:
+    """ "Acme's egress bill is about $14k" -> "egress bill": two facts about one subject."""
+    plain = strip_links(text)
+    m = re.match(rf"^(?:{re.escape(we)}'s|The|the) (?P<np>[\w\s/-]+?) (?:is|are|was|were) ", plain)
+    return m.group("np").lower() if m else None
+
+
+# ---- the curator ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Emitted:
+    store: str
+    note: str
+    section: str
+    text: str
+    turn: int
+    quote: str
+
+
+class Extractor(EntityRules):
+    """One pass over one batch; state is what this session has said so far."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.b = batch
+        self.ctx = batch.context
+        self.stores = batch.stores
+        self.out: list[Proposal] = []
+        self.emitted: list[_Emitted] = []
+        h = batch.header
+        named = [m.name for m in batch.messages if m.role == "user" and m.name]
+        self.name = next((n for n in named if n.lower() != "user"), "") or cap(h.user)
+        self.team = h.scope in ("team", "global")
+        self.org = self._find_org()
+        self.we = self.org or ("The team" if self.team else f"{self.name}'s team")
+        self.ents = {
+            e.title.casefold(): Ent(e.title, e.type, e.path, set(e.aliases))
+            for e in self.ctx.entities()
+        }
+        self.people = set(self.ctx.people())
+        self.session_names = self._full_names()
+        self.last_person: str | None = None
+        self.goals = 0
+        self.options: tuple[int, str, str, str] | None = None
+        self.pending_org: tuple[str, str, int, str] | None = None
+
+    # -- setup ----------------------------------------------------------------------------------
+
+    def _user_turns(self, all_turns: bool = False) -> list[tuple[int, str]]:
+        return [
+            (i, m.content)
+            for i, m in enumerate(self.b.messages, 1)
+            if m.role == "user" and (all_turns or i >= self.b.start)
+        ]
+
+    def _find_org(self) -> str | None:
+        """The user's organisation: said in this session, else already known to memory."""
+        for _, content in self._user_turns(all_turns=True):
+            m = ORG_OF_USER.search(content)
+            if m:
+                return m.group("org") or m.group("org2")
+        for c in self.ctx.claims("profile"):
+            if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
+                m = re.search(rf" at (?P<org>{ORG})", strip_links(c.text))
+                if m:
+                    return m.group("org")
+        if self.team:
+            # The team's knowledge note is named after the organisation: keep using it.
+            for c in self.ctx.claims("knowledge"):
+                m = re.match(rf"^(?P<org>{ORG}) team knowledge$", c.note)
+                if m:
+                    return m.group("org")
+        return None
+
+    def _full_names(self) -> set[str]:
+        names = set()
+        for _, content in self._user_turns(all_turns=True):
+            for m in re.finditer(rf"\b({NAME} {NAME})\b", content):
+                if m.group(1).split()[0] not in STOP_NAMES:
+                    names.add(m.group(1))
+        return names
+
+    # -- output ---------------------------------------------------------------------------------
+
+    def _title(self, store: str, **values: str) -> str:
+        values.setdefault("user", self.b.user)
+        values.setdefault("topic", values.get("name", store))
+        values.setdefault("title", self.b.header.title)
+        values.setdefault("name", values["topic"])
+        try:
+            return self.stores[store].title.format(**values)
+        except (KeyError, IndexError, ValueError):
+            return values["topic"]
+
+    def emit(
+        self,
+        store: str,
+        note: str,
+        section: str,
+        text: str,
+        turn: int,
+        quote: str,
+        *,
+        action: str = "add",
+        replaces: str | None = None,
+        entity: Entity | None = None,
+        slug: str | None = None,
+        more: tuple[Quote, ...] = (),
+        meta: tuple[tuple[str, Any], ...] = (),
+        link: bool = True,
+        dated: bool = True,
+    ) -> None:
+        if store not in self.stores:
+            return
+        if dated and REL_TIME.search(strip_links(text)) and "(as of " not in text:
+            # "next quarter" means nothing a year later: say when it was said.
+            text = text.rstrip(".") + f" (as of {self._date(turn)})."
+        if link:
+            text = self._link(text, skip=note if store == "entities" else None)
+        self.out.append(
+            Proposal(
+                store=store,
+                note=note,
+                section=section,
+                text=text,
+                citations=(*more, Quote(turn, quote)),
+                action=action,
+                replaces=replaces,
+                entity=entity,
+                slug=slug,
+                meta=meta,
+            )
+        )
+        self.emitted.append(_Emitted(store, note, section, text, turn, quote))
+
+    def session(self, section: str, text: str, turn: int, quote: str, link: bool = True) -> None:
+        """A claim in this session's note."""
+        self.emit(
+            "sessions",
+            self.session_title(),
+            section,
+            text,
+            turn,
+            quote,
+            slug=self.session_slug(),
+            link=link,
+        )
+
+    def knowledge(self, section: str, text: str, turn: int, quote: str) -> None:
+        """A claim in the team's (or the user's) knowledge note; a new value supersedes."""
+        note, slug = self.knowledge_note()
+        replaces = self._fact_slot(note, text) if section == "Facts" else None
+        self.emit(
+            "knowledge",
+            note,
+            section,
+            text,
+            turn,
+            quote,
+            slug=slug,
+            action="supersede" if replaces else "add",
+            replaces=replaces,
+        )
+
+    def _date(self, turn: int) -> str:
+        ts = parse_time(self.b.messages[turn - 1].timestamp) or parse_time(self.b.header.started)
+        return ts.date().isoformat() if ts else self.b.today
+
+    def _link(self, text: str, skip: str | None) -> str:
+        """Link the first mention of each known entity to its note: `[[entities/x|Alex]]`."""
+        spans = [m.span() for m in LINK.finditer(text)]
+        for ent in sorted(self.ents.values(), key=lambda e: -len(e.title)):
+            if ent.path is None or (skip and ent.title.casefold() == skip.casefold()):
+                continue
+            if ent.title == self.name:
+                continue  # the speaker is their own profile, not an entity to link to
+            forms = [ent.title]
+            first = ent.title.split()[0]
+            if ent.type == "person" and first != ent.title and self._unique_first(first):
+                forms.append(first)
+            for form in forms:
+                pat = rf"(?<![\w\[|/-]){re.escape(form)}(?![\w\]-])"
+                free = (
+                    c
+                    for c in re.finditer(pat, text)
+                    if not any(a <= c.start() < b for a, b in spans)
+                )
+                m = next(free, None)
+                if m:
+                    text = f"{text[: m.start()]}[[{ent.path[:-3]}|{form}]]{text[m.end() :]}"
+                    spans = [x.span() for x in LINK.finditer(text)]
+                    break
+        return text
+
+    # -- third person ---------------------------------------------------------------------------
+
+    def third(self, core: str) -> str:
+        """Rewrite first person into third: "I always write X" -> "Dana always writes X"."""
+        who, text = self.name, core
+        lead = {"I'm": "is", "I am": "is", "I've": "has", "I'd": "would", "I'll": "will"}
+        for head, verb in lead.items():
+            if re.match(rf"^{head}\b", text):
+                text = f"{who} {verb}" + text[len(head) :]
+                break
+        else:
+            m = re.match(
+                r"^I ((?:\w+ly |still |just |also |always |never |often |only )*)(\S+)", text
+            )
+            if m:
+                habitual = bool(re.search(r"always|never|usually|often|ly ", m.group(1)))
+                text = f"{who} {m.group(1)}{conj(m.group(2), habitual)}" + text[m.end() :]
+                text = re.sub(
+                    r"\b(and|or) (\w+)\b",
+                    lambda k: (
+                        f"{k.group(1)} {conj(k.group(2), True)}"
+                        if k.group(2).lower() in COMMON_VERBS
+                        else k.group(0)
+                    ),
+                    text,
+                    count=1,
+                )
+        we_lead = {"We're": "is", "We are": "is", "We've": "has", "We'll": "will"}
+        for head, verb in we_lead.items():
+            if re.match(rf"^{head}\b", text):
+                text = f"{self.we} {verb}" + text[len(head) :]
+                break
+        else:
+            m = re.match(r"^We ((?:\w+ly |still |just |also |already |all )*)(\S+)", text)
+            if m:
+                text = f"{self.we} {m.group(1)}{conj(m.group(2))}" + text[m.end() :]
+            elif text.startswith("Our "):
+                text = f"{self.we}'s" + text[3:]
+        return end(cap(self._inner(text, who)))
+
+    def _inner(self, text: str, who: str) -> str:
+        """First person after the subject: "they" when it is the user, else the user's name."""
+        me = who == self.name
+        n = self.name
+        subs = [
+            (r"\bI'm\b", "they're" if me else f"{n} is"),
+            (r"\bI am\b", "they are" if me else f"{n} is"),
+            (r"\bI've\b", "they've" if me else f"{n} has"),
+            (r"\bI'd\b", "they'd" if me else f"{n} would"),
+            (r"\bI'll\b", "they'll" if me else f"{n} will"),
+            (r"\bI\b", "they" if me else n),
+            (r"\bmyself\b", "themself" if me else n),
+            (r"\bme\b", "them" if me else n),
+            (r"\b[Mm]y\b", "their" if me else f"{n}'s"),
+            (r"\bmine\b", "theirs" if me else f"{n}'s"),
+            (r"\bour\b", "its" if text.startswith(self.we) else f"{self.we}'s"),
+            (r"\bus\b", self.we),
+        ]
+        for pat, rep in subs:
+            text = re.sub(pat, rep, text)
+        return text
+
+    # -- the pass -------------------------------------------------------------------------------
+
+    def run(self) -> list[Proposal]:
+        for turn, content in self._user_turns():
+            self.last_person = None
+            prev: str | None = None
+            for sentence in prose_sentences(content):
+                if len(sentence) >= 8 and len(sentence.split()) <= 60:
+                    self.sentence(turn, sentence, core_of(sentence), prev)
+                prev = sentence
+        return self.out
+
+    def sentence(self, turn: int, s: str, core: str, prev: str | None) -> None:
+        if "?" in core:
+            m = OPTIONS.search(core)  # a question is no fact; its options feed decisions
+            if m:
+                self.options = (turn, s, m.group("a"), m.group("b"))
+            return
+        if "entities" in self.stores:
+            self.entities(turn, s, core, prev)
+        if self.correction(turn, s, core) or self.decision(turn, s, core):
+            return
+        if self.instruction(turn, s, core):
+            return
+        self.custom(turn, s, core)
+        if FIRST_PERSON.match(core):
+            self.first_person(turn, s, core)
+        elif WE.match(core):
+            self.we_statement(turn, s, core)
+        elif not self.session_lists(turn, s, core):
+            self.fact(turn, s, core)
+        self.feedback(turn, s, core)
+
+    # -- corrections and decisions --------------------------------------------------------------
+
+    def correction(self, turn: int, s: str, core: str) -> bool:
+        """ "Actually, I meant $14k a month, not $40k." corrects the claim that said $40k."""
+        m = CORRECTION.match(core)
+        if not m or not (core.lower().startswith("i meant") or CORRECTION_CUE.match(s)):
+            return False
+        old, new = m.group("old").strip(), m.group("new").strip()
+        target = self._claim_containing(old)
+        if target is None:
+            return True
+        e, more = target
+        idx = e.text.find(old)
+        after = e.text[idx + len(old) :].lstrip()
+        words = new.split()
+        # "$14k a month" replacing "$40k" in "... about $40k a month.": keep what follows.
+        keep = (k for k in range(1, len(words)) if after.startswith(" ".join(words[k:])))
+        core_new = " ".join(words[: next(keep, len(words))])
+        fixed = e.text[:idx] + core_new + e.text[idx + len(old) :]
+        self.emit(
+            e.store,
+            e.note,
+            e.section,
+            fixed,
+            turn,
+            s,
+            action="correct",
+            replaces=e.text,
+            more=more,
+            link=False,
+        )
+        return True
+
+    def _claim_containing(self, old: str) -> tuple[_Emitted, tuple[Quote, ...]] | None:
+        for e in reversed(self.emitted):
+            if old in e.text:
+                return e, (Quote(e.turn, e.quote),)
+        for c in reversed(self.ctx.claims()):
+            if old in c.text and c.store in self.stores:
+                more = tuple(
+                    Quote(int(ref.rsplit("#t", 1)[1]), q)
+                    for ref, q in c.cites
+                    if ref.split("#", 1)[0] == self.b.session
+                )
+                return _Emitted(c.store, c.note, c.section, c.text, 0, ""), more
+        return None
+
+    def decision(self, turn: int, s: str, core: str) -> bool:
+        """ "We decided to X because Y": what, why, alternatives weighed, when, by whom."""
+        m = DECISION.match(core)
+        if not m:
+            return False
+        what = m.group("what") or f"go with {m.group('what2')}"
+        who = m.group("who") or m.group("who2")
+        reason = None
+        r = re.match(r"^(?P<what>.+?),? because (?P<why>.+)$", what)
+        if r:
+            what, reason = r.group("what"), r.group("why")
+        topic = cap(" ".join(re.split(r",\s+|\s+(?:since|so that|so)\s+", what)[0].split()[:9]))
+        date = self._date(turn)
+        title = self._title("decisions", topic=topic) if "decisions" in self.stores else topic
+        slug = f"{date}-{slugify(topic, 50)}"
+        meta = (("valid_from", date),)
+        subject = self.we if who == "We" else self.name
+
+        def claim(section: str, text: str, t: int = turn, q: str = s, link: bool = True) -> None:
+            self.emit("decisions", title, section, text, t, q, slug=slug, meta=meta, link=link)
+
+        claim("Decision", f"{subject} decided to {self._inner(what, self.name)}.")
+        claim("Decision", f"Decided on {date}, stated by {self.name}.", link=False)
+        if reason:
+            claim("Why", cap(self._inner(reason, self.name)).rstrip(".") + ".")
+        if self.options:
+            oturn, osent, a, b = self.options
+            if any(x.split()[0].lower() in what.lower() for x in (a, b)):
+                claim("Alternatives", f"Considered {a} and {b}.", oturn, osent)
+        if "decisions" in self.stores:
+            path = self.ctx.path_for("decisions", title, slug)
+            self.session("Progress", f"Decided: [[{path[:-3]}|{topic}]].", turn, s, link=False)
+        return True
+
+    def instruction(self, turn: int, s: str, core: str) -> bool:
+        """ "Always ...", "From now on ...": standing instructions, only ever proposed."""
+        if not INSTRUCTION.match(core):
+            return False
+        scope_name = "team" if self.team else self.b.user
+        if "instructions" in self.stores:
+            title = self._title("instructions", topic=scope_name)
+            title = f"Instructions ({scope_name})" if title == "Instructions" else title
+            self.emit(
+                "instructions",
+                title,
+                "Instructions",
+                end(cap(core)),
+                turn,
+                s,
+                slug=scope_name,
+                link=False,
+                dated=False,  # an instruction holds until changed; "from now on" is no date
+            )
+        return True
+
+    def custom(self, turn: int, s: str, core: str) -> None:
+        """Custom stores declared in config with `match` patterns get the sentences they match."""
+        for name, spec in self.stores.items():
+            if spec.config.custom and spec.match and any(re.search(p, s, re.I) for p in spec.match):
+                scope_name = "team" if self.team else self.b.user
+                title = self._title(name, topic=scope_name, name=scope_name)
+                self.emit(
+                    name, title, spec.sections[0], self.third(core), turn, s, slug=slugify(title)
+                )
+
+    # -- first person ---------------------------------------------------------------------------
+
+    def first_person(self, turn: int, s: str, core: str) -> None:
+        text = self.third(core)
+        prof = self._title("profile") if "profile" in self.stores else ""
+
+        def profile(section: str, slot: str | None = None) -> None:
+            body, replaces = self._slot_match(prof, slot, text) if slot else (text, None)
+            self.emit(
+                "profile",
+                prof,
+                section,
+                body,
+                turn,
+                s,
+                slug=self.b.user,
+                action="supersede" if replaces else "add",
+                replaces=replaces,
+                link=body == text,
+            )
+
+        m = ROLE_OF_USER.match(core)
+        if m and not NOT_A_ROLE.search(core):
+            if m.group("org") and self.team and "entities" in self.stores:
+                org = m.group("org")
+                rel = f"{self.profile_link()} is {m.group('art')} {m.group('role')} at {org}"
+                self.ent_claim(org, "organisation", "Relations", rel, turn, s)
+                text = self.third(core)  # now with a link to the organisation
+            profile("Identity", "role")
+        elif LOCATION.match(core):
+            profile("Identity", "location")
+        elif DUTIES.match(core):
+            profile("Identity")
+        elif PREFERENCE.match(core):
+            profile("Preferences", "pref")
+        elif HABIT.match(core):
+            profile("How they work")
+        elif WANT.match(core) and self.goals < 2:
+            self.goals += 1
+            self.session("Goal", text, turn, s)
+        elif WILL.match(core):
+            self.session("Plan", text, turn, s)
+        elif DID.match(core):
+            self.session("Progress", end(trim_so(text)), turn, s)
+            self._resolve_threads(turn, s, core)
+
+    def _slot_match(self, note: str, slot: str, text: str) -> tuple[str, str | None]:
+        """(text to write, claim it supersedes): same slot and a different fact supersedes;
+        restating a known preference ("I still prefer polars") reinforces the known claim."""
+        new = _slot(text, slot)
+        if new is None:
+            return text, None
+        olds = [c.text for c in self.ctx.claims("profile") if c.note == note]
+        olds += [e.text for e in self.emitted if e.store == "profile" and e.note == note]
+        for old in reversed(olds):
+            o = _slot(old, slot)
+            if o is None or claim_key(old) == claim_key(text):
+                continue
+            if slot != "pref":
+                return text, old
+            new_pair, old_pair = new.split(" over "), o.split(" over ")
+            if len(new_pair) == 2 and len(old_pair) == 2 and new_pair[::-1] == old_pair:
+                return text, old
+            if len(new_pair) == 1 and new_pair[0].split()[:1] == old_pair[0].split()[:1]:
+                return old, None
+        return text, None
+
+    # -- the team -------------------------------------------------------------------------------
+
+    def we_statement(self, turn: int, s: str, core: str) -> None:
+        text = end(trim_so(self.third(core)) if ", so " in core else self.third(core))
+        if WE_GOAL.match(core):
+            self.knowledge("Goals", text, turn, s)
+            if self.goals < 2:
+                self.goals += 1
+                self.session("Goal", text, turn, s)
+        elif WE_DID.match(core):
+            self.knowledge("Progress", text, turn, s)
+            self.session("Progress", text, turn, s)
+        elif WE_FACT.match(core):
+            self.knowledge("Facts", text, turn, s)
+
+    def _fact_slot(self, note: str, text: str) -> str | None:
+        new = _fact_subject(text, self.we)
+        if new is None:
+            return None
+        olds = [c.text for c in self.ctx.claims("knowledge") if c.note == note]
+        olds += [e.text for e in self.emitted if e.store == "knowledge" and e.note == note]
+        for old in reversed(olds):
+            if _fact_subject(old, self.we) == new and claim_key(old) != claim_key(text):
+                return old
+        return None
+
+    def knowledge_note(self) -> tuple[str, str]:
+        if self.team:
+            topic = f"{self.org} team knowledge" if self.org else "Team knowledge"
+            return self._title("knowledge", topic=topic), slugify(self.org or "team")
+        return self._title("knowledge", topic=f"{self.name}'s working knowledge"), self.b.user
+
+    def fact(self, turn: int, s: str, core: str) -> None:
+        """A plain statement about the work ("The analytics lake is about 600 TB.")."""
+        if not 4 <= len(core.split()) <= 40 or NOT_A_FACT.search(core):
+            return
+        m = FACT.match(core)
+        if not m or len(m.group("subj").split()) > 7:
+            return
+        subj = m.group("subj")
+        if PRONOUN_SUBJECT.search(subj) or HEARSAY.search(subj):
+            return  # "it is ...": no referent; "Marco says ...": Marco is the source
+        if subj.split()[0] in STOP_NAMES and subj.split()[0] not in ("The", "Phase"):
+            return
+        if re.fullmatch(FULL, subj) and self.is_person(subj):
+            return
+        text = end(cap(trim_so(self._inner(core, self.name))))
+        self.knowledge("Progress" if PROGRESS.search(core) else "Facts", text, turn, s)
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def session_title(self) -> str:
+        title = self.b.header.title
+        while True:  # "Morning! I'm a ..." -> "I'm a ...": greetings make poor titles
+            m = re.match(r"^\S+(?: \S+){0,2}?[.!]\s+(?=\S)", title)
+            if not m or len(title) - m.end() < 12:
+                break
+            title = title[m.end() :]
+        return self._title("sessions", title=title)
+
+    def session_slug(self) -> str:
+        stem = self.b.session.rsplit("/", 1)[-1][:-3]
+        m = re.search(r"-([0-9a-f]{6})$", stem)
+        short = stem[: m.start()] if m else stem
+        started = parse_time(self.b.header.started)
+        date = started.date().isoformat() if started else self._date(1)
+        return f"{date}-{short[:40].rstrip('-')}" + (f"-{m.group(1)}" if m else "")
+
+    def session_lists(self, turn: int, s: str, core: str) -> bool:
+        m = PLAN.match(core)
+        if m:
+            self.session("Plan", end("Plan: " + m.group("what")), turn, s)
+            return True
+        m = OPEN_ITEMS.match(core)
+        if m:
+            self.session("Open threads", end(cap(self._inner(m.group("what"), self.name))), turn, s)
+            return True
+        m = NEXT.match(core)
+        if m:
+            what = self._inner(m.group("what"), self.name)
+            self.session("Open threads", end(f"{self.name} needs to {what}"), turn, s)
+            return True
+        return False
+
+    def _resolve_threads(self, turn: int, s: str, core: str) -> None:
+        """A later session that ships what an earlier one left open closes that thread."""
+        said = {w.lower() for w in WORD.findall(core)}
+        content = self.b.messages[turn - 1].content
+        if RESOLVED.search(content):
+            said |= {w.lower() for w in WORD.findall(content)}
+        for c in self.ctx.claims("sessions"):
+            if c.section != "Open threads" or c.note == self.session_title():
+                continue
+            plain = strip_links(c.text)
+            thread = THREAD.search(plain + ".")
+            if not plain.startswith(self.name + " ") or not thread:
+                continue
+            obj = {w.lower() for w in WORD.findall(thread.group("obj"))} - FILLER
+            if obj and obj <= said:
+                self.out.append(
+                    Proposal(
+                        "sessions",
+                        c.note,
+                        c.section,
+                        "",
+                        (Quote(turn, s),),
+                        action="resolve",
+                        replaces=c.text,
+                    )
+                )
+
+    def feedback(self, turn: int, s: str, core: str) -> None:
+        """What the user said worked ("Good catch ...") or did not ("too long")."""
+        good = GOOD.match(s) or BETTER.search(core)
+        bad = BAD.search(core)
+        if not (good or bad) or len(s.split()) < 5 or "?" in s or "feedback" not in self.stores:
+            return
+        when = self._date(turn)
+        if "sessions" in self.stores:
+            path = self.ctx.path_for("sessions", self.session_title(), self.session_slug())
+            when = f"[[{path[:-3]}|{when}]]"
+        text = f"{self.third(core if core.startswith('I') else s)} ({when})"
+        title = self._title("feedback", topic=self.name)
+        section = "Did not work" if bad else "Worked"
+        self.emit("feedback", title, section, text, turn, s, slug=self.b.user, link=False)

@@ -1,0 +1,152 @@
+"""Sentence shapes: which kind of statement a sentence is, as regular expressions.
+
+Each shape names one way people state a durable fact ("I prefer X over Y", "We decided to X
+because Y", "Alex is our CTO"); the claim builders in `claims` and `entities` decide what to
+write for it. Word lists come from `lexicon` tables, so the patterns stay readable.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memctl.curate.builtin.lexicon import FULL, NAME, ORG, ROLE, UP
+
+
+def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile("".join(parts), flags)
+
+
+# ---- sentence shapes --------------------------------------------------------------------------
+
+DISCOURSE = re_(
+    r"^(?:(?i:OK|Okay|So|Well|Oh|And|But|Also|Wait|Yes|Yeah|No|Right|Actually|Hmm|Now|Anyway|",
+    r"Plus|Then|Honestly|Basically|Sorry|Oops|Correction|Ugh|Ha|Wow|Great|Perfect|Cool|Sure)",
+    r"\b[,!:]?\s+|(?:Bad|Good|Great) news(?: too)?:\s+|(?:Last|One more) (?:one|thing):\s+|",
+    r"[A-Z][a-z]+ (?:problem|question|update|note):\s+)",
+)
+CORRECTION_CUE = re_(r"^(?:Actually|Sorry|Correction|Oops|Wait|No)\b", flags=re.I)
+CORRECTION = re_(
+    r"^(?:I meant|it's|it is|that's|that should be|make that)\s+(?P<new>.+?),?\s+",
+    r"not\s+(?P<old>[^,.;!]+?)\s*[.!]?$",
+    flags=re.I,
+)
+REL_TIME = re_(
+    r"\b(?:(?:this|next|last|coming|previous) (?:week|month|quarter|year|sprint)|today|",
+    r"tomorrow|yesterday|tonight|right now|currently|now|ago|so far|these days)\b",
+    flags=re.I,
+)
+OPTIONS = re_(
+    rf"\b(?:go with|use|pick|choose|between|deciding between) (?P<a>{ORG}) ",
+    rf"(?:or|and|vs\.?) (?P<b>{ORG})",
+)
+DECISION = re_(
+    r"^(?P<who>We|I)(?:'ve| have)? (?:decided|agreed|chose|settled) (?:to |on |that )?",
+    r"(?P<what>.+?)[.!]?$|",
+    r"^(?P<who2>We|I)(?:'re| are|'m| am) going (?:to go )?with (?P<what2>.+?)[.!]?$",
+)
+INSTRUCTION = re_(
+    r"^(?:[Pp]lease )?(?:[Aa]lways|[Nn]ever|[Ff]rom now on|[Gg]oing forward|",
+    r"[Ii]n (?:the )?future|[Rr]emember to|[Dd]on't ever|[Dd]o not ever)\b",
+)
+ORG_OF_USER = re_(
+    rf"\bI(?:'m| am) (?:an?|the) [^.!?]*? at (?P<org>{ORG})|\bI work (?:at|for) (?P<org2>{ORG})"
+)
+FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
+WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")
+ROLE_OF_USER = re_(
+    rf"^I(?:'m| am) (?P<art>an?|the) (?P<role>[^,.;!]+?)(?: at (?P<org>{ORG}))?\s*[.!]?$"
+)
+NOT_A_ROLE = re_(r"\b(?:trying|going|looking|working on|about to)\b")
+LOCATION = re_(
+    r"^I (?:live|am based|reside|'m based|live and work) in |^I(?:'m| am) based in |",
+    rf"^I (?:just |recently )?(?:moved|relocated) to {NAME}",
+)
+DUTIES = re_(r"^I work (?:at|for|as) |^I (?:own|run|lead|manage|maintain|handle) ")
+PREFERENCE = re_(
+    r"^I (?:\w+ly |still |also |really )*",
+    r"(?:prefer|like|love|hate|dislike|avoid|can't stand) .+$",
+)
+HABIT = re_(
+    r"^I (?:\w+ly )?(?:always|never|usually|typically|generally|normally|tend to|mostly) |",
+    r"^I(?:'m| am) on call|",
+    r"^I (?:bill|charge|invoice|work) (?:by|per|hourly|daily|remotely|from|async)",
+)
+WANT = re_(r"^I (?:still )?(?:want|need|'d like|would like) (?:to |a |an |something |some )")
+WILL = re_(r"^I(?:'ll| will|'m going to) ")
+DID = re_(
+    r"^I (?:just )?(?:shipped|fixed|moved|added|deployed|finished|migrated|set up|rotated|",
+    r"created|built|merged|released|launched|re-ran|reran|cut|reduced|split|rolled out|",
+    r"switched)\b",
+)
+WE_GOAL = re_(
+    r"^We(?:'re| are) (?:trying|aiming|planning|hoping|working) to |",
+    r"^We (?:need|want|plan|hope) to ",
+)
+WE_DID = re_(
+    r"^We (?:just |already )?(?:moved|shipped|cut|reduced|migrated|finished|launched|",
+    r"rolled out|switched|deployed|added|fixed|built)\b",
+)
+WE_FACT = re_(
+    r"^(?:We(?:'re| are| have|'ve| use| manage| run| keep| own| store| deploy| pay| spend|",
+    r" host| build| ship| bill| track)\b|",
+    r"Our [\w\s/-]+? (?:is|are|was|were|runs|run|has|have|costs|comes|lives)\b)",
+)
+PLAN = re_(r"^(?:the )?plan(?: is)?:\s*(?P<what>.+)$", flags=re.I)
+OPEN_ITEMS = re_(
+    r"^(?:Open items|Open questions|TODO|To do|Still to do|Remaining|Next steps|Follow-ups?):",
+    r"\s*(?P<what>.+)$",
+    flags=re.I,
+)
+NEXT = re_(r"^(?:Next|Then|After that),? I (?:still )?(?:need|have|want) to (?P<what>.+)$")
+THREAD = re_(r"\bneeds? to (?:\w+ )(?:at |on |into |to )?(?P<obj>[\w ./-]+?)[.(]")
+RESOLVED = re_(r"\b(?:back to|parked|done with|finished|fixed|shipped|closed|resolved)\b")
+FACT = re_(
+    r"^(?P<subj>(?:[Tt]he |[A-Z0-9$][\w$./%-]*)[^,:;]*?) ",
+    r"(?P<verb>is|are|was|were|has been|have been|runs|went|goes|comes|come|sits|costs|takes|",
+    r"dropped|fell|rose)\b",
+)
+NOT_A_FACT = re_(r"\b(?:you|your|I|I'm|me|my|would|could|should|might|maybe|if)\b")
+PRONOUN_SUBJECT = re_(
+    r"\b(?:it|this|that|these|those|they|he|she|there|here|what|which|who)\b", flags=re.I
+)
+HEARSAY = re_(r"\b(?:says|said|thinks|thought|mentioned|told|heard|asked|reckons)\b")
+PROGRESS = re_(
+    r"\b(?:went in|went from|went fine|dropped|is down|are down|down to|down from|cut .* by|",
+    r"is live|has been live|shipped)\b",
+)
+GOOD = re_(
+    r"^(?:Good (?:catch|call|point|idea)|Perfect|Great|Nice|That worked|That fixed it|",
+    r"That did it|This works|It works|Works)\b",
+)
+BETTER = re_(r"\b(?:sounds|looks|seems) (?:much |a lot |way )?(?:better|good|great|right)\b")
+BAD = re_(
+    r"\b(?:didn't|did not|doesn't|does not) (?:work|help|fix)\b|",
+    r"\btoo (?:long|verbose|slow|complicated)\b|\bthat's wrong\b|\bnot what I\b",
+)
+# Entities.
+IS_OUR_ROLE = re_(
+    rf"^(?P<name>{FULL}) is (?P<poss>our|my|their|the) ",
+    rf"(?P<role>{ROLE}(?: of (?:the )?[\w-]+(?: [{UP}][\w-]*)*)?)",
+    r"(?:,? and (?:he|she|they)(?:'s| is|'re| are) (?P<rest>[^.;!]+))?\s*[.!]?$",
+)
+MY_ROLE_NAME = re_(
+    rf"\b(?P<poss>[Mm]y|[Oo]ur) (?P<role>{ROLE}),? (?P<name>{FULL})",
+    r"(?:,? (?P<verb>runs|leads|owns|manages|wants|works (?:at|for|on)|is) (?P<rest>[^.;!]+))?",
+)
+OWNERS_ROLE = re_(rf"\b(?P<owner>{FULL})'s (?P<role>{ROLE}), (?P<name>{FULL})\b")
+CALLED = re_(
+    rf"^It(?:'s| is) called (?P<name>{ORG})",
+    r"(?:,? and it(?:'s| is) (?P<rest>[^.;!]+))?\s*[.!]?$",
+)
+PERSON_DOES = re_(
+    rf"^(?P<name>{FULL}|He|She)(?P<mod> on (?:our|the|my) [\w -]+? team)? ",
+    r"(?P<verb>wants|is leading|leads|runs|owns|manages|added|joined|left|is now|",
+    r"already added|is)\b(?P<rest>[^.;!]*)",
+)
+IS_WHAT = re_(r"^ (?:leading|running|on|in charge|responsible|the (?:one|owner|lead))\b")
+PERSONS_THING = re_(
+    rf"^(?P<name>{FULL})'s (?P<what>team|company|startup|product|customers|business|clients)",
+    rf"(?: (?:in|at) {ORG})? (?:is|are|was|were|has|have|cares?|wants?|needs?)\b",
+)
+LINK = re_(r"\[\[.*?\]\]")
+WORD = re_(r"[A-Za-z][\w-]{2,}")

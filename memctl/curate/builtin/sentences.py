@@ -1,0 +1,72 @@
+"""Reading what a person typed: prose sentences only, each an exact substring of the turn."""
+
+from __future__ import annotations
+
+import re
+
+from memctl.curate.builtin.classification import DISCOURSE, re_
+
+_FENCE = re_(r"^\s*(```|~~~)")
+_PASTE = re_(r"^\s*-{2,}\s*\S.*?-{2,}\s*$")
+_NOT_PROSE = re_(r"^(?:#|\||>|    |\t|\s*(?:[-*+]|\d+[.)])\s)")
+_SPLIT = re_(r"(?<=[.!?])[)\"'”’]?\s+")
+
+
+def prose_sentences(content: str) -> list[str]:
+    """Sentences of the prose a person typed: no code, no pastes, no HTML comments, no lists.
+
+    Each sentence is an exact substring of `content`, so it can be quoted verbatim.
+    """
+    out: list[str] = []
+    in_fence = in_comment = in_paste = False
+    for line in content.split("\n"):
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if "<!--" in line:
+            in_comment = "-->" not in line.split("<!--", 1)[1]
+            continue
+        if _PASTE.match(line):
+            in_paste = not in_paste
+            continue
+        if in_paste or not line.strip() or _NOT_PROSE.match(line):
+            continue
+        start = 0
+        for m in _SPLIT.finditer(line):
+            piece = line[start : m.start() + 1].strip()
+            if piece:
+                out.append(piece)
+            start = m.end()
+        tail = line[start:].strip()
+        if tail:
+            out.append(tail)
+    return out
+
+
+def core_of(sentence: str) -> str:
+    """The sentence without leading discourse markers ("OK, so", "Bad news:")."""
+    core = sentence
+    while True:
+        m = DISCOURSE.match(core)
+        if not m or m.end() >= len(core):
+            return core
+        core = core[m.end() :]
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+def end(text: str) -> str:
+    text = re.sub(r"[\s,;:]+$", "", text.rstrip())
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
+
+
+def trim_so(text: str) -> str:
+    """Drop a trailing consequence (", so ...", ", which ...") a claim does not need."""
+    return re.split(r",\s+(?:so|which|since then)\s+", text, maxsplit=1)[0]
