@@ -48,7 +48,9 @@ class Proposal:
 
     `note` is the note's title: claims with the same store, scope and title land in the same
     note. `replaces` names (by its text) the existing claim an update/supersede/correct/
-    retract/resolve acts on. `slug` is a hint for the file name of a new note.
+    retract/resolve acts on. `slug` is a hint for the file name of a new note. `about` names
+    the person a user-scoped note (a profile) is for when that is not the session's user: the
+    other speaker of a two-person conversation.
     """
 
     store: str
@@ -62,6 +64,7 @@ class Proposal:
     entity: Entity | None = None
     slug: str | None = None
     meta: tuple[tuple[str, Any], ...] = ()
+    about: str | None = None  # a user-scoped store's note for another named speaker
 
 
 @dataclass(frozen=True)

@@ -491,6 +491,10 @@ def _merge_one(
     if not fresh:
         return  # everything it cites was curated before: nothing new to say
     scope = note_scope(spec.config.scope, batch.scope, batch.user)
+    if p.about and p.about != batch.user and spec.config.scope == "user":
+        # What another speaker said of themselves is as visible as the session it was said in,
+        # never filed in that person's private scope by someone else's session.
+        scope = batch.scope if batch.scope in ("team", "global") else f"user:{batch.user}"
     section = _section(spec, p.section)
     meta: dict[str, Any] = dict(p.meta)
     if p.entity is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from memctl.curate import Batch, Entity, Proposal, Quote
@@ -23,6 +24,7 @@ from memctl.curate.builtin.classification import (
     INSTRUCTION,
     LINK,
     LOCATION,
+    MIN_FACT_WEIGHT,
     NEXT,
     NOT_A_FACT,
     NOT_A_ROLE,
@@ -44,6 +46,10 @@ from memctl.curate.builtin.classification import (
     WE_GOAL,
     WILL,
     WORD,
+    WORK,
+    conversational_fact,
+    fact_weight,
+    is_chatter,
 )
 from memctl.curate.builtin.entities import Ent, EntityRules
 from memctl.curate.builtin.lexicon import (
@@ -54,7 +60,15 @@ from memctl.curate.builtin.lexicon import (
     ORG,
     STOP_NAMES,
 )
-from memctl.curate.builtin.resolution import conj
+from memctl.curate.builtin.resolution import (
+    addressee_voice,
+    anchor,
+    conj,
+    group_voice,
+    has_addressee,
+    has_group,
+    speaker_voice,
+)
 from memctl.curate.builtin.sentences import cap, core_of, end, prose_sentences, trim_so
 from memctl.notes import claim_key, strip_links
 from memctl.raw import parse_time, slugify
@@ -121,6 +135,11 @@ class Extractor(EntityRules):
         self.goals = 0
         self.options: tuple[int, str, str, str] | None = None
         self.pending_org: tuple[str, str, int, str] | None = None
+        self.default_name = self.name
+        self.humans = {m.name for m in batch.messages if m.role == "user" and m.name}
+        self.talks_to_agent = any(m.role == "assistant" for m in batch.messages)
+        self.addressee: str | None = None
+        self.about: str | None = None  # whose profile this turn's claims go to (None: the user)
 
     # -- setup ----------------------------------------------------------------------------------
 
@@ -187,6 +206,7 @@ class Extractor(EntityRules):
         meta: tuple[tuple[str, Any], ...] = (),
         link: bool = True,
         dated: bool = True,
+        about: str | None = None,
     ) -> None:
         if store not in self.stores:
             return
@@ -207,11 +227,20 @@ class Extractor(EntityRules):
                 entity=entity,
                 slug=slug,
                 meta=meta,
+                about=about,
             )
         )
         self.emitted.append(_Emitted(store, note, section, text, turn, quote))
 
-    def session(self, section: str, text: str, turn: int, quote: str, link: bool = True) -> None:
+    def session(
+        self,
+        section: str,
+        text: str,
+        turn: int,
+        quote: str,
+        link: bool = True,
+        dated: bool = True,
+    ) -> None:
         """A claim in this session's note."""
         self.emit(
             "sessions",
@@ -222,6 +251,7 @@ class Extractor(EntityRules):
             quote,
             slug=self.session_slug(),
             link=link,
+            dated=dated,
         )
 
     def knowledge(self, section: str, text: str, turn: int, quote: str) -> None:
@@ -336,15 +366,57 @@ class Extractor(EntityRules):
 
     def run(self) -> list[Proposal]:
         for turn, content in self._user_turns():
+            self.speaking(turn)
             self.last_person = None
             prev: str | None = None
+            facts: list[tuple[float, int, str, str, str]] = []
             for sentence in prose_sentences(content):
                 if len(sentence) >= 8 and len(sentence.split()) <= 60:
-                    self.sentence(turn, sentence, core_of(sentence), prev)
+                    core = core_of(sentence)
+                    before = len(self.out)
+                    self.sentence(turn, sentence, core, prev)
+                    if len(self.out) == before:
+                        kind = conversational_fact(core)
+                        if kind:
+                            facts.append(
+                                (fact_weight(core, kind), len(facts), kind, sentence, core)
+                            )
                 prev = sentence
+            # A turn states one or two facts worth keeping; the rest of it is conversation.
+            keep = sorted(facts, key=lambda f: (-f[0], f[1]))[: 2 if len(facts) > 3 else 1]
+            for weight, _, kind, sentence, core in sorted(keep, key=lambda f: f[1]):
+                if weight >= MIN_FACT_WEIGHT:
+                    self.life_fact(turn, sentence, core, kind)
         return self.out
 
+    # -- who is speaking ------------------------------------------------------------------------
+
+    def speaking(self, turn: int) -> None:
+        """The named speaker of this turn, who they talk to, and whose profile they feed.
+
+        A transcript between two people (or a team chat) names its speakers: each one's "I" is
+        that person, and "you" is the person they answer, never the vault's user by default.
+        """
+        msgs = self.b.messages
+        me = msgs[turn - 1].name or self.default_name
+        self.name = me
+        self.addressee = None
+        for i in (*range(turn - 2, -1, -1), *range(turn, len(msgs))):
+            other = msgs[i]
+            if other.role != "user":
+                if i < turn - 1:
+                    break  # answering the assistant: "you" is the agent
+                continue
+            if other.name and other.name != me:
+                self.addressee = other.name
+                break
+        mine = slugify(me) if me else self.b.user
+        self.about = None if len(self.humans) < 2 or mine == self.b.user else mine
+
     def sentence(self, turn: int, s: str, core: str, prev: str | None) -> None:
+        if is_chatter(core):
+            self.feedback(turn, s, core)  # "Thanks, that fixed it" is feedback to an agent
+            return
         if "?" in core:
             m = OPTIONS.search(core)  # a question is no fact; its options feed decisions
             if m:
@@ -448,8 +520,8 @@ class Extractor(EntityRules):
 
     def instruction(self, turn: int, s: str, core: str) -> bool:
         """ "Always ...", "From now on ...": standing instructions, only ever proposed."""
-        if not INSTRUCTION.match(core):
-            return False
+        if not INSTRUCTION.match(core) or not self.talks_to_agent or len(core.split()) < 4:
+            return False  # "Never say never!" to a friend is no instruction to an agent
         scope_name = "team" if self.team else self.b.user
         if "instructions" in self.stores:
             title = self._title("instructions", topic=scope_name)
@@ -476,6 +548,51 @@ class Extractor(EntityRules):
                 self.emit(
                     name, title, spec.sections[0], self.third(core), turn, s, slug=slugify(title)
                 )
+
+    # -- facts in conversation ------------------------------------------------------------------
+
+    def voice(self, core: str, turn: int) -> str | None:
+        """The sentence as a third-person claim, or None when it cannot be resolved."""
+        text = anchor(core, self._day(turn))
+        if has_addressee(text):
+            if self.addressee is None:
+                return None  # "you" is the assistant: what it was told is no fact about anyone
+            text = addressee_voice(text, self.addressee)
+        if has_group(text):
+            team = self.team and WORK.search(core)
+            text = group_voice(text, self.we if team else f"{self.name} and others")
+        text = speaker_voice(text, self.name)
+        text = re.split(r"\s+[-–—]\s+|,\s+(?:so|which|since then|but|because)\s+", text)[0]
+        return end(cap(text.rstrip("!").strip()))
+
+    def profile_note(self) -> tuple[str, str]:
+        """(title, slug) of the speaker's profile note: the user's, or another named human's."""
+        who = self.about or self.b.user
+        return self._title("profile", user=who), who
+
+    def life_fact(self, turn: int, s: str, core: str, kind: str) -> None:
+        """A fact a person states about their own life, work, people or plans."""
+        text = self.voice(core, turn)
+        if text is None or len(text.split()) < 4:
+            return
+        if kind in ("identity", "relation", "preference", "habit") and "profile" in self.stores:
+            section = {
+                "identity": "Identity",
+                "relation": "People",
+                "preference": "Preferences",
+                "habit": "How they work",
+            }[kind]
+            title, slug = self.profile_note()
+            self.emit("profile", title, section, text, turn, s, slug=slug, about=self.about,
+                      dated=False)  # fmt: skip
+        elif kind == "plan":
+            self.session("Plan", text, turn, s, dated=False)
+        else:
+            self.session("Events", text, turn, s, dated=False)
+
+    def _day(self, turn: int) -> date:
+        ts = parse_time(self.b.messages[turn - 1].timestamp) or parse_time(self.b.header.started)
+        return ts.date() if ts else date.fromisoformat(self.b.today)
 
     # -- first person ---------------------------------------------------------------------------
 
@@ -518,6 +635,8 @@ class Extractor(EntityRules):
             self.goals += 1
             self.session("Goal", text, turn, s)
         elif WILL.match(core):
+            if self.addressee and has_addressee(core):
+                return  # "I'll send it to you!": a courtesy to the other person, not a plan
             self.session("Plan", text, turn, s)
         elif DID.match(core):
             self.session("Progress", end(trim_so(text)), turn, s)
@@ -547,6 +666,8 @@ class Extractor(EntityRules):
     # -- the team -------------------------------------------------------------------------------
 
     def we_statement(self, turn: int, s: str, core: str) -> None:
+        if not WORK.search(core):
+            return  # "we" with family or friends: a fact about the speaker, not the team
         text = end(trim_so(self.third(core)) if ", so " in core else self.third(core))
         if WE_GOAL.match(core):
             self.knowledge("Goals", text, turn, s)
@@ -580,6 +701,8 @@ class Extractor(EntityRules):
         """A plain statement about the work ("The analytics lake is about 600 TB.")."""
         if not 4 <= len(core.split()) <= 40 or NOT_A_FACT.search(core):
             return
+        if "!" in core or not WORK.search(core):
+            return  # "The sky was so gorgeous!" is about the moment, not the work
         m = FACT.match(core)
         if not m or len(m.group("subj").split()) > 7:
             return
@@ -661,6 +784,8 @@ class Extractor(EntityRules):
         bad = BAD.search(core)
         if not (good or bad) or len(s.split()) < 5 or "?" in s or "feedback" not in self.stores:
             return
+        if not self.talks_to_agent:
+            return  # feedback is what worked in an agent's help, not praise between friends
         when = self._date(turn)
         if "sessions" in self.stores:
             path = self.ctx.path_for("sessions", self.session_title(), self.session_slug())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memctl.curate.builtin.lexicon import FULL, NAME, ORG, ROLE, UP
+from memctl.curate.builtin.lexicon import FULL, NAME, ORG, ROLE, UP, alternation, table
 
 
 def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
@@ -150,3 +150,111 @@ PERSONS_THING = re_(
 )
 LINK = re_(r"\[\[.*?\]\]")
 WORD = re_(r"[A-Za-z][\w-]{2,}")
+
+
+# ---- facts in conversation --------------------------------------------------------------------
+# Long, natural conversations are mostly chatter; these shapes keep what a person says about
+# their own life, work, people and plans, and drop the rest before any claim is written.
+
+CHATTER = re.compile("^(?:" + "|".join(sorted(table("chatter"))) + ")", re.I)
+HYPOTHETICAL = re.compile(rf"\b(?:{alternation('hypothetical')})\b", re.I)
+WORK = re.compile(rf"\b(?:{alternation('work_words')})s?\b", re.I)
+RELATION = re.compile(rf"\b(?:my|our) (?:\w+ )?(?P<rel>{alternation('relations')})\b", re.I)
+EVENT = re.compile(rf"\b(?:{alternation('event_verbs')})\b", re.I)
+# The speaker as subject, possibly after a short adverbial ("Last weekend I had ...").
+SELF_SUBJECT = re_(
+    r"^(?:[\w'’,-]+ ){0,4}?(?:I(?:['’](?:m|ve|d|ll))?|My|Me and my)\b(?! mean\b| guess\b| think\b)"
+)
+GROUP_SUBJECT = re_(r"^(?:[\w'’,-]+ ){0,4}?(?:We(?:['’](?:re|ve|ll))?|Our)\b")
+PREFERS = re_(
+    r"\bI (?:\w+ly |really |also |still |just )*(?:love|like|enjoy|prefer|adore|hate|dislike|",
+    r"can't stand|am (?:really )?into|'m (?:really )?into)\b|\bmy (?:favou?rite|go-to)\b",
+    flags=re.I,
+)
+HABITUAL = re_(
+    r"\bI (?:\w+ly )?(?:always|usually|often|never|sometimes|regularly|normally|typically|",
+    r"tend to)\b|\bevery (?:day|morning|evening|night|week|weekend|month|year|summer)\b",
+    flags=re.I,
+)
+IDENTITY = re_(
+    r"\bI(?:['’]m| am) (?:an?|the) (?!\w+ (?:of|for) you)|\bI work (?:as|at|for|in)\b|",
+    r"\bI (?:live|grew up|was born) in\b|\bI(?:['’]m| am) from\b|\bI(?:['’]m| am) (?:\d+|",
+    r"single|married|divorced|engaged|pregnant|retired|transgender|trans)\b|",
+    r"\bI (?:have|own|got) (?:an?|two|three|\d+) (?:\w+ )?(?:dogs?|cats?|pets?|kids|children|",
+    r"sons?|daughters?|car|house|apartment|business|company|shop|store)\b",
+    flags=re.I,
+)
+PLANS = re_(
+    r"\bI(?:['’]m| am) (?:going to|gonna|planning|thinking of|about to|getting ready|hoping|",
+    r"looking to|working on|saving)\b|\bI(?:['’]ll| will| plan| want| hope| intend| need)\b|",
+    r"\b(?:next|this coming) (?:week|month|year|weekend)\b",
+    flags=re.I,
+)
+FEELING_ONLY = re_(
+    r"^I(?:['’]m| am| feel| felt| was) (?:so |really |very |super |totally |just )*",
+    r"(?:happy|glad|excited|thrilled|grateful|thankful|proud|sad|sorry|tired|good|great|fine|ok|",
+    r"okay|blessed|lucky|stoked|pumped|nervous|amazed|touched)\b[^,;]{0,25}[.!]?$",
+    flags=re.I,
+)
+
+
+def conversational_fact(core: str) -> str | None:
+    """The kind of fact a sentence states about its speaker, or None for chatter.
+
+    Kinds: identity, relation, preference, habit, plan, event, statement. Questions,
+    greetings, thanks, sympathy, compliments, exclamations about the moment, agreement, advice
+    and hypotheticals are never facts, whatever words they contain.
+    """
+    words = core.split()
+    if "?" in core or not 4 <= len(words) <= 45:
+        return None
+    if CHATTER.match(core) or FEELING_ONLY.match(core):
+        return None
+    if HYPOTHETICAL.search(core):
+        return None
+    if not (SELF_SUBJECT.match(core) or GROUP_SUBJECT.match(core)):
+        return None
+    if IDENTITY.search(core):
+        return "identity"
+    if PREFERS.search(core):
+        return "preference"
+    if HABITUAL.search(core):
+        return "habit"
+    if RELATION.search(core):
+        return "relation"
+    if PLANS.search(core):
+        return "plan"
+    if EVENT.search(core):
+        return "event"
+    return "statement"
+
+
+_CONTENT = re.compile(r"[A-Za-z][\w'’-]{3,}")
+_PROPER = re.compile(rf"(?<=\s)[{UP}][\w'’-]+")
+_DATED = re.compile(r"\b(?:\d{4}|\d+|on \d{4}-\d\d-\d\d)\b")
+MIN_FACT_WEIGHT = 4.0
+_KIND_WEIGHT = {
+    "identity": 3.0,
+    "relation": 2.0,
+    "preference": 2.0,
+    "habit": 2.0,
+    "plan": 1.5,
+    "event": 2.0,
+    "statement": 0.0,
+}
+
+
+def fact_weight(core: str, kind: str) -> float:
+    """How much a sentence tells: its content words, names and numbers, and its kind of fact.
+
+    Used to pick the one or two sentences of a turn worth a claim; "I went to a support group
+    yesterday" outweighs "It was so powerful" in the same turn.
+    """
+    content = len(_CONTENT.findall(core))
+    names = len(_PROPER.findall(core))
+    return min(content, 8) * 0.5 + min(names, 2) + bool(_DATED.search(core)) + _KIND_WEIGHT[kind]
+
+
+def is_chatter(core: str) -> bool:
+    """Greetings, thanks, compliments and the like: never a claim, in any store."""
+    return bool(CHATTER.match(core) or FEELING_ONLY.match(core))

@@ -6,7 +6,10 @@ person addressed, "we" the team (or the speaker's company), and "yesterday" the 
 
 from __future__ import annotations
 
-from memctl.curate.builtin.lexicon import IRREGULAR, MODALS, PAST_IRREGULAR
+import re
+from datetime import date, timedelta
+
+from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR
 
 
 def conj(verb: str, habitual: bool = False) -> str:
@@ -22,6 +25,7 @@ def conj(verb: str, habitual: bool = False) -> str:
         or (low in PAST_IRREGULAR and not habitual)
         or (low.endswith("ed") and not low.endswith("eed"))
         or "'" in low
+        or "’" in low
         or not low.isalpha()
     ):
         return verb
@@ -30,3 +34,222 @@ def conj(verb: str, habitual: bool = False) -> str:
     if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+# ---- the speaker's first person ---------------------------------------------------------------
+
+_LEAD = {
+    "i'm": "is",
+    "i am": "is",
+    "i've": "has",
+    "i have": "has",
+    "i'd": "would",
+    "i'll": "will",
+    "i was": "was",
+    "i don't": "doesn't",
+    "i do not": "does not",
+    "i haven't": "hasn't",
+    "i have not": "has not",
+    "i'm not": "is not",
+    "i wasn't": "wasn't",
+}
+_LEAD_RE = re.compile(
+    r"\b(?P<head>I(?:['’](?:m|ve|d|ll)(?: not)?| am(?: not)?| have(?: not)?| was(?:n['’]t)?|"
+    r" haven['’]t| don['’]t| do not)?)(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
+    r"recently|finally|actually|already|always|never|often|usually|sometimes|even|only|"
+    r"totally|definitely|\w+ly) )*)(?P<verb>[\w'’-]+))?",
+)
+_INNER = (
+    (r"\bI['’]m\b", "they're"),
+    (r"\bI am\b", "they are"),
+    (r"\bI was\b", "they were"),
+    (r"\bI['’]ve\b", "they've"),
+    (r"\bI['’]d\b", "they'd"),
+    (r"\bI['’]ll\b", "they'll"),
+    (r"\bI\b", "they"),
+    (r"\bmyself\b", "themself"),
+    (r"\bme\b", "them"),
+    (r"\bmine\b", "theirs"),
+)
+_MY = re.compile(r"\b[Mm]y\b")
+_YOU = re.compile(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Yy]our(?:s|self)?)\b")
+_WE = re.compile(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
+
+
+def speaker_voice(text: str, speaker: str) -> str:
+    """First person -> third: the first mention is the speaker's name, the rest 'they'."""
+    out = text
+    m = _LEAD_RE.search(out)
+    my = _MY.search(out)
+    if m and (not my or m.start() < my.start()):
+        head = m.group("head").replace("’", "'")
+        key = head.lower()
+        if key in _LEAD:
+            repl = f"{speaker} {_LEAD[key]}"
+            if m.group("rest"):
+                repl += m.group("rest")
+        elif m.group("verb"):
+            verb = m.group("verb")
+            habitual = bool(
+                re.search(r"always|never|usually|often|sometimes", m.group("adv") or "")
+            )
+            repl = f"{speaker} {m.group('adv') or ''}{conj(verb, habitual)}"
+        else:
+            repl = speaker
+        out = out[: m.start()] + repl + out[m.end() :]
+        tail_at = m.start() + len(repl)
+        tail = re.sub(
+            r"\b(and|or) (\w+)\b",
+            lambda k: (
+                f"{k.group(1)} {conj(k.group(2), True)}"
+                if k.group(2).lower() in COMMON_VERBS
+                else k.group(0)
+            ),
+            out[tail_at:],
+            count=1,
+        )
+        out = out[:tail_at] + tail
+    elif my:
+        out = out[: my.start()] + f"{speaker}'s" + out[my.end() :]
+    for pat, rep in _INNER:
+        out = re.sub(pat, rep, out)
+    return _MY.sub("their", out)
+
+
+def addressee_voice(text: str, addressee: str) -> str:
+    """'you' and 'your' -> the person the speaker was talking to."""
+
+    def sub(m: re.Match[str]) -> str:
+        w = " ".join(m.group(0).lower().replace("’", "'").split())
+        return {
+            "you're": f"{addressee} is",
+            "you are": f"{addressee} is",
+            "you were": f"{addressee} was",
+            "you have": f"{addressee} has",
+            "you do": f"{addressee} does",
+            "you've": f"{addressee} has",
+            "you'll": f"{addressee} will",
+            "you'd": f"{addressee} would",
+            "your": f"{addressee}'s",
+            "yours": f"{addressee}'s",
+            "yourself": addressee,
+        }.get(w, addressee)
+
+    return _YOU.sub(sub, text)
+
+
+def group_voice(text: str, we: str) -> str:
+    """'we', 'our', 'us' -> the group the speaker belongs to (the team, or "Dana and others")."""
+
+    named = False
+
+    def sub(m: re.Match[str]) -> str:
+        nonlocal named
+        w = m.group(0).lower().replace("’", "'")
+        if named:  # the group is named once; after that it is "they"
+            return {"our": "their", "ours": "theirs", "us": "them", "we're": "they're",
+                    "we've": "they've", "we'll": "they'll", "we'd": "they'd",
+                    "ourselves": "themselves"}.get(w, "they")  # fmt: skip
+        named = w not in ("us", "ourselves")
+        if w in ("our", "ours"):
+            return f"{we}'s"
+        if w == "ourselves":
+            return "themselves"
+        if w == "we're":
+            return f"{we} are"
+        if w == "we've":
+            return f"{we} have"
+        if w == "we'll":
+            return f"{we} will"
+        if w == "we'd":
+            return f"{we} would"
+        return "them" if w == "us" else we
+
+    return _WE.sub(sub, text)
+
+
+def has_addressee(text: str) -> bool:
+    return bool(_YOU.search(text))
+
+
+def has_group(text: str) -> bool:
+    return bool(_WE.search(text))
+
+
+# ---- relative time ----------------------------------------------------------------------------
+
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_DAY_ABBR = {d[:3]: i for i, d in enumerate(_DAYS)}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "a couple of": 2, "a few": 3, "few": 3, "several": 3}  # fmt: skip
+_WHEN = re.compile(
+    r"\b(?:(?P<rel>last|this|next|coming|past) (?P<unit>week|weekend|month|year|summer|winter|"
+    r"spring|fall|autumn|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)|"
+    r"(?P<n>\d+|a couple of|a few|few|several|an?|one|two|three|four|five|six) "
+    r"(?P<unit2>days?|weeks?|months?|years?) ago|"
+    r"(?P<word>yesterday|today|tonight|tomorrow|the other day|the day before yesterday))\b",
+    re.I,
+)
+
+
+def _month(d: date, delta: int) -> str:
+    idx = d.year * 12 + d.month - 1 + delta
+    return f"{_MONTHS[idx % 12]} {idx // 12}"
+
+
+def anchor(text: str, said: date) -> str:
+    """Relative time -> the date it meant on the day it was said ("yesterday" -> "on 2023-05-07").
+
+    "Next quarter" means nothing a year later; the claim keeps the quote verbatim, and its
+    text says the absolute date so it stays true when read in another year.
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        word = (m.group("word") or "").lower()
+        if word:
+            if word == "yesterday":
+                return f"on {said - timedelta(days=1)}"
+            if word == "the day before yesterday":
+                return f"on {said - timedelta(days=2)}"
+            if word in ("today", "tonight"):
+                return f"on {said}"
+            if word == "tomorrow":
+                return f"on {said + timedelta(days=1)}"
+            return f"shortly before {said}"
+        if m.group("unit2"):
+            n = _NUMBERS.get(m.group("n").lower()) or int(m.group("n"))
+            unit = m.group("unit2").lower().rstrip("s")
+            if unit == "day":
+                return f"around {said - timedelta(days=n)}"
+            if unit == "week":
+                return f"around {said - timedelta(weeks=n)}"
+            if unit == "month":
+                return f"around {_month(said, -n)}"
+            return f"around {said.year - n}"
+        rel, unit = m.group("rel").lower(), m.group("unit").lower()
+        step = -1 if rel in ("last", "past") else 1 if rel in ("next", "coming") else 0
+        if unit == "week":
+            return f"the week {'of' if step == 0 else 'before' if step < 0 else 'after'} {said}"
+        if unit == "weekend":
+            if step == 0:
+                return f"the weekend after {said}"
+            return f"the weekend {'before' if step < 0 else 'after'} {said}"
+        if unit == "month":
+            return f"in {_month(said, step)}"
+        if unit == "year":
+            return f"in {said.year + step}"
+        if unit[:3] in _DAY_ABBR:
+            wd = _DAY_ABBR[unit[:3]]
+            if step <= 0:
+                back = (said.weekday() - wd) % 7 or 7
+                return f"on {said - timedelta(days=back)}"
+            ahead = (wd - said.weekday()) % 7 or 7
+            return f"on {said + timedelta(days=ahead)}"
+        season = unit if unit != "autumn" else "fall"
+        year = said.year + (step if step else 0)
+        return f"in {season} {year}"
+
+    return _WHEN.sub(sub, text)
