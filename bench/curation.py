@@ -285,7 +285,7 @@ def main() -> None:
     os.environ.pop("MEMCTL_VAULT", None)
 
     total, base_total = Score(), Score()
-    seconds = turns_all = 0.0
+    seconds = turns_all = engine = 0.0
     covered = base_covered = 0
     tokens_in = tokens_out = 0
     cost: float | None = 0.0
@@ -299,6 +299,7 @@ def main() -> None:
         vault, turns = build_vault(conv, work)
         took, result = curate(vault, args.curator, args.model)
         seconds += took
+        engine += float(result.get("seconds") or 0.0)
         turns_all += turns
         tokens_in += int(result.get("tokens_in") or 0)
         tokens_out += int(result.get("tokens_out") or 0)
@@ -341,7 +342,10 @@ def main() -> None:
     print()
     rate = turns_all / seconds if seconds else 0.0
     print(f"curate: {int(turns_all)} turns in {seconds:.2f} s = {rate:,.0f} turns/s "
-          "(CLI wall time, process start included)")  # fmt: skip
+          "(CLI wall time: process start, imports, commit and index update included)")  # fmt: skip
+    if engine:
+        print(f"curate engine (as reported by memctl curate --json): {engine:.2f} s = "
+              f"{turns_all / engine:,.0f} turns/s")  # fmt: skip
     if args.model:
         per_k = 1000 / turns_all if turns_all else 0
         money = "unknown (model not in litellm's cost map)" if cost is None else f"${cost:.4f}"

@@ -487,8 +487,10 @@ class Extractor(EntityRules):
     def decision(self, turn: int, s: str, core: str) -> bool:
         """ "We decided to X because Y": what, why, alternatives weighed, when, by whom."""
         m = DECISION.match(core)
-        if not m:
-            return False
+        if not m or not (self.talks_to_agent or WORK.search(core)):
+            return (
+                False  # "I decided to adopt a puppy" is an event in a life, not a decision record
+            )
         what = m.group("what") or f"go with {m.group('what2')}"
         who = m.group("who") or m.group("who2")
         reason = None
@@ -559,8 +561,10 @@ class Extractor(EntityRules):
                 return None  # "you" is the assistant: what it was told is no fact about anyone
             text = addressee_voice(text, self.addressee)
         if has_group(text):
-            team = self.team and WORK.search(core)
-            text = group_voice(text, self.we if team else f"{self.name} and others")
+            if self.team and WORK.search(core):
+                text = group_voice(text, self.we)
+            else:
+                text = group_voice(text, f"{self.name} and others", mine=f"{self.name}'s")
         text = speaker_voice(text, self.name)
         text = re.split(r"\s+[-–—]\s+|,\s+(?:so|which|since then|but|because)\s+", text)[0]
         return end(cap(text.rstrip("!").strip()))

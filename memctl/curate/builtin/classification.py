@@ -190,6 +190,15 @@ PLANS = re_(
     r"\b(?:next|this coming) (?:week|month|year|weekend)\b",
     flags=re.I,
 )
+SELF_ANYWHERE = re_(r"\b(?:I|me|my|myself|mine)\b")
+# "Having a good team is so important": a maxim, true of nobody in particular.
+MAXIM = re_(
+    r"\b(?:is|are|['’]s) (?:so |really |very |super |just |truly )?(?:key|important|essential|",
+    r"vital|crucial|everything|the best(?: thing)?|what matters|a must|worth it)\b",
+    flags=re.I,
+)
+# Words that stand for something said earlier: a claim built on them says nothing alone.
+VAGUE = re_(r"\b(?:it|this|that|those|these|them|here|there|one|stuff|things?)\b", flags=re.I)
 FEELING_ONLY = re_(
     r"^I(?:['’]m| am| feel| felt| was) (?:so |really |very |super |totally |just )*",
     r"(?:happy|glad|excited|thrilled|grateful|thankful|proud|sad|sorry|tired|good|great|fine|ok|",
@@ -213,7 +222,8 @@ def conversational_fact(core: str) -> str | None:
     if HYPOTHETICAL.search(core):
         return None
     if not (SELF_SUBJECT.match(core) or GROUP_SUBJECT.match(core)):
-        return None
+        # "The rainbow mural is important to me": about the speaker, though not its subject
+        return "statement" if SELF_ANYWHERE.search(core) and not MAXIM.search(core) else None
     if IDENTITY.search(core):
         return "identity"
     if PREFERS.search(core):
@@ -232,7 +242,7 @@ def conversational_fact(core: str) -> str | None:
 _CONTENT = re.compile(r"[A-Za-z][\w'’-]{3,}")
 _PROPER = re.compile(rf"(?<=\s)[{UP}][\w'’-]+")
 _DATED = re.compile(r"\b(?:\d{4}|\d+|on \d{4}-\d\d-\d\d)\b")
-MIN_FACT_WEIGHT = 4.0
+MIN_FACT_WEIGHT = 3.5
 _KIND_WEIGHT = {
     "identity": 3.0,
     "relation": 2.0,
@@ -252,7 +262,16 @@ def fact_weight(core: str, kind: str) -> float:
     """
     content = len(_CONTENT.findall(core))
     names = len(_PROPER.findall(core))
-    return min(content, 8) * 0.5 + min(names, 2) + bool(_DATED.search(core)) + _KIND_WEIGHT[kind]
+    vague = len(VAGUE.findall(core)) if content < 6 else 0
+    return (
+        min(content, 8) * 0.5
+        + min(names, 2)
+        + bool(_DATED.search(core))
+        + _KIND_WEIGHT[kind]
+        - vague
+        - ("!" in core)  # exclaimed: more often about the moment than a lasting fact
+        - (kind == "statement" and not SELF_SUBJECT.match(core))  # the speaker is not the subject
+    )
 
 
 def is_chatter(core: str) -> bool:

@@ -55,10 +55,11 @@ _LEAD = {
 }
 _LEAD_RE = re.compile(
     r"\b(?P<head>I(?:['’](?:m|ve|d|ll)(?: not)?| am(?: not)?| have(?: not)?| was(?:n['’]t)?|"
-    r" haven['’]t| don['’]t| do not)?)(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
+    r" haven['’]t| don['’]t| do not)?)(?![\w'’])(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
     r"recently|finally|actually|already|always|never|often|usually|sometimes|even|only|"
     r"totally|definitely|\w+ly) )*)(?P<verb>[\w'’-]+))?",
 )
+_NEGATED = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "do": "does"}
 _INNER = (
     (r"\bI['’]m\b", "they're"),
     (r"\bI am\b", "they are"),
@@ -71,6 +72,7 @@ _INNER = (
     (r"\bme\b", "them"),
     (r"\bmine\b", "theirs"),
 )
+_INNER_RE = tuple((re.compile(p), r) for p, r in _INNER)
 _MY = re.compile(r"\b[Mm]y\b")
 _YOU = re.compile(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Yy]our(?:s|self)?)\b")
 _WE = re.compile(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
@@ -93,6 +95,7 @@ def speaker_voice(text: str, speaker: str) -> str:
             habitual = bool(
                 re.search(r"always|never|usually|often|sometimes", m.group("adv") or "")
             )
+            verb = _NEGATED.get(verb.lower().replace("’", "'"), verb)
             repl = f"{speaker} {m.group('adv') or ''}{conj(verb, habitual)}"
         else:
             repl = speaker
@@ -111,8 +114,8 @@ def speaker_voice(text: str, speaker: str) -> str:
         out = out[:tail_at] + tail
     elif my:
         out = out[: my.start()] + f"{speaker}'s" + out[my.end() :]
-    for pat, rep in _INNER:
-        out = re.sub(pat, rep, out)
+    for pat, rep in _INNER_RE:
+        out = pat.sub(rep, out)
     return _MY.sub("their", out)
 
 
@@ -138,7 +141,7 @@ def addressee_voice(text: str, addressee: str) -> str:
     return _YOU.sub(sub, text)
 
 
-def group_voice(text: str, we: str) -> str:
+def group_voice(text: str, we: str, mine: str | None = None) -> str:
     """'we', 'our', 'us' -> the group the speaker belongs to (the team, or "Dana and others")."""
 
     named = False
@@ -152,7 +155,7 @@ def group_voice(text: str, we: str) -> str:
                     "ourselves": "themselves"}.get(w, "they")  # fmt: skip
         named = w not in ("us", "ourselves")
         if w in ("our", "ours"):
-            return f"{we}'s"
+            return mine or f"{we}'s"
         if w == "ourselves":
             return "themselves"
         if w == "we're":
@@ -188,6 +191,7 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 _WHEN = re.compile(
     r"\b(?:(?P<rel>last|this|next|coming|past) (?P<unit>week|weekend|month|year|summer|winter|"
     r"spring|fall|autumn|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)|"
+    r"(?:about |around |roughly |nearly |almost |over )?"
     r"(?P<n>\d+|a couple of|a few|few|several|an?|one|two|three|four|five|six) "
     r"(?P<unit2>days?|weeks?|months?|years?) ago|"
     r"(?P<word>yesterday|today|tonight|tomorrow|the other day|the day before yesterday))\b",
