@@ -354,7 +354,7 @@ def main() -> None:
     print()
     rng = random.Random(7)
     pick = rng.sample(samples, min(args.samples, len(samples)))
-    print(f"{len(pick)} sample claims (match = cites the evidence turn of an observation, F1>=0.3):")
+    print(f"{len(pick)} sample claims (match: cites an observation's evidence turn, F1 >= 0.3):")
     for name, c, ok in pick:
         print(f"  [{'match' if ok else '  -  '}] {name} {c.store:<10} {c.text}")
     if args.json:
