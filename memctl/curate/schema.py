@@ -66,8 +66,14 @@ CLAIMS_SCHEMA: dict[str, Any] = {
     },
 }
 
-_NAMES = {"object": "an object", "array": "an array", "string": "a string",
-          "integer": "an integer", "boolean": "true or false", "null": "null"}
+_NAMES = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 class SchemaError(ValueError):
@@ -109,9 +115,9 @@ def _words(err: Any) -> str:
             return f"unexpected top-level key(s): {', '.join(extra)}"
         return f"{where} has unknown key(s): {', '.join(extra)}"
     if v == "type":
-        types = err.validator_value if isinstance(err.validator_value, list) else [
-            err.validator_value
-        ]
+        types = (
+            err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        )
         want = " or ".join(_NAMES.get(t, t) for t in types)
         return f"{where} must be {want}, got {_type(value)}"
     if v == "pattern":

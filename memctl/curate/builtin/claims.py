@@ -16,6 +16,7 @@ from memctl.curate.builtin.classification import (
     DECISION,
     DID,
     DUTIES,
+    EMOTIVE,
     FACT,
     FIRST_PERSON,
     GOOD,
@@ -38,6 +39,7 @@ from memctl.curate.builtin.classification import (
     REL_TIME,
     RESOLVED,
     ROLE_OF_USER,
+    TECHNICAL,
     THREAD,
     WANT,
     WE,
@@ -601,6 +603,8 @@ class Extractor(EntityRules):
     # -- first person ---------------------------------------------------------------------------
 
     def first_person(self, turn: int, s: str, core: str) -> None:
+        if not self.talks_to_agent:
+            return  # between people, `life_fact` resolves "I", "you" and "we" per speaker
         text = self.third(core)
         prof = self._title("profile") if "profile" in self.stores else ""
 
@@ -705,8 +709,10 @@ class Extractor(EntityRules):
         """A plain statement about the work ("The analytics lake is about 600 TB.")."""
         if not 4 <= len(core.split()) <= 40 or NOT_A_FACT.search(core):
             return
-        if "!" in core or not WORK.search(core):
+        if "!" in core or EMOTIVE.search(core):
             return  # "The sky was so gorgeous!" is about the moment, not the work
+        if not WORK.search(core) and not (self.talks_to_agent and TECHNICAL.search(core)):
+            return  # between friends, "The lake was calm" is no team knowledge
         m = FACT.match(core)
         if not m or len(m.group("subj").split()) > 7:
             return

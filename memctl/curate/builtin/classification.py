@@ -277,3 +277,14 @@ def fact_weight(core: str, kind: str) -> float:
 def is_chatter(core: str) -> bool:
     """Greetings, thanks, compliments and the like: never a claim, in any store."""
     return bool(CHATTER.match(core) or FEELING_ONLY.match(core))
+
+
+# A statement of fact about a system names something specific: a number, a product, a token.
+TECHNICAL = re.compile(rf"\d|(?<=\s)[{UP}][\w-]+|\b\w+[_*./]\w*|\b[A-Z0-9]{{2,}}\b")
+# "so gorgeous", "really special": how the moment felt, not what is the case.
+EMOTIVE = re.compile(
+    r"\b(?:so|such|really|super|truly|absolutely|incredibly) (?:a |an )?(?:\w+ly )?"
+    r"(?:gorgeous|beautiful|amazing|awesome|cool|cute|lovely|nice|great|special|inspiring|"
+    r"fun|powerful|good|bad|sad|happy|proud|wonderful|fantastic|incredible|important)\b",
+    re.I,
+)
