@@ -674,7 +674,7 @@ class Extractor(EntityRules):
     # -- the team -------------------------------------------------------------------------------
 
     def we_statement(self, turn: int, s: str, core: str) -> None:
-        if not WORK.search(core):
+        if not WORK.search(core) and not (self.talks_to_agent and TECHNICAL.search(core)):
             return  # "we" with family or friends: a fact about the speaker, not the team
         text = end(trim_so(self.third(core)) if ", so " in core else self.third(core))
         if WE_GOAL.match(core):
