@@ -19,6 +19,8 @@ class SessionChange:
     turns_total: int
     redactions: int
     source: str
+    user: str = ""
+    user_from: str = ""  # flag (--user or config) | transcript (its named speaker) | login
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import hashlib
 import json
@@ -36,6 +37,7 @@ from memctl.raw import (
     render_session,
     render_turn,
     session_path,
+    slugify,
 )
 from memctl.results import (
     FileProblem,
@@ -365,8 +367,11 @@ class Vault:
 
         if not sources:
             raise InputError("nothing to ingest: give files, folders or - for stdin")
-        user = user or self.default_user()
-        scope = _valid_scope(scope or self.config.scope or f"user:{user}")
+        chosen = user or self.config.user or None
+        login = self.default_user()
+        fixed_scope = scope or self.config.scope
+        if fixed_scope:
+            fixed_scope = _valid_scope(fixed_scope)
         do_redact = self.config.redact if redact is None else redact
         paths: list[Path] = []
         use_stdin = False
@@ -406,10 +411,13 @@ class Vault:
                     done: list[SessionChange] = []
                     try:
                         for tr in formats.read_transcripts(unit, fmt, session=session):
+                            who, source = (chosen, "flag") if chosen else _speaker(tr, login)
+                            where = fixed_scope or _valid_scope(f"user:{who}")
+                            change = self._write_transcript(
+                                tx, tr, who, where, do_redact, sessions, feed
+                            )
                             done.append(
-                                self._write_transcript(
-                                    tx, tr, user, scope, do_redact, sessions, feed
-                                )
+                                dataclasses.replace(change, user=who, user_from=source)
                             )
                     except (InputError, ConflictError) as exc:
                         if mark is None:
@@ -970,3 +978,21 @@ def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
             count += n
         out.append(m)
     return (out if count else messages), count
+
+
+_NOT_A_NAME = frozenset({"user", "human", "me", "you", "customer", "client", "anonymous"})
+
+
+def _speaker(tr: Transcript, login: str) -> tuple[str, str]:
+    """Whose session this is when `--user` is not given: the human the transcript names.
+
+    Chat exports and team transcripts name who spoke; the login name of whoever runs the
+    import is only a last resort, and the result says when it was used.
+    """
+    for m in tr.messages:
+        name = (m.name or "").strip()
+        if m.role == "user" and name and name.lower() not in _NOT_A_NAME:
+            slug = slugify(name, 40)
+            if slug:
+                return slug, "transcript"
+    return login, "login"

@@ -142,6 +142,8 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                             "turns_total": INT,
                             "redactions": INT,
                             "source": S,
+                            "user": S,
+                            "user_from": {"enum": ["flag", "transcript", "login"]},
                         }
                     )
                 ),
@@ -306,8 +308,10 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "inferred": INT,
                 "raw_sessions": INT,
                 "problems": arr(
-                    obj({"path": S, "line": {"type": ["integer", "null"]}, "message": S},
-                        closed=False)
+                    obj(
+                        {"path": S, "line": {"type": ["integer", "null"]}, "message": S},
+                        closed=False,
+                    )
                 ),
             },
         ),

@@ -114,7 +114,10 @@ def ingest(
         for s in res.sessions:
             if s.action != "unchanged":
                 red = f", {s.redactions} redacted" if s.redactions else ""
-                out(f"{s.action:9} {s.path}  (+{n(s.turns_added, 'turn')}{red})")
+                who = {"transcript": f" · user {s.user} (named in the transcript)",
+                       "login": f" · user {s.user} (your login name: no speaker named; use --user)",
+                       }.get(s.user_from, "")  # fmt: skip
+                out(f"{s.action:9} {s.path}  (+{n(s.turns_added, 'turn')}{red}){who}")
         if res.commit:
             out(
                 f"ingest: {n(len(res.changed), 'session')}, {n(res.turns_added, 'turn')}"

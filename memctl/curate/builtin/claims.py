@@ -23,6 +23,7 @@ from memctl.curate.builtin.classification import (
     HABIT,
     HEARSAY,
     INSTRUCTION,
+    INTRO,
     LINK,
     LOCATION,
     MIN_FACT_WEIGHT,
@@ -157,7 +158,7 @@ class Extractor(EntityRules):
         for _, content in self._user_turns(all_turns=True):
             m = ORG_OF_USER.search(content)
             if m:
-                return m.group("org") or m.group("org2")
+                return m.group("org") or m.group("org2") or m.group("org3")
         for c in self.ctx.claims("profile"):
             if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
                 m = re.search(rf" at (?P<org>{ORG})", strip_links(c.text))
@@ -215,6 +216,8 @@ class Extractor(EntityRules):
         if dated and REL_TIME.search(strip_links(text)) and "(as of " not in text:
             # "next quarter" means nothing a year later: say when it was said.
             text = text.rstrip(".") + f" (as of {self._date(turn)})."
+        if store in ("knowledge", "profile", "decisions"):
+            self.mentions(turn, quote)
         if link:
             text = self._link(text, skip=note if store == "entities" else None)
         self.out.append(
@@ -431,6 +434,9 @@ class Extractor(EntityRules):
         if self.instruction(turn, s, core):
             return
         self.custom(turn, s, core)
+        intro = INTRO.match(core)
+        if intro and self.talks_to_agent:
+            core = intro.group("rest")  # the name is known from the transcript already
         if FIRST_PERSON.match(core):
             self.first_person(turn, s, core)
         elif WE.match(core):
@@ -634,6 +640,12 @@ class Extractor(EntityRules):
         elif LOCATION.match(core):
             profile("Identity", "location")
         elif DUTIES.match(core):
+            at = ORG_OF_USER.search(core)
+            org = (at and at.group("org3")) or (at and at.group("org2"))
+            if org and self.team and "entities" in self.stores and org not in STOP_NAMES:
+                rel = f"{self.profile_link()} {self.third(core).split(' ', 1)[1].rstrip('.')}"
+                self.ent_claim(org, "organisation", "Relations", rel, turn, s)
+                text = self.third(core)  # now with a link to the organisation
             profile("Identity")
         elif PREFERENCE.match(core):
             profile("Preferences", "pref")

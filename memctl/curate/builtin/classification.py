@@ -20,7 +20,8 @@ def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
 
 DISCOURSE = re_(
     r"^(?:(?i:OK|Okay|So|Well|Oh|And|But|Also|Wait|Yes|Yeah|No|Right|Actually|Hmm|Now|Anyway|",
-    r"Plus|Then|Honestly|Basically|Sorry|Oops|Correction|Ugh|Ha|Wow|Great|Perfect|Cool|Sure)",
+    r"Plus|Then|Honestly|Basically|Sorry|Oops|Correction|Ugh|Ha|Wow|Great|Perfect|Cool|Sure|",
+    r"Hi|Hey|Hello|Hiya|Morning)",
     r"\b[,!:]?\s+|(?:Bad|Good|Great) news(?: too)?:\s+|(?:Last|One more) (?:one|thing):\s+|",
     r"[A-Z][a-z]+ (?:problem|question|update|note):\s+)",
 )
@@ -49,7 +50,19 @@ INSTRUCTION = re_(
     r"[Ii]n (?:the )?future|[Rr]emember to|[Dd]on't ever|[Dd]o not ever)\b",
 )
 ORG_OF_USER = re_(
-    rf"\bI(?:'m| am) (?:an?|the) [^.!?]*? at (?P<org>{ORG})|\bI work (?:at|for) (?P<org2>{ORG})"
+    rf"\bI(?:'m| am) (?:an?|the) [^.!?]*? at (?P<org>{ORG})|\bI work (?:at|for) (?P<org2>{ORG})|",
+    rf"\bI (?:run|lead|manage|head|own) [^.!?]*? at (?P<org3>{ORG})",
+)
+# "I'm Omar, I run ...": a speaker's introduction, then the fact.
+INTRO = re_(
+    rf"^(?:I(?:'m|’m| am)|[Mm]y name is|[Tt]his is) (?P<name>{NAME})(?:,| and| -|\.)?\s+",
+    r"(?P<rest>I\b.+)$",
+)
+# An organisation named with what it is to the speaker: "our biggest customer is Northwind".
+ORG_MENTION = re_(
+    r"\b(?:customers?|clients?|vendors?|partners?|suppliers?|employer|competitors?|",
+    rf"investors?|acquirer)(?: is| are|,| called| named)? (?P<org>{ORG})|",
+    rf"\b(?:work(?:s|ed)? (?:at|for)|team at|joined|acquired by|moved to) (?P<org2>{ORG})",
 )
 FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
 WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")

@@ -16,6 +16,7 @@ from memctl.curate.builtin.classification import (
     IS_OUR_ROLE,
     IS_WHAT,
     MY_ROLE_NAME,
+    ORG_MENTION,
     OWNERS_ROLE,
     PERSON_DOES,
     PERSONS_THING,
@@ -284,3 +285,16 @@ class EntityRules:
             self.ent_claim(
                 self.org, "organisation", "Relations", f"{who} is {self.org}'s {role}", turn, s
             )
+
+    def mentions(self, turn: int, quote: str) -> None:
+        """Organisations named with what they are to the speaker get a note of their own."""
+        if "entities" not in self.stores:
+            return
+        for m in ORG_MENTION.finditer(quote):
+            org = m.group("org") or m.group("org2")
+            if not org or org.split()[0] in STOP_NAMES or org in self.people:
+                continue
+            if org.casefold() in self.ents or self.is_person(org):
+                continue
+            fact = self._inner(quote, self.name)
+            self.ent_claim(org, "organisation", "Relations", fact, turn, quote)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 from memctl.curate.builtin.classification import DISCOURSE, re_
+from memctl.curate.builtin.lexicon import table
+
+ABBREVIATIONS = table("abbreviations")
 
 _FENCE = re_(r"^\s*(```|~~~)")
 _PASTE = re_(r"^\s*-{2,}\s*\S.*?-{2,}\s*$")
@@ -38,6 +41,8 @@ def prose_sentences(content: str) -> list[str]:
             continue
         start = 0
         for m in _SPLIT.finditer(line):
+            if _abbreviation(line, m.start()):
+                continue
             piece = line[start : m.start() + 1].strip()
             if piece:
                 out.append(piece)
@@ -46,6 +51,19 @@ def prose_sentences(content: str) -> list[str]:
         if tail:
             out.append(tail)
     return out
+
+
+_LAST_WORD = re_(r"(?:^|[\s(])([\w.]+)\.$")
+
+
+def _abbreviation(line: str, end: int) -> bool:
+    """Does the full stop before `end` close an abbreviation or an initial, not a sentence?"""
+    head = line[:end].rstrip(")\"'”’ ")
+    m = _LAST_WORD.search(head[-12:])
+    if not m:
+        return False
+    word = m.group(1).lower()
+    return word in ABBREVIATIONS or (len(word) == 1 and word.isalpha() and word != "i")
 
 
 def core_of(sentence: str) -> str:
