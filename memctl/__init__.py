@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memctl.errors import ConflictError, InputError, MemctlError, VaultNotFoundError
+from memctl.version import __version__
 
-__version__ = "0.1.0"
 __all__ = [
     "ConflictError",
     "InputError",

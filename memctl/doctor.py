@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl import __version__
 from memctl.store import Transaction, read_text, walk_markdown
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.vault import Vault

@@ -78,7 +78,6 @@ def remember(
     today: str | None = None,
 ) -> Remembered:
     """Merge one claim into memory through the curation engine's note code, in one commit."""
-    from memctl import __version__
     from memctl.curate import engine
     from memctl.curate.merge import NoteSet, is_proposal
     from memctl.notes import parse_note
@@ -86,6 +85,7 @@ def remember(
     from memctl.recall import visible_scopes
     from memctl.redact import redact
     from memctl.store import Transaction, read_text
+    from memctl.version import __version__
 
     # Masked before anything else sees them: the claim and the note's title become a file
     # name, a commit subject and the answer the agent is shown.

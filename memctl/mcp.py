@@ -362,7 +362,7 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
     from pydantic import ValidationError
     from typing_extensions import TypedDict  # pydantic needs this one before 3.12
 
-    from memctl import __version__
+    from memctl.version import __version__
 
     tools = Tools(vault, user)
     StoreName = Literal[tuple(vault.config.stores)]  # type: ignore[valid-type]

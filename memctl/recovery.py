@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl import __version__
 from memctl.store import _OPEN, JOURNAL_REL, Transaction, restore
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.vault import Vault

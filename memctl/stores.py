@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from memctl.errors import CurationError, InputError
 
 if TYPE_CHECKING:
-    from memctl.curate import Batch, Proposal, StoreSpec
+    from memctl.curate.model import Batch, Proposal, StoreSpec
     from memctl.vault import Vault
 
 ENTRY_POINT_GROUP = "memctl.stores"
@@ -84,7 +84,7 @@ def configured(vault: Vault) -> dict[str, LearningStore]:
 
 def plugin_claims(spec: StoreSpec, batch: Batch) -> list[Proposal]:
     """Run a plugin store over a batch; its claims go to its own store only."""
-    from memctl.curate import Proposal
+    from memctl.curate.model import Proposal
     from memctl.curate.schema import SchemaError, to_proposal, validate
 
     store = load(str(spec.plugin))

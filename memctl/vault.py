@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from memctl import __version__
 from memctl.catalog import Catalog
 from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
 from memctl.errors import (
@@ -48,6 +47,7 @@ from memctl.results import (
     StatusResult,
 )
 from memctl.store import Transaction, VaultLock, read_text, register_guard, walk_markdown
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -558,6 +558,63 @@ class Vault:
         return SessionChange(
             sid, rel, "created", len(messages), len(messages), redactions, tr.origin
         )
+
+    # ---- writing derived notes -------------------------------------------------------------
+
+    def write_notes(
+        self,
+        files: dict[str, str],
+        *,
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        body: str = "",
+        command: str = "write",
+        refresh: bool = True,
+    ) -> str | None:
+        """Write derived files (notes, their INDEX, curation state) as one commit, or not at all.
+
+        The public way for curation, review and other writers of notes to change the vault,
+        under the vault lock the caller holds: files are written atomically and journaled, the
+        INDEX files and the search index follow in the same command, and any failure puts
+        every file back as it was and leaves no commit.
+        """
+        tx = Transaction(self.root, command=command)
+        try:
+            for rel, text in files.items():
+                tx.write(rel, text)
+        except BaseException:
+            tx.rollback()
+            raise
+        return self.commit_transaction(
+            tx, subject=subject, trailers=trailers, author=author, body=body, refresh=refresh
+        )
+
+    def commit_transaction(
+        self,
+        tx: Transaction,
+        *,
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        body: str = "",
+        refresh: bool = True,
+    ) -> str | None:
+        """Finish a caller's transaction as one commit: INDEX files, fsync, commit, search index.
+
+        For writers that delete or read back what they wrote (review); on any failure the
+        transaction is rolled back and the vault is as it was.
+        """
+        try:
+            if refresh:
+                self._refresh_indexes(tx)
+            tx.flush()
+            sha = self.history.commit(tx.touched, subject, trailers, author=author, body=body)
+            self._after_write(tx.touched)
+        except BaseException:
+            tx.rollback()
+            raise
+        return sha
 
     # ---- hooks for derived state (index, INDEX.md) ----------------------------------------
 

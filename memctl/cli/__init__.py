@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memctl import __version__
 from memctl.errors import MemctlError
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.vault import Vault

@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl import __version__
-from memctl.curate import (
+from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
+from memctl.curate.model import (
     Batch,
     Curator,
     Extraction,
@@ -32,15 +32,15 @@ from memctl.curate import (
     KnownEntity,
     Proposal,
     StoreSpec,
-    get_curator,
 )
-from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
+from memctl.curate.registry import get_curator
 from memctl.errors import CurationError, InputError, MemctlError
 from memctl.notes import HISTORY, strip_links
 from memctl.provenance import RawTurns, quote_in, squash
 from memctl.raw import split_frontmatter
 from memctl.redact import find_secrets, redact
-from memctl.store import Transaction, read_text
+from memctl.store import read_text
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.config import StoreConfig
@@ -348,26 +348,17 @@ def run(
         if not files and new_state == old_state:
             return res
         _commit_hand_edits(vault, files)
-        tx = Transaction(vault.root)
-        try:
-            for rel, text in files.items():
-                tx.write(rel, text)
-            if new_state != old_state:
-                tx.write(STATE_REL, new_state)
-            if changed:
-                vault._refresh_indexes(tx)
-            tx.flush()
-            res.commit = vault.history.commit(
-                tx.touched,
-                _subject(res),
-                _trailers(res),
-                author=vault.config.agent,
-                body=_body(res),
-            )
-            vault._after_write(tx.touched)
-        except BaseException:
-            tx.rollback()
-            raise
+        if new_state != old_state:
+            files[STATE_REL] = new_state
+        res.commit = vault.write_notes(
+            files,
+            subject=_subject(res),
+            trailers=_trailers(res),
+            author=vault.config.agent,
+            body=_body(res),
+            command="curate",
+            refresh=bool(changed),
+        )
     res.seconds = round(time.perf_counter() - started, 3)
     return res
 

@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl import __version__
 from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, text_digest
 from memctl.errors import ConflictError, InputError, MemctlError
 from memctl.notes import note_id, parse_note, render_note
 from memctl.provenance import RawTurns
 from memctl.store import Transaction, read_text, walk_markdown
+from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.vault import Vault
@@ -162,7 +162,7 @@ def review(
         if not to_accept and not to_reject:
             res.pending = props
             return res
-        tx = Transaction(vault.root)
+        tx = Transaction(vault.root, command="review")
         try:
             for p in to_accept:
                 text = read_text(vault.root / p.path)
@@ -186,24 +186,21 @@ def review(
                         f"{specs[store].config.folder}/INDEX.md",
                         _store_index(vault, specs[store], notes),
                     )
-            vault._refresh_indexes(tx)
-            na, nr = len(res.accepted), len(res.rejected)
-            tx.flush()
-            res.commit = vault.history.commit(
-                tx.touched,
-                f"review: {na} accepted, {nr} rejected",
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "review",
-                    "Memctl-Accepted": ", ".join(res.accepted) or "none",
-                    "Memctl-Rejected": ", ".join(res.rejected) or "none",
-                },
-                author=vault.human_identity(),
-            )
-            vault._after_write(tx.touched)
         except BaseException:
             tx.rollback()
             raise
+        na, nr = len(res.accepted), len(res.rejected)
+        res.commit = vault.commit_transaction(
+            tx,
+            subject=f"review: {na} accepted, {nr} rejected",
+            trailers={
+                "Memctl-Version": __version__,
+                "Memctl-Command": "review",
+                "Memctl-Accepted": ", ".join(res.accepted) or "none",
+                "Memctl-Rejected": ", ".join(res.rejected) or "none",
+            },
+            author=vault.human_identity(),
+        )
         done = {p.path for p in [*to_accept, *to_reject]}
         res.pending = [p for p in props if p.path not in done]
     return res

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memctl.curate import ACTIONS, Entity, Proposal, Quote
+from memctl.curate.model import ACTIONS, Entity, Proposal, Quote
 
 ENTITY_TYPES = ("person", "organisation", "project", "system", "thing")
 

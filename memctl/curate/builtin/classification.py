@@ -62,7 +62,7 @@ INTRO = re_(
 ORG_MENTION = re_(
     r"\b(?:customers?|clients?|vendors?|partners?|suppliers?|employer|competitors?|",
     rf"investors?|acquirer)(?: is| are|,| called| named)? (?P<org>{ORG})|",
-    rf"\b(?:work(?:s|ed)? (?:at|for)|team at|joined|acquired by|moved to) (?P<org2>{ORG})",
+    rf"\b(?:work(?:s|ed)? (?:at|for)|team at|joined|acquired by) (?P<org2>{ORG})",
 )
 FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
 WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")
