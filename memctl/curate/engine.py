@@ -104,6 +104,8 @@ class CurateResult:
         return d
 
 
+MAX_REPLANS = 5  # memory changed under a waiting model this often: give up, write nothing
+
 # ---- stores and templates ---------------------------------------------------------------------
 
 
@@ -283,82 +285,149 @@ def run(
     day = today or _today()
     label = cur.name if not cur.model else f"{cur.name} {cur.model}"
 
-    with vault.lock:
-        state = load_state(vault)
-        turns = RawTurns(vault.root)
-        notes = NoteSet(
-            vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label
-        )
-        all_sessions = vault.sessions()
-        people = _people_by_scope(all_sessions)
-        sessions = sorted(all_sessions, key=lambda s: (str(s.get("started") or ""), s["path"]))
-        if session:
-            only = vault.resolve_session(session)
-            sessions = [s for s in sessions if s["path"] == only]
-        for s in sessions:
-            path = s["path"]
-            total = int(s.get("turns") or 0)
-            marks = {n: state.get(n, {}).get(path, 0) for n in targets}
-            if not marks:
-                break
-            start = min(marks.values()) + 1
-            if start > total:
-                continue
-            header, messages = turns.session(path)
-            total = len(messages)
-            if start > total:
-                continue
-            view = _View(notes, specs, header, people)
-            batch_stores = {
-                n: sp for n, sp in targets.items() if marks[n] < total and not sp.plugin
-            }
-            batch = Batch(path, header, messages, start, batch_stores, view, day)
+    answers: dict[tuple[str, int, tuple[str, ...]], Extraction] = {}
+    if not cur.model:
+        # An offline curator takes milliseconds a session: one pass under the lock.
+        with vault.lock:
+            plan = _plan(vault, cur, res, specs, targets, session, day, label, answers)
+            return _finish(vault, plan, res, started)
+    # A model takes seconds a call: never hold the vault lock while waiting on one. Plan
+    # from what the files say now, then write only if nobody changed memory meanwhile;
+    # if somebody did, plan again on their result, reusing the model's answers.
+    for _ in range(MAX_REPLANS):
+        seen = _fingerprint(vault)
+        fresh = CurateResult(name, cur.model, dry_run, sorted(targets))
+        plan = _plan(vault, cur, fresh, specs, targets, session, day, label, answers)
+        with vault.lock:
+            if _fingerprint(vault) == seen:
+                _carry_cost(fresh, answers)
+                return _finish(vault, plan, fresh, started)
+    raise CurationError(
+        f"memory changed {MAX_REPLANS} times while the model was answering; nothing was "
+        "written (run memctl curate again; the model is asked again only for new turns)"
+    )
+
+
+@dataclass
+class _Plan:
+    """Everything a run would write, computed in memory: notes, INDEX files, watermarks."""
+
+    files: dict[str, str]
+    changed: dict[str, str]
+    new_state: str
+    old_state: str | None
+
+
+def _fingerprint(vault: Vault) -> tuple[str, ...]:
+    """What memory looks like on disk: HEAD, uncommitted changes, the curation watermarks."""
+    state = vault.root / STATE_REL
+    head = vault.history.git().rev_parse("HEAD") if vault.history.has_commits() else ""
+    return (head, *vault.history.dirty(), read_text(state) if state.exists() else "")
+
+
+def _carry_cost(res: CurateResult, answers: dict[Any, Extraction]) -> None:
+    """A plan made again on cached answers still reports what the model calls cost."""
+    res.calls = sum(e.calls for e in answers.values())
+    res.tokens_in = sum(e.tokens_in for e in answers.values())
+    res.tokens_out = sum(e.tokens_out for e in answers.values())
+    costs = [e.cost for e in answers.values() if e.cost is not None]
+    res.cost = sum(costs) if costs else None
+
+
+def _plan(
+    vault: Vault,
+    cur: Curator,
+    res: CurateResult,
+    specs: dict[str, StoreSpec],
+    targets: dict[str, StoreSpec],
+    session: str | None,
+    day: str,
+    label: str,
+    answers: dict[tuple[str, int, tuple[str, ...]], Extraction],
+) -> _Plan:
+    """Read memory, ask the curator about every uncurated turn, merge in memory."""
+    state = load_state(vault)
+    turns = RawTurns(vault.root)
+    notes = NoteSet(vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label)
+    all_sessions = vault.sessions()
+    people = _people_by_scope(all_sessions)
+    sessions = sorted(all_sessions, key=lambda s: (str(s.get("started") or ""), s["path"]))
+    if session:
+        only = vault.resolve_session(session)
+        sessions = [s for s in sessions if s["path"] == only]
+    for s in sessions:
+        path = s["path"]
+        total = int(s.get("turns") or 0)
+        marks = {n: state.get(n, {}).get(path, 0) for n in targets}
+        if not marks:
+            break
+        start = min(marks.values()) + 1
+        if start > total:
+            continue
+        header, messages = turns.session(path)
+        total = len(messages)
+        if start > total:
+            continue
+        view = _View(notes, specs, header, people)
+        batch_stores = {n: sp for n, sp in targets.items() if marks[n] < total and not sp.plugin}
+        batch = Batch(path, header, messages, start, batch_stores, view, day)
+        key = (path, start, tuple(sorted(batch_stores)))
+        if key in answers:
+            ext = Extraction(list(answers[key].claims))
+        else:
             ext = cur.extract(batch) if batch_stores else Extraction()
-            for n, sp in targets.items():
-                if sp.plugin and marks[n] < total:
-                    ext.claims += _plugin_claims(
-                        sp, Batch(path, header, messages, start, {n: sp}, view, day)
-                    )
-            res.sessions += 1
-            res.turns_read += total - start + 1
+            answers[key] = ext
             res.calls += ext.calls
             res.tokens_in += ext.tokens_in
             res.tokens_out += ext.tokens_out
             if ext.cost is not None:
                 res.cost = (res.cost or 0.0) + ext.cost
-            for p in ext.claims:
-                _merge_one(p, batch, specs, targets, marks, notes, turns, res)
-            for n in targets:
-                state.setdefault(n, {})[path] = total
+            ext = Extraction(list(ext.claims))
+        for n, sp in targets.items():
+            if sp.plugin and marks[n] < total:
+                ext.claims += _plugin_claims(
+                    sp, Batch(path, header, messages, start, {n: sp}, view, day)
+                )
+        res.sessions += 1
+        res.turns_read += total - start + 1
+        for p in ext.claims:
+            _merge_one(p, batch, specs, targets, marks, notes, turns, res)
+        for n in targets:
+            state.setdefault(n, {})[path] = total
 
-        changed = notes.changed()
-        res.notes = sorted(changed)
-        touched_stores = sorted(
-            {notes.notes[p].store for p in changed if notes.notes[p].store in specs}
-        )
-        files: dict[str, str] = dict(changed)
-        for st in touched_stores:
-            files[f"{specs[st].config.folder}/INDEX.md"] = _store_index(vault, specs[st], notes)
-        new_state = render_state(state)
-        res.seconds = round(time.perf_counter() - started, 3)
-        if dry_run:
-            res.diff = _diff(vault, files)
-            return res
-        old_state = read_text(vault.root / STATE_REL) if (vault.root / STATE_REL).exists() else None
-        if not files and new_state == old_state:
-            return res
-        _commit_hand_edits(vault, files)
-        if new_state != old_state:
-            files[STATE_REL] = new_state
-        res.commit = vault.write_notes(
-            files,
-            subject=_subject(res),
-            trailers=_trailers(res),
-            author=vault.config.agent,
-            body=_body(res),
-            command="curate",
-            refresh=bool(changed),
-        )
+    changed = notes.changed()
+    res.notes = sorted(changed)
+    touched_stores = sorted(
+        {notes.notes[p].store for p in changed if notes.notes[p].store in specs}
+    )
+    files: dict[str, str] = dict(changed)
+    for st in touched_stores:
+        files[f"{specs[st].config.folder}/INDEX.md"] = _store_index(vault, specs[st], notes)
+    old_state = read_text(vault.root / STATE_REL) if (vault.root / STATE_REL).exists() else None
+    return _Plan(files, dict(changed), render_state(state), old_state)
+
+
+def _finish(vault: Vault, plan: _Plan, res: CurateResult, started: float) -> CurateResult:
+    """Under the lock: show the diff (dry run) or write the plan as one commit."""
+    files = plan.files
+    res.seconds = round(time.perf_counter() - started, 3)
+    if res.dry_run:
+        res.diff = _diff(vault, files)
+        return res
+    if not files and plan.new_state == plan.old_state:
+        return res
+    _commit_hand_edits(vault, files)
+    if plan.new_state != plan.old_state:
+        files[STATE_REL] = plan.new_state
+    res.commit = vault.write_notes(
+        files,
+        subject=_subject(res),
+        trailers=_trailers(res),
+        author=vault.config.agent,
+        body=_body(res),
+        command="curate",
+        refresh=bool(plan.changed),
+    )
     res.seconds = round(time.perf_counter() - started, 3)
     return res
 

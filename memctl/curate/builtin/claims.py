@@ -140,7 +140,11 @@ class Extractor(EntityRules):
         self.pending_org: tuple[str, str, int, str] | None = None
         self.default_name = self.name
         self.humans = {m.name for m in batch.messages if m.role == "user" and m.name}
-        self.talks_to_agent = any(m.role == "assistant" for m in batch.messages)
+        # A conversation between people (two named humans, no assistant) is read for facts
+        # about each speaker; anything else is a person telling an agent about their work.
+        self.talks_to_agent = len(self.humans) < 2 or any(
+            m.role == "assistant" for m in batch.messages
+        )
         self.addressee: str | None = None
         self.about: str | None = None  # whose profile this turn's claims go to (None: the user)
 
