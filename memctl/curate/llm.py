@@ -22,8 +22,11 @@ from memctl.raw import parse_time
 if TYPE_CHECKING:
     from memctl.vault import Vault
 
-CHUNK_CHARS = 24_000  # turns per request, so a long session never overflows a small model
-CONTEXT_CHARS = 8_000  # known claims shown to the model for merging decisions
+# Tokens of turns per request (counted with memctl's tokenizer), so a long session never
+# overflows a small model and a cost per 1k turns stays predictable.
+CHUNK_TOKENS = 6_000
+CONTEXT_TOKENS = 2_000  # known claims shown to the model for merging decisions
+TURN_HEADER_TOKENS = 16  # "### t12 · user (Dana) · 2026-09-01 · NEW"
 
 SYSTEM = """\
 You are the curator of a long-term memory vault. You read one conversation and extract \
@@ -45,6 +48,22 @@ unless the transcript says they are the same.
 "correct" (it was wrong), "update" (same fact, better wording) or "retract", with \
 "replaces" set to the exact text of the existing claim. Otherwise use "add".
 7. Extract only from the turns marked NEW; earlier turns are context.
+8. Keep facts, drop chatter. Extract identity, role, employer, location, relations, \
+possessions, preferences, habits, plans and commitments (with their dates), events, goals, \
+and decisions with their reasons. Never extract greetings, thanks, sympathy, compliments, \
+exclamations about the moment, questions or hypotheticals. A short, true fact beats ten \
+chatty lines.
+9. Resolve every pronoun: "I", "me", "my" is the speaker named in the turn's header; "you" \
+is the person they answer; "we" and "our" are the team only when the sentence is about the \
+team's work, organisation, product or system. Anchor relative time ("yesterday", "last \
+week", "next month") to the turn's date ("on 2023-05-07", "in June 2023").
+10. Team knowledge only from statements about the team, organisation, product or system; \
+instructions only from explicit directives to the assistant ("always ...", "from now on \
+...").
+11. A generalisation you draw from what was said ("the team is cost-sensitive") is never \
+stated by anyone: set "inferred": true (it is written with an #inferred marker).
+12. When a turn restates a known claim, repeat that claim's exact text with action "add": \
+memory adds the new citation instead of a duplicate line.
 
 Reply with one JSON object and nothing else, matching this JSON Schema:
 """
@@ -89,6 +108,8 @@ class LLMCurator:
         return "\n".join(lines)
 
     def _known_block(self, batch: Batch) -> str:
+        from memctl import tokens
+
         lines: list[str] = []
         size = 0
         by_note: dict[tuple[str, str], list[str]] = {}
@@ -97,8 +118,8 @@ class LLMCurator:
                 by_note.setdefault((c.store, c.note), []).append(f"  - [{c.section}] {c.text}")
         for (store, note), claims in by_note.items():
             block = [f"- [{store}] {note}", *claims]
-            size += sum(len(b) + 1 for b in block)
-            if size > CONTEXT_CHARS:
+            size += tokens.count("\n".join(block))
+            if size > CONTEXT_TOKENS:
                 lines.append("- (more notes omitted)")
                 break
             lines += block
@@ -116,14 +137,18 @@ class LLMCurator:
         return "\n".join(parts)
 
     def _chunks(self, batch: Batch) -> list[tuple[int, int]]:
+        """Runs of new turns, each at most CHUNK_TOKENS (a longer single turn goes alone)."""
+        from memctl import tokens
+
         out = []
         first = batch.start
         size = 0
         for n in range(batch.start, len(batch.messages) + 1):
-            size += len(batch.messages[n - 1].content) + 40
-            if size > CHUNK_CHARS and n > first:
+            cost = tokens.count(batch.messages[n - 1].content) + TURN_HEADER_TOKENS
+            if size + cost > CHUNK_TOKENS and n > first:
                 out.append((first, n - 1))
-                first, size = n, len(batch.messages[n - 1].content) + 40
+                first, size = n, 0
+            size += cost
         out.append((first, len(batch.messages)))
         return out
 
