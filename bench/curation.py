@@ -331,8 +331,8 @@ def main() -> None:
                          "claim": c.text, "turns": sorted(c.turns), "match": ok})  # fmt: skip
     cov = covered / max(total.total, 1)
     bcov = base_covered / max(base_total.total, 1)
-    print(f"{'all':<14} {int(turns_all):>6} {total.claims:>7} {total.precision:>6.2f} {cov:>6.2f}"
-          f"   {base_total.claims:>15} {base_total.precision:>6.2f} {bcov:>6.2f}")  # fmt: skip
+    print(f"{'all':<14} {int(turns_all):>6} {total.claims:>7} {total.precision:>6.3f} {cov:>6.3f}"
+          f"   {base_total.claims:>15} {base_total.precision:>6.3f} {bcov:>6.3f}")  # fmt: skip
     print()
     print(f"{'store':<14} {'claims':>7} {'matched':>8} {'precision':>10}")
     for store, (n, m) in sorted(total.by_store.items()):

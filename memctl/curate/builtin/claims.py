@@ -26,6 +26,7 @@ from memctl.curate.builtin.classification import (
     INTRO,
     LINK,
     LOCATION,
+    MAXIM,
     MIN_FACT_WEIGHT,
     NEXT,
     NOT_A_FACT,
@@ -567,6 +568,12 @@ class Extractor(EntityRules):
 
     def voice(self, core: str, turn: int) -> str | None:
         """The sentence as a third-person claim, or None when it cannot be resolved."""
+        for name in (self.addressee, *sorted(self.humans)):
+            if name and core.startswith(f"{name}, ") and len(core) > len(name) + 12:
+                core = cap(
+                    core[len(name) + 2 :]
+                )  # "John, I ..." speaks to John; it is not about him
+                break
         text = anchor(core, self._day(turn))
         if has_addressee(text):
             if self.addressee is None:
@@ -725,8 +732,8 @@ class Extractor(EntityRules):
         """A plain statement about the work ("The analytics lake is about 600 TB.")."""
         if not 4 <= len(core.split()) <= 40 or NOT_A_FACT.search(core):
             return
-        if "!" in core or EMOTIVE.search(core):
-            return  # "The sky was so gorgeous!" is about the moment, not the work
+        if "!" in core or EMOTIVE.search(core) or MAXIM.search(core):
+            return  # "The sky was so gorgeous!", "Confidence is key": the moment, a maxim
         if not WORK.search(core) and not (self.talks_to_agent and TECHNICAL.search(core)):
             return  # between friends, "The lake was calm" is no team knowledge
         m = FACT.match(core)

@@ -20,9 +20,10 @@ def conj(verb: str, habitual: bool = False) -> str:
     low = verb.lower()
     if low in IRREGULAR:
         return IRREGULAR[low]
+    past = low in PAST_IRREGULAR or (low[:2] in ("re", "un") and low[2:] in PAST_IRREGULAR)
     if (
         low in MODALS
-        or (low in PAST_IRREGULAR and not habitual)
+        or (past and not habitual)
         or (low.endswith("ed") and not low.endswith("eed"))
         or "'" in low
         or "’" in low
@@ -78,8 +79,15 @@ _YOU = re.compile(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Y
 _WE = re.compile(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
 
 
+_MY_AND_I = re.compile(r"^(?P<pre>(?:[\w'’,-]+ ){0,3}?)[Mm]y (?P<np>[\w'’ -]{1,30}?) and I\b")
+
+
 def speaker_voice(text: str, speaker: str) -> str:
     """First person -> third: the first mention is the speaker's name, the rest 'they'."""
+    m = _MY_AND_I.match(text)
+    if m:  # "My colleagues and I went" -> "John and their colleagues went"
+        text = f"{m.group('pre')}{speaker} and their {m.group('np')}{text[m.end() :]}"
+        return speaker_voice_rest(text)
     out = text
     m = _LEAD_RE.search(out)
     my = _MY.search(out)
@@ -114,9 +122,14 @@ def speaker_voice(text: str, speaker: str) -> str:
         out = out[:tail_at] + tail
     elif my:
         out = out[: my.start()] + f"{speaker}'s" + out[my.end() :]
+    return speaker_voice_rest(out)
+
+
+def speaker_voice_rest(text: str) -> str:
+    """First person after the speaker is named: "they", "them", "their"."""
     for pat, rep in _INNER_RE:
-        out = pat.sub(rep, out)
-    return _MY.sub("their", out)
+        text = pat.sub(rep, text)
+    return _MY.sub("their", text)
 
 
 def addressee_voice(text: str, addressee: str) -> str:
