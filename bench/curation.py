@@ -1,6 +1,6 @@
 """What the curator learns, scored against LoCoMo's annotated observations, through the CLI.
 
-    python bench/curation.py [--data ../shared/data/locomo/locomo-dev.json] [--samples 50]
+    python bench/curation.py [--data ../shared/data/locomo/locomo-dev.json] [--samples 50] [--replay]
                              [--curator builtin | --model openai/gpt-4o-mini]
 
 Each conversation becomes a fresh vault: `memctl init`, `memctl ingest` of one transcript per
@@ -254,6 +254,56 @@ def score(claims: list[Learned], obs: list[Obs], speaker_a: str) -> Score:
     return s
 
 
+def replay_answers(conv: dict) -> list[dict]:
+    """One model answer per session: the session's annotated observations as cited claims.
+
+    Stands in for a model in `--replay`: it measures what the llm pipeline costs in tokens and
+    what verification and merging keep, never a model's judgement.
+    """
+    c, a = conv["conversation"], conv["conversation"]["speaker_a"]
+    out, n = [], 1
+    while f"session_{n}" in c:
+        turns = c[f"session_{n}"]
+        index = {t["dia_id"]: i for i, t in enumerate(turns, 1)}
+        claims = []
+        for speaker, items in conv["observation"].get(f"session_{n}_observation", {}).items():
+            for item in items:
+                if len(item) < 2 or not isinstance(item[1], str):
+                    continue
+                turn = index.get(item[1].split(";")[0].strip())
+                if turn is None:
+                    continue
+                text = turns[turn - 1]["text"]
+                quote = max(re.split(r"(?<=[.!?])\s+", text.strip()), key=len)
+                mine = speaker == a
+                claims.append({
+                    "store": "profile" if mine else "entities",
+                    "note": f"Profile: {a.lower()}" if mine else speaker,
+                    "section": "Identity" if mine else "Facts",
+                    "text": item[0],
+                    "citations": [{"turn": turn, "quote": quote}],
+                    **({} if mine else {"entity_type": "person"}),
+                })  # fmt: skip
+        out.append({"json": {"claims": claims}})
+        n += 1
+    return out
+
+
+def replay_cost(requests: list, answers: list[dict], model: str) -> tuple[int, int, float | None]:
+    """Tokens of what went over the wire (memctl's tokenizer) and litellm's offline price."""
+    from memctl import tokens
+
+    tin = sum(tokens.count(m["content"]) for r in requests for m in r.messages)
+    tout = sum(tokens.count(json.dumps(a["json"])) for a in answers)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    price = litellm.model_cost.get(model.split("/", 1)[-1]) or litellm.model_cost.get(model)
+    if not price:
+        return tin, tout, None
+    return tin, tout, tin * price["input_cost_per_token"] + tout * price["output_cost_per_token"]
+
+
 def curate(vault: Path, curator: str, model: str | None) -> tuple[float, dict]:
     args = ["--vault", str(vault), "curate", "--json"]
     if model:
@@ -274,6 +324,9 @@ def main() -> None:
     ap.add_argument("--curator", default="builtin")
     ap.add_argument("--model", help="a litellm model string: run the llm curator with it")
     ap.add_argument("--samples", type=int, default=50, help="claims printed for a person to judge")
+    replay_help = ("llm curator against a local fake model that answers with the annotated "
+                   "observations (cost and pipeline check, no network)")  # fmt: skip
+    ap.add_argument("--replay", action="store_true", help=replay_help)
     ap.add_argument("--workdir", help="keep the vaults here (default: a temp dir)")
     ap.add_argument("--json", help="also write every claim with its verdict to this file")
     args = ap.parse_args()
@@ -283,6 +336,17 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
+    fake = None
+    if args.replay:
+        sys.path.insert(0, str(HERE.parent / "tests"))
+        from fakellm import FakeLLM
+
+        fake = FakeLLM().start()
+        args.model = args.model or "openai/gpt-4o-mini"
+        os.environ.update({"OPENAI_API_KEY": "sk-replay", "OPENAI_BASE_URL": fake.base_url,
+                           "OPENAI_API_BASE": fake.base_url, "NO_PROXY": "127.0.0.1"})  # fmt: skip
+    replayed: list[dict] = []
+    wire: list = []
 
     total, base_total = Score(), Score()
     seconds = turns_all = engine = 0.0
@@ -297,7 +361,14 @@ def main() -> None:
         name, speaker_a = conv["sample_id"], conv["conversation"]["speaker_a"]
         obs = observations(conv)
         vault, turns = build_vault(conv, work)
+        if fake is not None:
+            answers = replay_answers(conv)
+            fake.reset()
+            fake.enqueue(*answers)
+            replayed += answers
         took, result = curate(vault, args.curator, args.model)
+        if fake is not None:
+            wire += list(fake.chat_requests)
         seconds += took
         engine += float(result.get("seconds") or 0.0)
         turns_all += turns
@@ -346,6 +417,11 @@ def main() -> None:
     if engine:
         print(f"curate engine (as reported by memctl curate --json): {engine:.2f} s = "
               f"{turns_all / engine:,.0f} turns/s")  # fmt: skip
+    if fake is not None:
+        tokens_in, tokens_out, cost = replay_cost(wire, replayed, args.model)
+        fake.stop()
+        print(f"replay: {len(wire)} requests; tokens counted with memctl's tokenizer, "
+              "price from litellm's offline cost map")  # fmt: skip
     if args.model:
         per_k = 1000 / turns_all if turns_all else 0
         money = "unknown (model not in litellm's cost map)" if cost is None else f"${cost:.4f}"
