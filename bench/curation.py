@@ -1,7 +1,7 @@
 """What the curator learns, scored against LoCoMo's annotated observations, through the CLI.
 
-    python bench/curation.py [--data ../shared/data/locomo/locomo-dev.json] [--samples 50] [--replay]
-                             [--curator builtin | --model openai/gpt-4o-mini]
+    python bench/curation.py [--data ../shared/data/locomo/locomo-dev.json] [--samples 50]
+                             [--curator builtin | --model openai/gpt-4o-mini | --replay]
 
 Each conversation becomes a fresh vault: `memctl init`, `memctl ingest` of one transcript per
 session as speaker_a's (`--user`, team scope), `memctl curate`. Every active claim line (not
