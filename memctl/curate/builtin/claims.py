@@ -732,6 +732,8 @@ class Extractor(EntityRules):
         """A plain statement about the work ("The analytics lake is about 600 TB.")."""
         if not 4 <= len(core.split()) <= 40 or NOT_A_FACT.search(core):
             return
+        if not self.talks_to_agent:
+            return  # between friends, "Giving a home to kids is a loving way..." is no knowledge
         if "!" in core or EMOTIVE.search(core) or MAXIM.search(core):
             return  # "The sky was so gorgeous!", "Confidence is key": the moment, a maxim
         if not WORK.search(core) and not (self.talks_to_agent and TECHNICAL.search(core)):

@@ -207,7 +207,8 @@ SELF_ANYWHERE = re_(r"\b(?:I|me|my|myself|mine)\b")
 # "Having a good team is so important": a maxim, true of nobody in particular.
 MAXIM = re_(
     r"\b(?:is|are|['’]s) (?:so |really |very |super |just |truly )?(?:key|important|essential|",
-    r"vital|crucial|everything|the best(?: thing)?|what matters|a must|worth it)\b",
+    r"vital|crucial|everything|the best(?: thing)?|what matters|a must|worth it|the key|",
+    r"such an? \w+ way)\b",
     flags=re.I,
 )
 # Words that stand for something said earlier: a claim built on them says nothing alone.
