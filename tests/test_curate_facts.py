@@ -160,5 +160,7 @@ def test_organisations_named_with_a_fact_become_entities(omar: Path) -> None:
 def test_one_decision_restated_is_one_note(omar: Path) -> None:
     notes = [p for p in (omar / "decisions").glob("*.md") if p.name != "INDEX.md"]
     assert len(notes) == 1, [p.name for p in notes]
-    text = notes[0].read_text(encoding="utf-8")
-    assert "floats lose cents" in text.split("## Why", 1)[1]
+    note = parse_note(notes[0].read_text(encoding="utf-8"), "decisions/" + notes[0].name)
+    [decided] = [c for s, c in note.active_claims() if s.name == "Decision" and "decided" in c.text]
+    assert len(decided.refs) == 2, decided  # the restatement reinforced it, a week later
+    assert any("Floats lose cents" in c.text for s, c in note.active_claims() if s.name == "Why")

@@ -94,6 +94,12 @@ def _slot(text: str, slot: str) -> str | None:
     return None
 
 
+def _topic_words(topic: str) -> frozenset[str]:
+    """Content words of a decision's topic, for telling a restatement from a new decision."""
+    stop = {"the", "a", "an", "to", "for", "of", "all", "our", "we", "and", "on", "in", "with"}
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", topic.lower()) if w not in stop)
+
+
 def _fact_subject(text: str, we: str) -> str | None:
     """ "Acme's egress bill is about $14k" -> "egress bill": two facts about one subject."""
     plain = strip_links(text)
@@ -382,7 +388,7 @@ class Extractor(EntityRules):
             facts: list[tuple[float, int, str, str, str]] = []
             for sentence in prose_sentences(content):
                 if len(sentence) >= 8 and len(sentence.split()) <= 60:
-                    core = core_of(sentence)
+                    core = cap(core_of(sentence))  # "OK, so we decided" -> "We decided"
                     before = len(self.out)
                     self.sentence(turn, sentence, core, prev)
                     if len(self.out) == before:
@@ -501,9 +507,7 @@ class Extractor(EntityRules):
         """ "We decided to X because Y": what, why, alternatives weighed, when, by whom."""
         m = DECISION.match(core)
         if not m or not (self.talks_to_agent or WORK.search(core)):
-            return (
-                False  # "I decided to adopt a puppy" is an event in a life, not a decision record
-            )
+            return False  # "I decided to adopt a puppy": an event in a life, not a decision
         what = m.group("what") or f"go with {m.group('what2')}"
         who = m.group("who") or m.group("who2")
         reason = None
@@ -520,6 +524,15 @@ class Extractor(EntityRules):
         def claim(section: str, text: str, t: int = turn, q: str = s, link: bool = True) -> None:
             self.emit("decisions", title, section, text, t, q, slug=slug, meta=meta, link=link)
 
+        same = self._same_decision(topic)
+        if same is not None:
+            # "Use Decimal for all money amounts" restates "Use Decimal for money": the same
+            # decision, reinforced with this citation, never a second note.
+            title, known = same
+            claim("Decision", known, link=False)
+            if reason:
+                claim("Why", cap(self._inner(reason, self.name)).rstrip(".") + ".")
+            return True
         claim("Decision", f"{subject} decided to {self._inner(what, self.name)}.")
         claim("Decision", f"Decided on {date}, stated by {self.name}.", link=False)
         if reason:
@@ -532,6 +545,25 @@ class Extractor(EntityRules):
             path = self.ctx.path_for("decisions", title, slug)
             self.session("Progress", f"Decided: [[{path[:-3]}|{topic}]].", turn, s, link=False)
         return True
+
+    def _same_decision(self, topic: str) -> tuple[str, str] | None:
+        """(title, decision claim) of a known decision this topic restates, if any."""
+        words = _topic_words(topic)
+        if not words:
+            return None
+        known = [(c.note, c.section, c.text) for c in self.ctx.claims("decisions")]
+        known += [(e.note, e.section, e.text) for e in self.emitted if e.store == "decisions"]
+        for note, section, text in known:
+            if section != "Decision" or " decided to " not in text:
+                continue
+            old = _topic_words(note.split(":", 1)[-1])
+            if (
+                old
+                and len(words & old) / len(words | old) >= 0.5
+                and (old <= words or words <= old)
+            ):
+                return note, text
+        return None
 
     def instruction(self, turn: int, s: str, core: str) -> bool:
         """ "Always ...", "From now on ...": standing instructions, only ever proposed."""
