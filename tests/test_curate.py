@@ -149,7 +149,10 @@ def test_the_two_alexes_are_two_entities_that_never_mix(curated: Path) -> None:
 def test_priya_moved_lisbon_is_history_and_berlin_is_active(curated: Path) -> None:
     text = (curated / "profile" / "priya.md").read_text(encoding="utf-8")
     history = section(text, "History")
-    assert "2026-09-03 → 2026-10-29 · superseded · Priya lives in Lisbon." in history
+    assert (
+        "2026-09-03 → 2026-10-29 · superseded · Priya lives in [[entities/lisbon|Lisbon]]."
+        in history
+    )
     identity = section(text, "Identity")
     assert "Priya moved to Berlin last month (as of 2026-10-29)." in identity
     assert "Lisbon" not in identity

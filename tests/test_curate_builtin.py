@@ -82,7 +82,8 @@ def test_profile_role_preference_and_a_move(globex: Path) -> None:
     assert "- Lena is a backend developer at [[entities/globex|Globex]]. [^" in text
     assert "- Lena prefers Buildkite over GitHub Actions. [^" in text
     assert "- Lena moved to Montreal last week (as of 2027-02-01). [^" in text
-    assert "- 2027-01-05 → 2027-02-01 · superseded · Lena lives in Toronto. [^" in text
+    toronto = "[[entities/toronto|Toronto]]"  # a place named with a fact is an entity
+    assert f"- 2027-01-05 → 2027-02-01 · superseded · Lena lives in {toronto}. [^" in text
     assert "Jenkins" not in text and "YAML" not in text  # the assistant's words, a code block
 
 
@@ -91,9 +92,10 @@ def test_correction_decision_people_and_a_closed_thread(globex: Path) -> None:
     assert "- [[entities/globex|Globex]]'s CI runs about 300 builds a day. [^" in know
     assert "· corrected · [[entities/globex|Globex]]'s CI runs about 3000 builds a day." in know
     decision = body(globex, "decisions/2027-01-05-adopt-buildkite.md")
-    assert "- [[entities/globex|Globex]] decided to adopt Buildkite. [^" in decision
+    buildkite = "[[entities/buildkite|Buildkite]]"  # a tool named with a decision: an entity
+    assert f"- [[entities/globex|Globex]] decided to adopt {buildkite}. [^" in decision
     assert "## Why\n\n- GitHub Actions minutes got expensive. [^" in decision
-    assert "## Alternatives\n\n- Considered Buildkite and Jenkins. [^" in decision
+    assert f"## Alternatives\n\n- Considered {buildkite} and Jenkins. [^" in decision
     assert not list((globex / "decisions").glob("*helm*"))
     sam = body(globex, "entities/sam.md")
     assert "- Sam is [[entities/globex|Globex]]'s VP of Engineering. [^" in sam

@@ -146,14 +146,14 @@ def test_the_user_is_who_spoke_not_the_login(omar: Path) -> None:
 
 def test_first_person_facts_of_a_developer(omar: Path) -> None:
     text = (omar / "profile/omar.md").read_text(encoding="utf-8")
-    assert "Omar lives in Lyon." in text
+    assert "Omar lives in [[entities/lyon|Lyon]]." in text  # the place is an entity too
     assert "Omar prefers pnpm over npm." in text
     assert re.search(r"Omar runs the data platform team at \[\[entities/contoso\|Contoso\]\]", text)
 
 
 def test_organisations_named_with_a_fact_become_entities(omar: Path) -> None:
     names = {p.stem for p in (omar / "entities").glob("*.md")} - {"INDEX"}
-    assert {"contoso", "northwind"} <= names, names
+    assert {"contoso", "northwind", "lyon"} <= names, names
     assert "omar" not in names  # the speaker has a profile, not an entity note
 
 

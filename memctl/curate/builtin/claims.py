@@ -227,8 +227,8 @@ class Extractor(EntityRules):
         if dated and REL_TIME.search(strip_links(text)) and "(as of " not in text:
             # "next quarter" means nothing a year later: say when it was said.
             text = text.rstrip(".") + f" (as of {self._date(turn)})."
-        if store in ("knowledge", "profile", "decisions"):
-            self.mentions(turn, quote)
+        if store in ("knowledge", "profile", "decisions", "sessions") and action == "add":
+            self.mentions(turn, quote, text)
         if link:
             text = self._link(text, skip=note if store == "entities" else None)
         self.out.append(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from memctl.curate.builtin.lexicon import FULL, NAME, ORG, ROLE, UP, alternation, table
+from memctl.curate.builtin.lexicon import FULL, LO, NAME, ORG, ROLE, UP, alternation, table
 
 
 def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
@@ -63,6 +63,19 @@ ORG_MENTION = re_(
     r"\b(?:customers?|clients?|vendors?|partners?|suppliers?|employer|competitors?|",
     rf"investors?|acquirer)(?: is| are|,| called| named)? (?P<org>{ORG})|",
     rf"\b(?:work(?:s|ed)? (?:at|for)|team at|joined|acquired by) (?P<org2>{ORG})",
+)
+# A place named where someone lives, comes from, moves or travels to: "moved to Berlin".
+PLACE = rf"[{UP}][{LO}]+(?:[ -](?:[{UP}][{LO}]+|de|do|da|del|la|le|upon|on))*"
+PLACE_MENTION = re_(
+    r"\b(?:live[sd]? in|living in|based in|moved to|moving to|relocated to|relocating to|",
+    r"grew up in|from|visited|visiting|trip to|vacation (?:in|to)|travell?ed to|",
+    rf"flew to|went to|back to|born in) (?P<place>{PLACE})\b(?!['’]s)",
+)
+# A tool or product named as what someone uses or chose: "we switched to Buildkite".
+TOOL_MENTION = re_(
+    r"\b(?:use[sd]?|using|switched to|switching to|migrat\w* to|adopt\w*|chose|",
+    r"picked|go(?:ing)? with|went with|built (?:it )?(?:with|on|in)|written in|runs on|",
+    rf"moved (?:it |us |them )?(?:to|onto)) (?P<tool>[{UP}][\w.+#-]*[\w+#](?: [{UP}][\w.+#-]*)?)",
 )
 FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
 WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")

@@ -20,6 +20,8 @@ from memctl.curate.builtin.classification import (
     OWNERS_ROLE,
     PERSON_DOES,
     PERSONS_THING,
+    PLACE_MENTION,
+    TOOL_MENTION,
 )
 from memctl.curate.builtin.lexicon import STOP_NAMES
 from memctl.curate.builtin.sentences import end, trim_so
@@ -46,6 +48,7 @@ class EntityRules:
     stores: dict[str, StoreSpec]
     ents: dict[str, Ent]
     people: set[str]
+    humans: set[str]
     session_names: set[str]
     last_person: str | None
     pending_org: tuple[str, str, int, str] | None
@@ -286,15 +289,30 @@ class EntityRules:
                 self.org, "organisation", "Relations", f"{who} is {self.org}'s {role}", turn, s
             )
 
-    def mentions(self, turn: int, quote: str) -> None:
-        """Organisations named with what they are to the speaker get a note of their own."""
+    def mentions(self, turn: int, quote: str, text: str) -> None:
+        """Organisations, places and tools named with a fact get a note of their own.
+
+        Each holds the claim that named it, so the entity's note lists what is known about it
+        and the claim links to it; a name already known as a person is left to the people
+        rules (never two entities from one first name).
+        """
         if "entities" not in self.stores:
             return
+        found: list[tuple[str, str, str]] = []
         for m in ORG_MENTION.finditer(quote):
-            org = m.group("org") or m.group("org2")
-            if not org or org.split()[0] in STOP_NAMES or org in self.people:
+            found.append((m.group("org") or m.group("org2") or "", "organisation", "Relations"))
+        for m in PLACE_MENTION.finditer(quote):
+            found.append((m.group("place"), "place", "Facts"))
+        for m in TOOL_MENTION.finditer(quote):
+            found.append((m.group("tool"), "tool", "Facts"))
+        for name, kind, section in found:
+            words = name.split()
+            if not words or words[0] in STOP_NAMES or name in self.people or len(name) < 3:
                 continue
-            if org.casefold() in self.ents or self.is_person(org):
+            if name in self.humans or self.is_person(name):
                 continue
-            fact = self._inner(quote, self.name)
-            self.ent_claim(org, "organisation", "Relations", fact, turn, quote)
+            known = self.ents.get(name.casefold())
+            if known is not None and known.type != kind:
+                continue  # "Acme" the organisation is not also a place
+            fact = self._inner(quote, self.name) if kind == "organisation" else text
+            self.ent_claim(name, kind, section, fact, turn, quote)
