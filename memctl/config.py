@@ -14,6 +14,8 @@ from memctl.errors import MemctlError
 from memctl.history import Identity
 
 CONFIG_REL = ".memctl/config.toml"
+# Where hooks leave failures for the next prompt and for `memctl doctor` (both read it).
+HOOK_ALERTS_REL = ".memctl/cache/hook-alerts.log"
 MODES = ("background", "propose", "off")
 
 # The built-in learning stores: folder, default scope ("user" means the session's user).

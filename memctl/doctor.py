@@ -239,7 +239,7 @@ def _secrets(vault: Vault) -> Check:
 
 def _hook_alerts(vault: Vault) -> Check:
     """Failures of the detached Stop worker that no hook has shown yet."""
-    from memctl.hooks.handlers import ALERTS_REL
+    from memctl.config import HOOK_ALERTS_REL as ALERTS_REL
 
     c = Check("hooks")
     path = vault.root / ALERTS_REL

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memctl.config import HOOK_ALERTS_REL
+
 LOG_REL = ".memctl/cache/hooks.log"
 # Failures of the detached Stop worker, waiting to be shown: the worker has no terminal, so
 # the next hook that Claude Code runs (any of them) shows them to the user as its
 # systemMessage and clears the file. `memctl doctor` lists them too.
-ALERTS_REL = ".memctl/cache/hook-alerts.log"
+ALERTS_REL = HOOK_ALERTS_REL
 LOG_MAX_BYTES = 1_000_000  # past this the log keeps its newer half
 EVENT_NAMES = {
     "session-start": "SessionStart",
