@@ -120,10 +120,13 @@ def read_journal(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     return header, entries
 
 
-def recover(vault: Vault) -> Recovery:
-    """Finish or undo every leftover journal; the caller holds the vault lock."""
+def recover(vault: Vault, wait: float = 5.0) -> Recovery:
+    """Finish or undo every leftover journal; the caller holds the vault lock.
+
+    `wait`: how long to let a live git that holds a lock finish (a reader passes 0).
+    """
     res = Recovery()
-    res.locks = clear_stale_git_locks(vault.root)
+    res.locks = clear_stale_git_locks(vault.root, wait)
     journals = pending(vault.root)
     if not journals:
         return res
@@ -215,7 +218,7 @@ def _is_raw_session(rel: str) -> bool:
 # ---- git's own lock files ---------------------------------------------------------------------
 
 
-def clear_stale_git_locks(root: Path) -> list[str]:
+def clear_stale_git_locks(root: Path, wait: float = 5.0) -> list[str]:
     """Remove lock files a dead git left in `.git`; never one a live process may hold."""
     git_dir = root / ".git"
     if not git_dir.is_dir():
@@ -227,7 +230,7 @@ def clear_stale_git_locks(root: Path) -> list[str]:
     if not found:
         return []
     live = _live_git_users(root.resolve())
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + wait
     while live and time.monotonic() < deadline:
         time.sleep(0.05)  # a git that outlived a killed memctl finishes its step
         live = _live_git_users(root.resolve())

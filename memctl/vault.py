@@ -183,7 +183,9 @@ class Vault:
 
         if not recovery.needed(self.root):
             return
-        res = recovery.recover(self)
+        # a lock taken without waiting is a reader's (a hook on every prompt, a search's
+        # index refresh): it never waits for someone else's git either
+        res = recovery.recover(self, 0.0 if self.lock.timeout == 0 else 5.0)
         if res:
             self._notice(res.summary())
 

@@ -133,3 +133,35 @@ def test_random_kill_points_ingest(tmp_path: Path) -> None:
 def test_random_kill_points_curate(tmp_path: Path) -> None:
     res = kill_points(tmp_path, "curate", points=3, seed=9)
     assert res["failures"] == [], res
+
+
+def test_a_reader_does_not_wait_for_a_live_git(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    ok("--vault", vault, "ingest", transcripts(tmp_path / "t", 2, 2))
+    start = time.monotonic()
+    ok("--vault", vault, "search", "Postgres")
+    usual = time.monotonic() - start
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nsleep 8\n")
+    (hooks / "pre-commit").chmod(0o755)
+    with (vault / "INDEX.md").open("a") as fh:
+        fh.write("\na hand edit\n")
+    holder = subprocess.Popen(["git", "-C", str(vault), "-c", f"core.hooksPath={hooks}",
+                               "-c", "user.name=T", "-c", "user.email=t@example.invalid",
+                               "commit", "-a", "-q", "-m", "by hand"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        lock = vault / ".git" / "index.lock"
+        deadline = time.monotonic() + 10
+        while not lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        start = time.monotonic()
+        r = memctl("--vault", vault, "search", "Postgres")
+        took = time.monotonic() - start
+        assert r.code == 0, r.err
+        # recovery would wait 5 s for a live git; a reader must not
+        assert took < usual + 3.0, f"search took {took:.1f}s beside a live git, {usual:.1f}s alone"
+    finally:
+        holder.kill()
+        holder.wait()
