@@ -47,6 +47,7 @@ def main() -> None:
         "points": args.points,
         "killed": total_killed,
         "git_phase": sum(int(r["git_phase"]) for r in results),
+        "landed": {k: sum(r["phases"][k] for r in results) for k in results[0]["phases"]},
         "finished_before_kill": sum(int(r["finished_first"]) for r in results),
         "survived": total_killed if not failed else None,
         "failures": failed,

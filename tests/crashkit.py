@@ -154,6 +154,7 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
                    capture_output=True)
     acknowledged: set[str] = set()
     killed = finished = git_phase = 0
+    phases = {"before writing": 0, "writing": 0, "git": 0}
     failures: list[str] = []
     lock = vault / ".git" / "index.lock"
 
@@ -191,6 +192,10 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
         if hit:
             killed += 1
             git_phase += at_git
+            # where the kill landed: before any write, while writing (a journal is open)
+            journal = vault / ".memctl" / "journal"
+            writing = journal.is_dir() and any(d.is_dir() for d in journal.iterdir())
+            phases["git" if lock.exists() else "writing" if writing else "before writing"] += 1
         else:
             finished += 1
             if kind == "ingest" and proc.returncode == 0:
@@ -225,7 +230,7 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
         if sorted(ids) != sorted(acknowledged):
             failures.append("after re-running every ingest, HEAD's turns differ from the input")
     return {"kind": kind, "points": points, "killed": killed, "git_phase": git_phase,
-            "finished_first": finished, "failures": failures,
+            "finished_first": finished, "failures": failures, "phases": phases,
             "acknowledged_turns": len(acknowledged), "lost": 0 if not failures else None}
 
 
