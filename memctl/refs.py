@@ -30,8 +30,9 @@ FORMS = (
     "a note path (knowledge/acme.md) or a note id (profile/priya)"
 )
 
-_DIGEST = re.compile(r"-([0-9a-f]{6})\.md$")
-_HEX = re.compile(r"[0-9a-f]{4,6}")
+# 6 hex digits, or the whole sha1 when two session ids share their first 6 (memctl.raw)
+_DIGEST = re.compile(r"-([0-9a-f]{6}|[0-9a-f]{40})\.md$")
+_HEX = re.compile(r"[0-9a-f]{4,40}")
 _TURN = re.compile(r"t([0-9]+)")
 _LABEL = re.compile(r"([0-9a-f]{6})-t([0-9]+)(?:-[0-9a-z]+)?")
 

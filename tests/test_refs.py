@@ -101,6 +101,13 @@ def test_bad_references_are_one_plain_error(demo: Path) -> None:
     assert r.code == 2 and "no #t99" in r.err
 
 
+def test_the_digest_is_six_hex_digits_or_the_whole_hash_after_a_collision() -> None:
+    full = "0123456789abcdef0123456789abcdef01234567"
+    assert digest_of("raw/2026/01/02/hello-there-a1b2c3.md") == "a1b2c3"
+    assert digest_of(f"raw/2026/01/02/hello-there-{full}.md") == full
+    assert digest_of("raw/2026/01/02/hello-there.md") is None
+
+
 def test_an_ambiguous_prefix_names_the_candidates(tmp_path: Path) -> None:
     vault, _ = Vault.init(tmp_path / "v", env={})
     for sid in ("same-start-one", "same-start-two"):
