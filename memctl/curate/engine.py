@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from memctl import removals
 from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
 from memctl.curate.model import (
     Batch,
@@ -388,6 +389,7 @@ def _plan(
                 ext.claims += _plugin_claims(
                     sp, Batch(path, header, messages, start, {n: sp}, view, day)
                 )
+        ext.claims = removals.screen(vault, notes, path, ext.claims, dry_run=res.dry_run)
         res.sessions += 1
         res.turns_read += total - start + 1
         for p in ext.claims:
