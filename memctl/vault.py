@@ -65,6 +65,7 @@ GITIGNORE = """\
 .memctl/*.tmp
 .memctl/pathspec.*
 .memctl/message.*
+.memctl/conflicts/
 .obsidian/workspace*.json
 """
 
@@ -249,7 +250,8 @@ class Vault:
         refused unless `force`, because a vault commits what it holds. A failure removes
         whatever this call created.
         """
-        from memctl import templates
+        from memctl import mergedrivers, templates
+        from memctl.curate.engine import STATE_REL, render_state
 
         env = dict(os.environ) if env is None else env
         root = Path(path).expanduser().resolve()
@@ -287,6 +289,14 @@ class Vault:
                         tx.write("raw/INDEX.md", templates.raw_index([]))
                     if not (root / "INDEX.md").exists():
                         tx.write("INDEX.md", templates.root_index(config, {}, []))
+                    if not history.has_commits() and not (root / STATE_REL).exists():
+                        # there from the start, so no revert of a curate commit deletes it
+                        # (a deletion against a change is a conflict no merge driver sees)
+                        tx.write(STATE_REL, render_state({}))
+                    ga = root / ".gitattributes"
+                    attrs = mergedrivers.attributes_text(read_text(ga) if ga.exists() else None)
+                    if attrs is not None:
+                        tx.write(".gitattributes", attrs)
                     paths = tx.touched + adopted
                     tx.flush()
                     n = len(adopted)
@@ -305,6 +315,8 @@ class Vault:
                     tx.rollback()
                     raise
                 tx.done()
+                # git never takes merge drivers from a remote: every clone registers its own
+                mergedrivers.install(root)
         except BaseException as exc:
             created.remove()
             if isinstance(exc, MemctlError | KeyboardInterrupt):
@@ -312,6 +324,8 @@ class Vault:
             if isinstance(exc, OSError):
                 raise MemctlError(f"cannot initialise the vault: {exc.strerror}", root) from None
             raise MemctlError(f"cannot initialise the vault: {_first_line(exc)}", root) from None
+        if existed and not (root / ".memctl" / "index").exists():
+            vault.reindex()  # a fresh clone: searchable at once
         return vault, InitResult(str(root), not existed, adopted, sha, others)
 
     # ---- identities ----------------------------------------------------------------------

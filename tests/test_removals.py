@@ -52,7 +52,8 @@ def test_revert_of_the_latest_curate_stays_reverted_after_the_next_curate(tmp_pa
     assert any("egress costs" in line for line in claim_lines(v))
     run_git(v, "revert", "--no-edit", "HEAD")
     assert claim_lines(v) == []
-    assert not (v / ".memctl/state/curation.json").exists()  # the watermark went back too
+    state = json.loads((v / ".memctl/state/curation.json").read_text())
+    assert state["stores"] == {}  # the revert rolled the watermark back too
     r = ok("--vault", v, "curate")
     assert "3 turns read" in r.out  # the turns were read again...
     assert claim_lines(v) == []  # ...and nothing the person removed came back

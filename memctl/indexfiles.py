@@ -1,0 +1,63 @@
+"""The generated INDEX.md files as the notes and sessions say they should read.
+
+Every memctl write regenerates the INDEX files it affects, but git can change notes
+behind memctl's back (a revert, a cherry-pick, a pull, a hand-resolved conflict), and the
+merge driver only merges generated lines. `expected` regenerates all of them from the
+files, so `memctl doctor` can report stale ones and commands that rewrite the vault
+(forget, undo, sync) can put them right in the same commit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memctl.store import read_text
+
+if TYPE_CHECKING:
+    from memctl.store import Transaction
+    from memctl.vault import Vault
+
+
+def expected(vault: Vault) -> dict[str, str]:
+    """rel path -> the text every INDEX.md would have if regenerated now."""
+    from memctl import templates
+    from memctl.curate.engine import _store_index, load_specs
+    from memctl.curate.merge import NoteSet
+    from memctl.provenance import RawTurns
+
+    sessions = vault.sessions()
+    out = {"raw/INDEX.md": templates.raw_index(sessions)}
+    counts = {name: len(vault.notes(name)) for name in vault.config.stores}
+    out["INDEX.md"] = templates.root_index(vault.config, counts, sessions)
+    specs = load_specs(vault)
+    notes = NoteSet(
+        vault.root,
+        {n: s.config.folder for n, s in specs.items()},
+        "",
+        RawTurns(vault.root),
+        "index",
+    )
+    for spec in specs.values():
+        out[f"{spec.config.folder}/INDEX.md"] = _store_index(vault, spec, notes)
+    return out
+
+
+def stale(vault: Vault) -> list[str]:
+    """INDEX files whose text is not what regenerating gives (missing ones included)."""
+    bad = []
+    for rel, text in sorted(expected(vault).items()):
+        target = vault.root / rel
+        if not target.is_file() or read_text(target) != text:
+            bad.append(rel)
+    return bad
+
+
+def refresh(vault: Vault, tx: Transaction) -> list[str]:
+    """Write every stale INDEX file into `tx`; the paths written."""
+    written = []
+    for rel, text in sorted(expected(vault).items()):
+        target = vault.root / rel
+        if not target.is_file() or read_text(target) != text:
+            tx.write(rel, text)
+            written.append(rel)
+    return written
