@@ -285,12 +285,13 @@ def test_second_run_with_nothing_new_makes_no_commit(curated: Path, tmp_path: Pa
 def test_dry_run_prints_the_diff_and_writes_nothing(ingested: Path, tmp_path: Path) -> None:
     vault = copy(ingested, tmp_path / "v")
     head = git(vault, "rev-parse", "HEAD")
+    state = (vault / ".memctl" / "state" / "curation.json").read_bytes()  # written by init
     out = memctl(vault, "curate", "--dry-run").stdout
     assert "+++ b/profile/priya.md" in out and "+- Priya bills by the day." in out
     assert "dry run: nothing was written" in out
     assert git(vault, "rev-parse", "HEAD") == head
     assert git(vault, "status", "--porcelain") == ""
-    assert not (vault / ".memctl" / "state" / "curation.json").exists()
+    assert (vault / ".memctl" / "state" / "curation.json").read_bytes() == state
 
 
 def test_curating_as_sessions_arrive_gives_the_same_notes(
