@@ -12,3 +12,4 @@ from memctl.cli import watch  # noqa: F401
 from memctl.cli import curate  # noqa: F401
 from memctl.cli import recall  # noqa: F401
 from memctl.cli import doctor  # noqa: F401
+from memctl.cli import gitcmds  # noqa: F401

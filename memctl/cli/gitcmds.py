@@ -1,0 +1,69 @@
+"""`memctl forget`, `undo`, `rollback`, `gc`, `blame`, `drift`, `sync`: git as conscience."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memctl.cli import app, open_vault
+from memctl.cli.render import emit_json, out
+
+
+@app.command()
+def forget(
+    ref: Annotated[
+        str | None,
+        typer.Argument(
+            help="A turn (raw/...md#t3, SESSION#t3), a session, a note, a claim (NOTE#L12 or "
+            "its words), or an entity (entity:NAME)."
+        ),
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Forget everything of user U.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the cascade; write nothing.")
+    ] = False,
+    purge: Annotated[
+        bool,
+        typer.Option("--purge", help="Also erase it from every commit (git-filter-repo)."),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Remove what REF names and everything learned only from it; one commit."""
+    from memctl.forget import forget as run
+
+    if (ref is None) == (user is None):
+        from memctl.errors import InputError
+
+        raise InputError("give exactly one of REF or --user U")
+    res = run(open_vault(), ref, user=user, dry_run=dry_run, purge=purge)
+    if json_out:
+        emit_json("forget", res.to_json())
+        return
+    out(f"forget {res.ref} ({res.kind})")
+    for p in res.sessions_deleted:
+        out(f"  delete session  {p}")
+    for p in res.turns_forgotten:
+        out(f"  forget turn     {p}  (its words become [forgotten]; turn numbers stay)")
+    for a, b in res.sessions_renamed.items():
+        out(f"  rename session  {a} -> {b}  (its title came from a forgotten turn)")
+    for c in res.claims_removed:
+        out(f"  remove claim    {c['note']}: {c['text']}")
+    for c in res.citations_removed:
+        out(f"  drop citation   {c['note']}: {c['text']}  (loses {c['ref']})")
+    for p in res.notes_deleted:
+        out(f"  delete note     {p}  (no claims left)")
+    for p in res.notes_changed:
+        out(f"  rewrite note    {p}")
+    if res.index_files:
+        out(f"  regenerate      {', '.join(res.index_files)}")
+    if res.empty:
+        out("nothing to forget")
+    elif res.dry_run:
+        out("dry run: nothing was written")
+    elif res.commit:
+        out(f"commit {res.commit[:10]}")
+    if res.purged:
+        out("purge: " + res.purge_notes[0])
+        for line in res.purge_notes[1:]:
+            out(line)
