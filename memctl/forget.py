@@ -119,9 +119,9 @@ def _note_files(vault: Vault) -> list[str]:
 def resolve(vault: Vault, ref: str, user: str | None = None) -> Targets:
     """REF -> what it names: a turn, a session, a note, a claim, an entity, or a user's all.
 
-    Turn: `raw/...md#t3` or `SESSION#t3`; session: an id, an id prefix, or a raw path;
-    note: its path or id (`knowledge/acme`); claim: `NOTE#L12` (the line) or words of one
-    claim (unique across notes); entity: `entity:NAME` or an entities note.
+    Sessions, turns and notes in the shared grammar of `memctl.refs` (what every command
+    accepts); claims as `NOTE#L12` (the line) or words of one claim (unique across notes);
+    entities as `entity:NAME` or an entities note.
     """
     if user is not None:
         t = Targets("user", f"user {user}")
@@ -153,49 +153,51 @@ def resolve(vault: Vault, ref: str, user: str | None = None) -> Targets:
                 t.entities.add(rel[:-3])
                 return t
         raise InputError(f"no entity {ref[7:]!r} in this vault")
+    from memctl import refs
+
     path, _, anchor = ref.partition("#")
-    note_rel = path if path.endswith(".md") else path + ".md"
-    if not path.startswith("raw/") and (vault.root / note_rel).is_file():
-        if _store_of(vault, note_rel) is None:
-            raise InputError(f"{note_rel} is not in a store folder")
-        if anchor:
-            m = re.fullmatch(r"L(\d+)", anchor)
-            if not m:
-                raise InputError(f"bad claim anchor #{anchor}: use NOTE#L<line>, e.g. {path}#L12")
-            line = int(m.group(1))
-            lines = read_text(vault.root / note_rel).split("\n")
-            if not 1 <= line <= len(lines) or not lines[line - 1].startswith("- "):
-                raise InputError(f"{note_rel}:{line} is not a claim line")
-            key = _line_claim_key(lines[line - 1])
-            whole = parse_note(read_text(vault.root / note_rel), note_rel)
-            if not any(c.key == key for _, c in whole.all_claims()):
-                raise InputError(f"{note_rel}:{line} is not a claim line")
-            t = Targets("claim", f"claim {note_rel}:{line}")
-            t.claims.add((note_rel, key))
-            return t
-        kind = "entity" if _store_of(vault, note_rel) == "entities" else "note"
-        t = Targets(kind, f"{kind} {note_rel}")
-        t.notes.add(note_rel)
-        if kind == "entity":
-            t.entities.add(note_rel[:-3])
+    if re.fullmatch(r"L\d+", anchor):
+        note_ref = refs.resolve(vault, path)
+        note_rel = note_ref.path
+        if note_ref.kind != "note" or _store_of(vault, note_rel) is None:
+            raise InputError(f"{path} is not a note in a store folder; #L<line> names a claim")
+        line = int(anchor[1:])
+        lines = read_text(vault.root / note_rel).split("\n")
+        key = _line_claim_key(lines[line - 1]) if 1 <= line <= len(lines) else ""
+        whole = parse_note(read_text(vault.root / note_rel), note_rel)
+        if not key or not any(c.key == key for _, c in whole.all_claims()):
+            raise InputError(f"{note_rel}:{line} is not a claim line")
+        t = Targets("claim", f"claim {note_rel}:{line}")
+        t.claims.add((note_rel, key))
         return t
     try:
-        raw = vault.resolve_session(path)
-    except InputError:
-        raw = None
-    if raw is not None:
-        if anchor:
-            if not re.fullmatch(r"t\d+", anchor):
-                raise InputError(f"bad turn anchor #{anchor}: use #tN, e.g. {raw}#t3")
-            _, messages = parse_session(read_text(vault.root / raw), raw)
-            n = int(anchor[1:])
-            if not 1 <= n <= len(messages):
-                raise InputError(f"{raw} has turns t1..t{len(messages)}; no #{anchor}")
-            t = Targets("turn", f"turn {raw}#t{n}")
-            t.turns.add(f"{raw}#t{n}")
+        found: refs.Ref | None = refs.resolve(vault, ref)
+        not_a_ref: InputError | None = None
+    except InputError as exc:
+        found, not_a_ref = None, exc
+    if found is not None:
+        if found.kind == "index":
+            raise InputError(f"{found.path} is generated from the notes; forget a note instead")
+        if found.kind == "note":
+            store = _store_of(vault, found.path)
+            if store is None:
+                raise InputError(f"{found.path} is not in a store folder")
+            kind = "entity" if store == "entities" else "note"
+            t = Targets(kind, f"{kind} {found.path}")
+            t.notes.add(found.path)
+            if kind == "entity":
+                t.entities.add(found.path[:-3])
             return t
-        t = Targets("session", f"session {raw}")
-        t.sessions.add(raw)
+        if found.kind == "turn":
+            _, messages = parse_session(read_text(vault.root / found.path), found.path)
+            n = found.turn or 0
+            if not 1 <= n <= len(messages):
+                raise InputError(f"{found.path} has turns t1..t{len(messages)}; no #t{n}")
+            t = Targets("turn", f"turn {found.text}")
+            t.turns.add(found.text)
+            return t
+        t = Targets("session", f"session {found.path}")
+        t.sessions.add(found.path)
         return t
     # words of a claim
     want = claim_key(ref)
@@ -220,8 +222,8 @@ def resolve(vault: Vault, ref: str, user: str | None = None) -> Targets:
             "name one as NOTE#L<line>"
         )
     raise InputError(
-        f"nothing called {ref!r} here: not a session, turn, note, entity or claim "
-        "(see `memctl status`, raw/INDEX.md)"
+        f"nothing called {ref!r} here: not a session, turn, note, entity (entity:NAME) or "
+        f"the words of a claim; {not_a_ref.message if not_a_ref else ''}".rstrip("; ")
     )
 
 
@@ -510,7 +512,7 @@ def forget(
         if dry_run:
             plan(vault, targets, res, None)
             return res
-        tx = Transaction(vault.root)
+        tx = Transaction(vault.root, command="forget")
         try:
             plan(vault, targets, res, tx)
             if res.empty:

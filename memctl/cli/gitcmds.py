@@ -67,3 +67,55 @@ def forget(
         out("purge: " + res.purge_notes[0])
         for line in res.purge_notes[1:]:
             out(line)
+
+
+@app.command()
+def undo(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be undone; write nothing.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Revert the last memctl command (not undone yet) as a new commit; repeat to go further."""
+    from memctl.undo import undo as run
+
+    res = run(open_vault(), dry_run=dry_run)
+    if json_out:
+        emit_json("undo", res.to_json())
+        return
+    out(f"undo {res.undone[:10] if res.undone else ''} {res.subject}")
+    for f in res.files:
+        out(f"  {f}")
+    for c in res.claims_removed:
+        out(f"  claim removed (curation will not learn it again): {c}")
+    if dry_run:
+        out("dry run: nothing was written")
+    elif res.commit:
+        out(f"commit {res.commit[:10]}")
+
+
+@app.command()
+def rollback(
+    note: Annotated[str, typer.Argument(help="A note path or id.")],
+    to: Annotated[str, typer.Option("--to", help="The revision to restore it from.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would change; write nothing.")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Restore one note as it was at REV, as a new commit (history is not rewritten)."""
+    from memctl.undo import rollback as run
+
+    res = run(open_vault(), note, to, dry_run=dry_run)
+    if json_out:
+        emit_json("rollback", res.to_json())
+        return
+    out(res.subject)
+    for c in res.claims_removed:
+        out(f"  claim removed (curation will not learn it again): {c}")
+    if dry_run:
+        out("dry run: nothing was written")
+    elif res.commit:
+        out(f"commit {res.commit[:10]}")
+    else:
+        out("nothing to do: the note already reads like that")
