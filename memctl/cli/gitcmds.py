@@ -119,3 +119,28 @@ def rollback(
         out(f"commit {res.commit[:10]}")
     else:
         out("nothing to do: the note already reads like that")
+
+
+@app.command()
+def sync(
+    remote: Annotated[str | None, typer.Argument(help="Remote name (default: upstream).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Pull (rebase), re-index what changed, push: share a vault. Never force-pushes."""
+    from memctl.sync import sync as run
+
+    res = run(open_vault(), remote)
+    if json_out:
+        emit_json("sync", res.to_json())
+        return
+    out(f"sync {res.remote}/{res.branch}")
+    out(f"  pulled {res.pulled} commits, replayed {res.replayed} local commits on top")
+    for p in res.proposals:
+        out(f"  conflict: {p} (the same claim changed two ways; `memctl review`)")
+    for p in res.sessions_kept_apart:
+        out(f"  kept apart: {p} (a session whose turns differ between clones)")
+    if res.index_files:
+        out(f"  regenerated {', '.join(res.index_files)}")
+    out(f"  re-indexed {res.reindexed} files")
+    out(f"  pushed {res.pushed} commits" if res.pushed else "  nothing to push")
+    out(f"head {res.head[:10]}")
