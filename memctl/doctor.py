@@ -80,6 +80,8 @@ def run(vault: Vault, repair: bool = False) -> DoctorResult:
         checks.append(_temp_files(vault, repair))
         checks.append(_index_files(vault, repair))
         checks.append(_search_index(vault, repair))
+        checks.append(_merge_drivers(vault, repair))
+        checks.append(_sync_leftovers(vault))
         checks.append(_citations(vault))
         checks.append(_secrets(vault))
         checks.append(_hook_alerts(vault))
@@ -131,16 +133,13 @@ def _temp_files(vault: Vault, repair: bool) -> Check:
 
 
 def _index_files(vault: Vault, repair: bool) -> Check:
-    """INDEX.md and raw/INDEX.md as memctl would write them now; every store has one."""
-    from memctl import templates
+    """Every INDEX.md (root, raw/, each store's) as memctl would write it now."""
+    from memctl import indexfiles
 
     c = Check("INDEX files")
-    sessions = vault.sessions()
-    counts = {name: len(vault.notes(name)) for name in vault.config.stores}
-    want = {
-        "raw/INDEX.md": templates.raw_index(sessions),
-        "INDEX.md": templates.root_index(vault.config, counts, sessions),
-    }
+    # every INDEX file, store ones included: a revert or a pull can leave a store's INDEX
+    # linking a note that is gone
+    want = indexfiles.expected(vault)
     stale = {}
     for rel, text in want.items():
         path = vault.root / rel
@@ -148,10 +147,6 @@ def _index_files(vault: Vault, repair: bool) -> Check:
         if have != text:
             stale[rel] = text
             c.problems.append(f"{rel} is {'missing' if have is None else 'out of date'}")
-    for name, store in vault.config.stores.items():
-        if not (vault.root / store.folder / "INDEX.md").is_file():
-            stale[f"{store.folder}/INDEX.md"] = templates.store_index(store, [])
-            c.problems.append(f"{store.folder}/INDEX.md is missing ({name} store)")
     if repair and stale:
         dirty = {line[3:] for line in vault.history.dirty()}
         hand = sorted(r for r in set(stale) & dirty if (vault.root / r).exists())
@@ -176,6 +171,39 @@ def _index_files(vault: Vault, repair: bool) -> Check:
         c.repaired = f"rewrote {len(stale)} INDEX file{'s' * (len(stale) != 1)}" + (
             f" (commit {sha[:10]})" if sha else ""
         )
+    return c
+
+
+def _merge_drivers(vault: Vault, repair: bool) -> Check:
+    """The git merge drivers that keep revert, rebase and sync free of conflicts."""
+    from memctl import mergedrivers
+
+    c = Check("merge drivers")
+    ga = vault.root / ".gitattributes"
+    if mergedrivers.attributes_text(read_text(ga) if ga.exists() else None) is not None:
+        c.problems.append(".gitattributes has no memctl merge drivers (run `memctl init`)")
+    missing = mergedrivers.installed(vault.root)
+    if missing:
+        c.problems.append(
+            f"not registered in this clone's git config: {', '.join(missing)} "
+            "(git never copies them from a remote; run `memctl init` here)"
+        )
+    if repair and missing and len(c.problems) == 1:
+        mergedrivers.install(vault.root)
+        c.repaired = f"registered {len(missing)} merge driver{'s' * (len(missing) != 1)}"
+    return c
+
+
+def _sync_leftovers(vault: Vault) -> Check:
+    """What a merge driver set aside (a claim changed two ways) and no sync has filed yet."""
+    from memctl.mergedrivers import CONFLICTS_DIR
+
+    c = Check("merge leftovers")
+    aside = vault.root / CONFLICTS_DIR
+    if aside.is_dir():
+        for p in sorted(aside.rglob("*.md")):
+            rel = p.relative_to(vault.root).as_posix()
+            c.problems.append(f"{rel}: set aside by a merge; `memctl sync` files it for review")
     return c
 
 

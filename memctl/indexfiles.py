@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memctl.errors import MemctlError
 from memctl.store import read_text
 
 if TYPE_CHECKING:
@@ -38,7 +39,10 @@ def expected(vault: Vault) -> dict[str, str]:
         "index",
     )
     for spec in specs.values():
-        out[f"{spec.config.folder}/INDEX.md"] = _store_index(vault, spec, notes)
+        try:
+            out[f"{spec.config.folder}/INDEX.md"] = _store_index(vault, spec, notes)
+        except MemctlError:
+            continue  # a note that does not parse: its store's INDEX cannot be regenerated
     return out
 
 

@@ -69,13 +69,14 @@ def test_curate_killed_while_writing_notes_puts_them_back(tmp_path: Path) -> Non
     ok("--vault", vault, "ingest", curatable(tmp_path / "t", 60), "--user", "dana",
        "--scope", "team")
     before = git(vault, "rev-parse", "HEAD")
+    state = (vault / ".memctl" / "state" / "curation.json").read_bytes()  # init's, empty
     proc = memctl_popen(["--vault", str(vault), "curate"])
     assert kill_when(proc, lambda: len(note_files(vault)) >= 5), "curate finished first"
     ok("--vault", vault, "status")
     assert_healthy(vault)
     assert git(vault, "rev-parse", "HEAD") == before
     assert note_files(vault) == []
-    assert not (vault / ".memctl" / "state" / "curation.json").exists()
+    assert (vault / ".memctl" / "state" / "curation.json").read_bytes() == state
     # the rerun is the agent's work alone: nothing is taken for a human's edit
     ok("--vault", vault, "curate")
     log = git(vault, "log", "--format=%s")

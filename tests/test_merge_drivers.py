@@ -118,3 +118,30 @@ def test_index_lines_merge_three_ways():
     assert merge_index(root_o, root_a, root_b) == "## Stores\n\n- [k/](k/INDEX.md) · 4 notes · x\n"
     empty = "# k\n\nIntro.\n\n- no notes yet\n"
     assert merge_index(base, empty, base) == empty
+
+
+def test_doctor_reports_a_store_index_that_links_a_deleted_note_and_repairs_it(tmp_path):
+    from util import memctl
+
+    v = two_curations(tmp_path)
+    run_git(v, "rm", "-q", "knowledge/acme.md")
+    run_git(v, "commit", "-qm", "a person deletes a note with plain git")
+    assert "(acme.md)" in (v / "knowledge/INDEX.md").read_text()
+    r = memctl("--vault", v, "doctor")
+    assert r.code != 0 and "knowledge/INDEX.md is out of date" in r.out + r.err
+    ok("--vault", v, "doctor", "--repair")
+    assert "(acme.md)" not in (v / "knowledge/INDEX.md").read_text()
+    assert stale(Vault.open(v)) == []
+    ok("--vault", v, "doctor")
+
+
+def test_doctor_reports_a_clone_without_merge_drivers(tmp_path):
+    from util import memctl
+
+    v = two_curations(tmp_path)
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", str(v), str(clone))
+    r = memctl("--vault", clone, "doctor")
+    assert r.code != 0 and "not registered in this clone" in r.out + r.err
+    ok("--vault", clone, "doctor", "--repair")
+    assert "merge.memctl-note.driver" in run_git(clone, "config", "--local", "--list")
