@@ -144,3 +144,75 @@ def sync(
     out(f"  re-indexed {res.reindexed} files")
     out(f"  pushed {res.pushed} commits" if res.pushed else "  nothing to push")
     out(f"head {res.head[:10]}")
+
+
+@app.command()
+def gc(
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Do it (the default is a dry run).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Apply retention policies from config ([retention], stores' ttl); dry run by default."""
+    from memctl.gc import gc as run
+
+    res = run(open_vault(), apply=apply)
+    if json_out:
+        emit_json("gc", res.to_json())
+        return
+    for p in res.expired_sessions:
+        out(f"  past retention  {p}")
+    for p in res.expired_notes:
+        out(f"  past its TTL    {p}")
+    for p in res.kept_pinned:
+        out(f"  kept (pinned)   {p}")
+    c = res.cascade
+    if c:
+        out(f"  cascade: {len(c['claims_removed'])} claims removed, "
+            f"{len(c['citations_removed'])} citations dropped, "
+            f"{len(c['notes_deleted'])} notes deleted")  # fmt: skip
+    if not res.expired_sessions and not res.expired_notes:
+        out("gc: nothing is past its retention")
+    elif res.dry_run:
+        out("dry run: nothing was written (memctl gc --apply does it)")
+    elif res.commit:
+        out(f"commit {res.commit[:10]}")
+
+
+@app.command()
+def blame(
+    note: Annotated[str, typer.Argument(help="A note path or id.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Each claim with the commit, command, curator, model and author that last wrote it."""
+    from dataclasses import asdict
+
+    from memctl.drift import blame as run
+
+    lines = run(open_vault(), note)
+    if json_out:
+        emit_json("blame", {"note": note, "lines": [asdict(x) for x in lines]})
+        return
+    for x in lines:
+        who = "human" if x.human else f"{x.curator}/{x.model}"
+        out(f"L{x.line:<4} {x.commit[:10]} {x.date} {x.command:<8} {who:<16} {x.author}")
+        out(f"      {x.text}")
+
+
+@app.command()
+def drift(
+    note: Annotated[str | None, typer.Argument(help="One note (default: every note).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+) -> None:
+    """Claims whose wording moved from their quotes, claims that lost sources, churned notes."""
+    from memctl.drift import drift as run
+
+    res = run(open_vault(), note)
+    if json_out:
+        emit_json("drift", res.to_json())
+        return
+    for i in res.items:
+        out(f"{i.kind:<9} {i.note}: {i.detail}")
+        if i.claim:
+            out(f"          - {i.claim}")
+    out(f"drift: {len(res.items)} findings in {res.notes} notes")
