@@ -81,6 +81,16 @@ def test_every_command_answers_in_the_envelope(tmp_path: Path) -> None:
     assert run("diff", "--since", "1d", *cli)["counts"]
     run("verify", *cli)
     assert run("doctor", *cli)["checks"]
+    assert run("blame", "profile/priya", *cli)["lines"]
+    run("drift", "profile/priya", *cli)
+    run("gc", *cli)
+    assert run("forget", "1047bd#t1", "--dry-run", *cli)["claims_removed"]
+    assert run("undo", "--dry-run", *cli)["subject"].startswith("curate:")
+    run("rollback", "profile/priya", "--to", "HEAD", "--dry-run", *cli)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(v), "remote", "add", "origin", str(remote)], check=True)
+    assert run("sync", *cli)["pushed"]
     assert run("recall", "where does Priya live", "--user", "priya", *cli)["memories"]
     run("context", "--user", "priya", *cli)
     project = tmp_path / "project"

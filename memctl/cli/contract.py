@@ -111,6 +111,10 @@ _CHANGE = obj(
     closed=False,
 )
 
+_UNDO = obj(
+    {"undone": OPT_S, "subject": S, "files": STRS, "claims_removed": STRS, "commit": OPT_S}
+)
+
 # command -> (what it answers, the payload schema); the envelope is added by `schema()`.
 _FILE_PROBLEM = obj(
     {"path": S, "line": {"type": ["integer", "null"]}, "message": S, "exit_code": INT}
@@ -325,6 +329,95 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "checks": arr(
                     obj({"name": S, "ok": B, "problems": STRS, "repaired": OPT_S}, closed=False)
                 ),
+            }
+        ),
+    ),
+    "forget": (
+        "The cascade: what a forget removed (or would, with --dry-run), and its commit.",
+        obj(
+            {
+                "ref": S,
+                "kind": S,
+                "dry_run": B,
+                "sessions_deleted": STRS,
+                "turns_forgotten": STRS,
+                "sessions_renamed": dict_of(S),
+                "claims_removed": arr(obj({"note": S, "text": S})),
+                "citations_removed": arr(obj({"note": S, "text": S, "ref": S})),
+                "notes_deleted": STRS,
+                "notes_changed": STRS,
+                "index_files": STRS,
+                "commit": OPT_S,
+                "purged": B,
+                "purge_notes": STRS,
+            }
+        ),
+    ),
+    "undo": (
+        "The memctl commit undone, the files and claims it took back, the new commit.",
+        _UNDO,
+    ),
+    "rollback": ("The note restored, the claims it took out, the new commit.", _UNDO),
+    "gc": (
+        "What retention expires (sessions, notes), what pinning kept, the forget cascade.",
+        obj(
+            {
+                "dry_run": B,
+                "expired_sessions": STRS,
+                "expired_notes": STRS,
+                "kept_pinned": STRS,
+                "cascade": {"type": "object"},
+                "commit": OPT_S,
+            }
+        ),
+    ),
+    "sync": (
+        "Commits pulled, replayed and pushed; conflicts proposed for review; the new head.",
+        obj(
+            {
+                "remote": S,
+                "branch": S,
+                "pulled": INT,
+                "replayed": INT,
+                "pushed": INT,
+                "proposals": STRS,
+                "sessions_kept_apart": STRS,
+                "index_files": STRS,
+                "reindexed": INT,
+                "commit": OPT_S,
+                "head": S,
+            }
+        ),
+    ),
+    "blame": (
+        "Each claim line of a note with the commit and run that last wrote it.",
+        obj(
+            {
+                "note": S,
+                "lines": arr(
+                    obj(
+                        {
+                            "line": INT,
+                            "text": S,
+                            "commit": S,
+                            "date": S,
+                            "author": S,
+                            "command": S,
+                            "curator": S,
+                            "model": S,
+                            "human": B,
+                        }
+                    )
+                ),
+            }
+        ),
+    ),
+    "drift": (
+        "Claims drifting from their quotes, claims that lost sources, notes rewritten often.",
+        obj(
+            {
+                "notes": INT,
+                "items": arr(obj({"note": S, "kind": S, "detail": S, "claim": S})),
             }
         ),
     ),
