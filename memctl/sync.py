@@ -133,7 +133,13 @@ def _pull(vault: Vault, g: _Git, res: SyncResult) -> None:
     upstream = f"refs/remotes/{res.remote}/{res.branch}"
     if g.run("rev-parse", "--verify", "--quiet", upstream, check=False).returncode != 0:
         return  # the remote has no such branch yet: the push creates it
-    base = g.out("merge-base", "HEAD", upstream) if _has(g, "HEAD") else ""
+    mb = g.run("merge-base", "HEAD", upstream, check=False)
+    if mb.returncode != 0:
+        raise ConflictError(
+            f"this vault and {res.remote}/{res.branch} share no history (two separate "
+            f"`memctl init`s); clone the remote instead and run `memctl init` in the clone"
+        )
+    base = mb.stdout.strip()
     res.pulled += int(g.out("rev-list", "--count", f"HEAD..{upstream}") or 0)
     if base == g.out("rev-parse", upstream):
         return  # nothing new there

@@ -137,7 +137,7 @@ def test_the_same_claim_changed_two_ways_becomes_a_proposal_not_markers(tmp_path
 
 
 def test_sync_never_force_pushes_and_refuses_a_dirty_tree(tmp_path):
-    _remote, a, _b = setup(tmp_path)
+    remote, a, _b = setup(tmp_path)
     (a / "knowledge" / "draft.md").write_text("x\n")
     r = memctl("--vault", a, "sync")
     assert r.code == 3 and "uncommitted" in r.err
@@ -145,6 +145,10 @@ def test_sync_never_force_pushes_and_refuses_a_dirty_tree(tmp_path):
     ok("init", none)
     r = memctl("--vault", none, "sync")
     assert r.code == 2 and "no git remote" in r.err
+    run_git(none, "remote", "add", "origin", str(remote))  # a second, separate init
+    r = memctl("--vault", none, "sync")
+    assert r.code == 3 and "share no history" in r.err
+    assert run_git(remote, "rev-list", "--count", "main").strip() == "1"  # nothing pushed
 
 
 def test_note_merge_folds_duplicates_and_keeps_both_sides_citations():

@@ -45,7 +45,7 @@ def init(
     elif res.commit:
         out(f"made a git repository of the vault files in {res.root}")
     else:
-        out(f"already a vault: {res.root} (nothing to do)")
+        out(f"already a vault: {res.root} (merge drivers registered, search index ready)")
     if res.adopted:
         out(f"adopted {n(len(res.adopted), 'existing note')}")
     if res.left_alone:
