@@ -471,6 +471,8 @@ def _expand(secrets: list[str]) -> list[str]:
         for form in (s, escape_quote(s), s.replace("\n", " "), s.removeprefix("raw/")):
             out.add(form)
         out.add(s.replace("[", "(").replace("]", ")"))  # as INDEX lines write titles
+        if "/" in s and s.endswith(".md") and " " not in s:
+            out.add(s.split("/", 1)[1])  # as its folder's INDEX.md links it
         out.add(s.replace("'", "''"))  # as YAML quotes it
         for line in s.splitlines():
             if len(line.strip()) >= 12:

@@ -99,7 +99,8 @@ def sync(vault: Vault, remote: str | None = None) -> SyncResult:
                 if remote
                 else "this vault has no git remote: `git remote add origin URL`, then sync"
             )
-        dirty = [x for x in vault.history.dirty() if not x[3:].startswith(".memctl/conflicts/")]
+        # untracked files ride along (git refuses, and sync says so, if a pull would clobber one)
+        dirty = [x for x in vault.history.dirty() if not x.startswith("??")]
         if dirty:
             raise ConflictError(
                 f"sync needs everything committed; {len(dirty)} uncommitted change(s), e.g. "

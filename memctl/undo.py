@@ -140,6 +140,8 @@ def undo(vault: Vault, dry_run: bool = False) -> UndoResult:
         try:
             if proc.returncode != 0:
                 _resolve_deletions(vault, sha)
+            # the revert is staged; no git operation stays "in progress" while memctl writes
+            _git(vault, "revert", "--quit", check=False)
             if cmd == "curate" and (vault.root / STATE_REL).exists():
                 # the turns were read; what was learned from them is what the person undoes
                 _git(vault, "checkout", head, "--", STATE_REL)

@@ -138,9 +138,11 @@ def test_the_same_claim_changed_two_ways_becomes_a_proposal_not_markers(tmp_path
 
 def test_sync_never_force_pushes_and_refuses_a_dirty_tree(tmp_path):
     remote, a, _b = setup(tmp_path)
-    (a / "knowledge" / "draft.md").write_text("x\n")
+    with (a / "INDEX.md").open("a") as fh:
+        fh.write("a hand edit, not committed\n")
     r = memctl("--vault", a, "sync")
     assert r.code == 3 and "uncommitted" in r.err
+    run_git(a, "checkout", "INDEX.md")
     none = tmp_path / "alone"
     ok("init", none)
     r = memctl("--vault", none, "sync")
