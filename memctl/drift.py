@@ -187,9 +187,6 @@ def drift(vault: Vault, note: str | None = None) -> DriftResult:
                     f"shares {score:.0%} of its words with its quotes, {was:.0%} when first "
                     f"written ({was_text!r})", c.text))  # fmt: skip
             lost = refs_by_key.get(c.key, set()) - refs
-            for earlier in first_seen:
-                if refs < earlier:  # the same claim, followed by its turns, cited more once
-                    lost |= earlier - refs
             if lost:
                 res.items.append(DriftItem(
                     rel, "sources", f"once cited {len(lost)} more: {', '.join(sorted(lost))}",

@@ -36,9 +36,9 @@ _INVISIBLE = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
 
 
 def _own_state(parts: list[str] | tuple[str, ...], i: int) -> bool:
-    """Is component ``i`` memctl's own state (`.memctl/...`, `.gitignore`) at the top?"""
+    """Is component ``i`` memctl's own state (`.memctl/`, `.gitignore`, `.gitattributes`)?"""
     first = [p for p in parts[: i + 1] if p not in ("", ".")]
-    return len(first) == 1 and first[0] in (".memctl", ".gitignore")
+    return len(first) == 1 and first[0] in (".memctl", ".gitignore", ".gitattributes")
 
 
 def _lexical_problem(rel: str, hidden: bool) -> str | None:
@@ -76,7 +76,8 @@ def inside(root: Path, rel: str | Path, *, hidden: bool = False) -> Path:
     case lookalikes (a fullwidth `．．` or `RAW/` mean `..` or `raw/` to some filesystem
     or reader), and anything whose real location, symlinks followed, is outside the vault.
     Hidden folders (`.git`, `.memctl`, in any case) are refused too; with `hidden` the
-    writer may touch memctl's own state (`.memctl/`, `.gitignore`, spelled exactly so),
+    writer may touch memctl's own state (`.memctl/`, `.gitignore`, `.gitattributes` with
+    memctl's merge drivers, spelled exactly so),
     never git's, and nothing is ever served from either.
     Returns the real path.
     """
