@@ -255,8 +255,8 @@ class _RunGuard:
                 self._save(vault, found)
 
     def _save(self, vault: Vault, found: list[Removal]) -> None:
-        from memctl import __version__
         from memctl.store import Transaction
+        from memctl.version import __version__
 
         tx = Transaction(vault.root, command="removed")
         try:

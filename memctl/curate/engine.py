@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl import removals
 from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
 from memctl.curate.model import (
     Batch,
@@ -40,6 +39,7 @@ from memctl.notes import HISTORY, strip_links
 from memctl.provenance import RawTurns, quote_in, squash
 from memctl.raw import split_frontmatter
 from memctl.redact import find_secrets, redact
+from memctl.removals import screen as screen_removed
 from memctl.store import read_text
 from memctl.version import __version__
 
@@ -389,7 +389,7 @@ def _plan(
                 ext.claims += _plugin_claims(
                     sp, Batch(path, header, messages, start, {n: sp}, view, day)
                 )
-        ext.claims = removals.screen(vault, notes, path, ext.claims, dry_run=res.dry_run)
+        ext.claims = screen_removed(vault, notes, path, ext.claims, dry_run=res.dry_run)
         res.sessions += 1
         res.turns_read += total - start + 1
         for p in ext.claims:
