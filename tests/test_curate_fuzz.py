@@ -44,3 +44,9 @@ def test_rewriting_a_sentence_never_raises(text: str, said: date) -> None:
     out = speaker_voice(addressee_voice(group_voice(anchor(text, said), "Noor and others"), "Tobi"),
                         "Noor")  # fmt: skip
     assert isinstance(out, str)
+
+
+def test_no_is_a_discourse_marker_only_when_punctuated() -> None:
+    # "No doubt it's been tough" once became the claim "Doubt it's been tough."
+    assert core_of("No doubt it's been tough, but I'm impressed.").startswith("No doubt")
+    assert core_of("No, I meant 300 a day, not 3000.") == "I meant 300 a day, not 3000."

@@ -19,7 +19,8 @@ def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
 # ---- sentence shapes --------------------------------------------------------------------------
 
 DISCOURSE = re_(
-    r"^(?:(?i:OK|Okay|So|Well|Oh|And|But|Also|Wait|Yes|Yeah|No|Right|Actually|Hmm|Now|Anyway|",
+    r"^(?:(?i:No)[,!:]\s+|(?i:OK|Okay|So|Well|Oh|And|But|Also|Wait|Yes|Yeah|Right|Actually|Hmm|",
+    r"Now|Anyway|",
     r"Plus|Then|Honestly|Basically|Sorry|Oops|Correction|Ugh|Ha|Wow|Great|Perfect|Cool|Sure|",
     r"Hi|Hey|Hello|Hiya|Morning|By the way|BTW|Btw|FYI|Guess what|Funny enough|Speaking of which)",
     r"\b[,!:]?\s+|(?:Bad|Good|Great) news(?: too)?:\s+|(?:Last|One more) (?:one|thing):\s+|",
