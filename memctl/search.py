@@ -271,6 +271,14 @@ def _addr(c: index.Candidate) -> tuple[int, int]:
 ROLES = frozenset(("user", "assistant", "system", "tool"))
 
 
+def _person(word: str) -> str:
+    """A name as a speaker is keyed: "melanie's" asks about Melanie."""
+    for tail in ("'s", "'"):
+        if word.endswith(tail) and len(word) > len(tail) + 1:
+            return word[: -len(tail)]
+    return word
+
+
 def speakers_named(
     reader: index.Reader,
     plan: index.Plan,
@@ -290,7 +298,11 @@ def speakers_named(
     f = plan.filters
     if f.kinds not in ((), ("turn",)) or f.speakers or W_SPEAKER <= 0:
         return cands, set()
-    names = tuple(w for w in parsed.words if w not in ROLES and reader.is_speaker(w))
+    names = tuple(
+        dict.fromkeys(
+            n for n in (_person(w) for w in parsed.words) if n not in ROLES and reader.is_speaker(n)
+        )
+    )
     if not names:
         return cands, set()
     theirs = reader.candidates(

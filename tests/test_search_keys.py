@@ -157,3 +157,16 @@ def test_recall_explain_names_the_claim_key(vault: tuple[Vault, dict[str, str]])
     hit = _turns(vault[0], "pottery")[0]
     why = "matches the query; claim key: a claim in knowledge/melanie.md cites it"
     assert _turn_why(hit) == why
+
+
+def test_a_possessive_names_the_speaker_too(
+    vault: tuple[Vault, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "Melanie's" is the same person as "Melanie": her own turn is lifted (the index keys
+    # speakers by their plain name, so the possessive once named nobody)
+    v, paths = vault
+    mine = f"{paths['s-hiking']}#t2"
+    for q in ("Why is hiking Melanie's love in the mountains?", "Why is hiking Melanie’s love?"):
+        assert _turns(v, q)[0].ref == mine, q
+    monkeypatch.setattr(search, "W_SPEAKER", 0.0)
+    assert _turns(v, "Why is hiking Melanie's love in the mountains?")[0].ref != mine
