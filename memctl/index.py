@@ -6,9 +6,15 @@ Layout (ignored by git; rebuilt from the files whenever in doubt):
     .memctl/index/g-.../           one tantivy index plus manifest.json (what it was built from)
 
 The manifest maps every indexed file to (mtime_ns, size, sha256, racy). `sync` is the cheap
-check every reading command runs: one stat walk; only files whose mtime or size moved are
-hashed; only files whose hash moved are reindexed (delete by path, add again); vanished files
-are deleted. Writers hold the vault lock and replace the manifest atomically *after* the index
+check every reading command runs. It stats every folder and every note, not every file: a
+create, delete or rename changes the mtime of the folder it happens in, and memctl, git and
+most editors save by temp file + rename; an editor that writes a note in place changes only
+the note, which is why notes are statted one by one. Raw sessions are immutable and only
+ever replaced by rename, so their folders speak for them (a session changed in place anyway
+is shown as it is now and re-indexed once a search meets it; `memctl doctor` hashes them
+all). When anything moved, one full stat walk follows; only files whose mtime or size moved
+are hashed; only files whose hash moved are reindexed (delete by path, add again); vanished
+files are deleted. Writers hold the vault lock and replace the manifest atomically *after* the index
 commit, so a crash in between only means the next sync redoes a few files. Readers search
 tantivy's snapshot of the last commit, so a search beside a writer sees the index before or
 after a commit, never half of one. A rebuild fills a new generation and then flips
@@ -50,7 +56,8 @@ SCHEMA_VERSION = 7
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
-STATS = "stat.json"  # the manifest's (mtime, size) part alone: all the every-command check reads
+STATS = "stat.json"  # folders and notes with their stat: all the every-command check reads
+QUICK_VERSION = 2  # what stat.json holds; an older one only costs one full stat walk
 
 # Fields a query plan may name.
 BODY = "body"  # stemmed: a turn's speaker and text; a note's title, aliases, tags and body
@@ -469,9 +476,16 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
 Entry = tuple[int, int, str, int]  # mtime_ns, size, sha256, racy (1: hash again next sync)
 
 
-def scan(root: Path) -> dict[str, list[int]]:
-    """Every indexable markdown file -> (mtime_ns, size): one stat each, nothing read."""
+def scan(root: Path, dirs: dict[str, int] | None = None) -> dict[str, list[int]]:
+    """Every indexable markdown file -> (mtime_ns, size): one stat each, nothing read.
+
+    With `dirs`, also fills it with every folder walked (the vault itself is "") -> its
+    mtime_ns, taken before the folder is listed, so a change made while it is listed shows
+    as a changed folder next time.
+    """
     out: dict[str, list[int]] = {}
+    if dirs is not None:
+        dirs[""] = root.stat().st_mtime_ns
     stack: list[tuple[str, str]] = [("", str(root))]
     while stack:
         prefix, folder = stack.pop()
@@ -492,10 +506,17 @@ def scan(root: Path) -> dict[str, list[int]]:
                         st = e.stat()
                         out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     elif e.is_dir(follow_symlinks=False):
+                        if dirs is not None:
+                            dirs[prefix + name] = e.stat(follow_symlinks=False).st_mtime_ns
                         stack.append((f"{prefix}{name}/", e.path))
                 except OSError:
                     continue
     return out
+
+
+def _by_folder(rel: str) -> bool:
+    """Files the quick check leaves to their folder's mtime: raw sessions (see the top)."""
+    return rel.startswith("raw/")
 
 
 def _read(path: Path) -> tuple[str, bytes, tuple[int, int]] | None:
@@ -530,23 +551,45 @@ class _Gen:
             self._files = {k: (v[0], v[1], v[2], v[3]) for k, v in raw["files"].items()}
         return self._files
 
-    def write_files(self, files: dict[str, Entry]) -> None:
+    def write_files(self, files: dict[str, Entry], dirs: dict[str, int], seen_ns: int) -> None:
         data = json.dumps({"schema": SCHEMA_VERSION, "files": files}, separators=(",", ":"))
         atomic_write(self.dir / MANIFEST, data)
-        # Written second: a crash in between leaves stat.json behind the manifest, which the
-        # next check reads as "something changed" and settles from the full manifest.
-        stats = {k: [v[0], v[1]] for k, v in files.items()}
-        racy = sorted(k for k, v in files.items() if v[3])
-        data = json.dumps({"schema": SCHEMA_VERSION, "racy": racy, "stat": stats})
-        atomic_write(self.dir / STATS, data)
         self._files = files
+        self.write_stats(dirs, seen_ns)
 
-    def unchanged(self, seen: dict[str, list[int]]) -> bool:
-        """True when every file has the stat the index saw and none is racy."""
+    def write_stats(self, dirs: dict[str, int], seen_ns: int) -> None:
+        """What the every-command check reads: folders and notes with their stat, racy ones.
+
+        Written after the manifest: a crash in between leaves stat.json behind it, which
+        the next check reads as "something changed" and settles from the full manifest.
+        `seen_ns` is when `dirs` were taken: a folder whose mtime is that close to it could
+        change again within the same clock tick without its mtime moving, so it is racy.
+        """
+        files = self.files
+        racy = sorted(k for k, v in files.items() if v[3])
+        if any(seen_ns - m < RACY_NS for m in dirs.values()):
+            racy.append("/")  # a racy folder: list them all next time
+        notes = sorted(k for k in files if not _by_folder(k))
+        names = sorted(dirs)
+        data = {
+            "schema": SCHEMA_VERSION,
+            "quick": QUICK_VERSION,
+            "racy": racy,
+            "dirs": names,
+            "dir_mtime": [dirs[d] for d in names],
+            "files": notes,
+            "file_stat": [[files[k][0], files[k][1]] for k in notes],
+        }
+        with contextlib.suppress(*_BROKEN):
+            if self.stats() == data:
+                return  # nothing to say that it does not say already
+        atomic_write(self.dir / STATS, json.dumps(data, separators=(",", ":")))
+
+    def stats(self) -> dict[str, Any]:
         raw = _read_json_once(self.dir / STATS)
         if raw.get("schema") != SCHEMA_VERSION:
             raise ValueError("manifest schema differs")
-        return not raw["racy"] and raw["stat"] == seen  # one dict comparison, in C
+        return raw  # type: ignore[no-any-return]
 
     def open(self) -> tantivy.Index:
         if not (self.dir / "meta.json").is_file():
@@ -693,13 +736,15 @@ def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
     _register(index)
     w = _Writer(vault, index, bulk=True)
     files: dict[str, Entry] = {}
-    for rel in sorted(scan(root)):
+    dirs: dict[str, int] = {}
+    seen_ns = time.time_ns()
+    for rel in sorted(scan(root, dirs)):
         got = _read(root / rel)
         if got is not None:
             w.add(rel, got[1], got[2])
             files[rel] = _entry(got[2], got[0], time.time_ns())
     w.commit()
-    gen.write_files(files)
+    gen.write_files(files, dirs, seen_ns)
     atomic_write(base / CURRENT, json.dumps({"schema": SCHEMA_VERSION, "gen": gen.name}) + "\n")
     for old in base.iterdir():
         # a reader still searching an old generation keeps its open files (POSIX unlink)
@@ -724,7 +769,9 @@ def _apply_locked(
     root: Path = vault.root
     files = dict(gen.files)
     fed: dict[str, Entry] = {}
-    seen = scan(root)
+    dirs: dict[str, int] = {}
+    seen_ns = time.time_ns()
+    seen = scan(root, dirs)
     now = time.time_ns()
     todo: list[tuple[str, bytes, tuple[int, int], Entry]] = []
     restat: dict[str, Entry] = {}
@@ -776,11 +823,39 @@ def _apply_locked(
     files.update(restat)
     report.removed += len(gone)
     if todo or gone or restat or fed or rewrite:
-        gen.write_files(files)
+        gen.write_files(files, dirs, seen_ns)
+    else:
+        gen.write_stats(dirs, seen_ns)  # folders may have moved, or stopped being racy
 
 
-def _stale(gen: _Gen, seen: dict[str, list[int]]) -> bool:
-    return not gen.unchanged(seen)
+_QUICK: dict[str, tuple[Any, list[str], list[int], list[str], list[tuple[int, int]]]] = {}
+
+
+def _unchanged(gen: _Gen, root: Path) -> bool:
+    """True when no folder and no note moved since the index saw them and none is racy.
+
+    One lstat per folder and one stat per note, compared as two lists in C; the paths are
+    joined once per process per stat.json.
+    """
+    raw = gen.stats()
+    if raw.get("quick") != QUICK_VERSION or raw["racy"]:
+        return False  # an older stat.json (no folders in it), or something racy
+    key = str(gen.dir / STATS)
+    got = _QUICK.get(key)
+    if got is None or got[0] is not raw:
+        base = str(root) + os.sep
+        dirs = [base + d for d in raw["dirs"]]
+        files = [base + f for f in raw["files"]]
+        got = (raw, dirs, raw["dir_mtime"], files, [tuple(x) for x in raw["file_stat"]])
+        _QUICK.clear()
+        _QUICK[key] = got
+    _, dirs, dir_mtime, files, file_stat = got
+    try:
+        if [os.lstat(d).st_mtime_ns for d in dirs] != dir_mtime:
+            return False
+        return [(s.st_mtime_ns, s.st_size) for s in map(os.stat, files)] == file_stat
+    except OSError:
+        return False  # a folder or note vanished
 
 
 def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
@@ -792,7 +867,7 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
     rewrite = False
     if gen is not None and not force:
         try:
-            if not _stale(gen, scan(root)):
+            if _unchanged(gen, root):
                 return report
         except _BROKEN:
             rewrite = True  # stat.json is unreadable: the full manifest settles it below
@@ -926,6 +1001,27 @@ def after_write(vault: Any, touched: list[str]) -> SyncReport:
         if not (_is_broken(exc) or isinstance(exc, MemctlError)):
             raise
         return SyncReport(notices=[f"search index not updated ({exc}); the next search retries"])
+
+
+def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
+    """Re-index files a reader found changed in place, unless a writer holds the lock.
+
+    The every-command check leaves raw sessions to their folders' mtimes (see the top);
+    this is how one changed in place anyway catches up, once a search meets it.
+    """
+    force = {r for r in rels if _indexable(r)}
+    with _locked(vault, wait=False) as got:
+        gen, _ = _current(vault.root)
+        if not got or gen is None or not force:
+            return SyncReport(busy=not got)
+        report = SyncReport()
+        try:
+            _apply_locked(vault, gen, force, report)
+        except BaseException as exc:
+            if not _is_broken(exc):
+                raise
+            report.notices.append(f"search index not updated ({exc}); the next search retries")
+        return report
 
 
 def repair(vault: Any) -> str:
@@ -1132,6 +1228,8 @@ class Reader:
             try:
                 self.searcher = _open_cached(gen).searcher()
                 self.root = Path(vault.root)
+                # raw sessions found changed in place (their stat moved since indexed)
+                self.moved: set[str] = set()
                 return
             except BaseException as exc:
                 if not _is_broken(exc):
@@ -1267,7 +1365,7 @@ class Reader:
             if _is_broken(exc):
                 raise IndexBroken(str(exc)) from None
             raise
-        texts = _turn_texts(self.root, fields)
+        texts = _turn_texts(self.root, fields, self.moved)
         out: list[Doc | None] = []
         for f, text in zip(fields, texts, strict=True):
             if text is None:
@@ -1292,8 +1390,12 @@ class Reader:
         return self._fields_at(c.addr)
 
 
-def _turn_texts(root: Path, fields: list[dict[str, Any]]) -> list[str | None]:
-    """Each hit's text: stored for notes, read from the raw file by byte span for turns."""
+def _turn_texts(root: Path, fields: list[dict[str, Any]], moved: set[str]) -> list[str | None]:
+    """Each hit's text: stored for notes, read from the raw file by byte span for turns.
+
+    A raw file whose stat moved since it was indexed is read the slow way and named in
+    `moved`, for the caller to have it re-indexed.
+    """
     out: list[str | None] = []
     parsed: dict[str, list[str] | None] = {}
     for f in fields:
@@ -1314,6 +1416,7 @@ def _turn_texts(root: Path, fields: list[dict[str, Any]]) -> list[str | None]:
         except (OSError, UnicodeDecodeError):
             pass
         # the file moved on since it was indexed: read the turn the slow way
+        moved.add(rel)
         if rel not in parsed:
             try:
                 text = (root / rel).read_bytes().decode("utf-8")  # exact: no newline mapping

@@ -11,6 +11,7 @@ on LoCoMo; bench/README.md has the numbers behind each knob.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -491,6 +492,9 @@ def search(
                 raise MemctlError(
                     f"cannot build the search index: {err.strerror or err}", err.filename
                 ) from None
+    if sync and reader.moved:
+        with contextlib.suppress(OSError):  # shown as they are now; ranked right next time
+            notices.extend(index.refresh(vault, reader.moved).notices)
     hits = [
         _hit(score, doc)
         for (score, _), doc in zip(ranked, docs, strict=True)

@@ -1,0 +1,194 @@
+"""Hand edits reach the next recall and search, however the editor saves the file.
+
+The every-command freshness check stats folders (a create, delete or rename changes the
+folder's mtime, and so does every save by temp file + rename, which memctl, git and most
+editors do) and each note file (editors such as VS Code and Obsidian write in place,
+which changes only the file). These tests make each kind of change through real files and
+ask through a Vault kept open across the edits (the MCP server, the learning loop) and
+through a fresh `memctl` process (the hook, the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from searchutil import make_vault, proc, turn_ref
+
+from memctl import index
+from memctl.vault import Vault
+
+NOTE = "knowledge/egress-levers.md"
+OLD = "Gateway endpoints remove NAT processing charges"
+
+
+def _recall_live() -> Callable[[Path, str], str]:
+    """Recall through one Vault that stays open across the edits."""
+    opened: dict[Path, Vault] = {}
+
+    def run(v: Path, query: str) -> str:
+        vault = opened.setdefault(v, Vault.open(v))
+        return vault.recall(query, user="dana", budget=4000).text
+
+    return run
+
+
+def _recall_proc(v: Path, query: str) -> str:
+    r = proc("--vault", v, "recall", query, "--user", "dana", "--budget", "4000")
+    assert r.code == 0, r.err
+    return r.out
+
+
+RUNNERS = {"open-vault": _recall_live, "fresh-process": lambda: _recall_proc}
+
+
+@pytest.fixture(params=sorted(RUNNERS))
+def recall(request: pytest.FixtureRequest) -> Callable[[Path, str], str]:
+    return RUNNERS[request.param]()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    v = make_vault(tmp_path)
+    ref = turn_ref(v, "dana-egress", 2)
+    (v / NOTE).write_text(
+        "---\nid: knowledge/egress-levers\nschema: 1\nstore: knowledge\n"
+        "title: Egress cost levers\nscope: team\nstatus: active\ncreated: 2026-11-01\n"
+        "updated: 2026-11-01\n---\n\n# Egress cost levers\n\n## Facts\n\n"
+        f"- {OLD}. [^a1]\n\n"
+        f'[^a1]: {ref} "Start with S3 gateway endpoints"\n',
+        encoding="utf-8",
+    )
+    return v
+
+
+def _mtime(p: Path) -> int:
+    return p.stat().st_mtime_ns
+
+
+def test_an_in_place_edit_is_seen(vault: Path, recall: Callable[[Path, str], str]) -> None:
+    assert OLD in recall(vault, "gateway endpoints NAT charges")
+    p = vault / NOTE
+    folder, inode = _mtime(p.parent), p.stat().st_ino
+    data = p.read_bytes().replace(b"Gateway endpoints remove", b"Quokka tunnels remove")
+    with p.open("r+b") as fh:  # as VS Code saves: same file, new bytes, no rename
+        fh.write(data)
+        fh.truncate()
+    assert p.stat().st_ino == inode and _mtime(p.parent) == folder  # only the file moved
+    text = recall(vault, "quokka tunnels NAT charges")
+    assert "Quokka tunnels remove NAT processing charges" in text
+    assert OLD not in recall(vault, "gateway endpoints NAT charges")
+
+
+def test_a_same_size_in_place_edit_a_second_later_is_seen(
+    vault: Path, recall: Callable[[Path, str], str]
+) -> None:
+    assert OLD in recall(vault, "gateway endpoints NAT charges")
+    p = vault / NOTE
+    st = p.stat()
+    data = p.read_bytes().replace(b"Gateway endpoints", b"Pangolin gateways")
+    assert len(data) == st.st_size  # a size check alone would not see it
+    with p.open("r+b") as fh:
+        fh.write(data)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert "Pangolin gateways remove NAT processing charges" in recall(vault, "pangolin gateways")
+
+
+def test_an_edit_saved_by_rename_is_seen(vault: Path, recall: Callable[[Path, str], str]) -> None:
+    assert OLD in recall(vault, "gateway endpoints NAT charges")
+    p = vault / NOTE
+    tmp = p.with_name(".egress-levers.md.swp")
+    tmp.write_bytes(p.read_bytes().replace(b"Gateway endpoints", b"Wombat gateways"))
+    tmp.replace(p)  # as vim and memctl save: a new file renamed over the old one
+    assert "Wombat gateways remove NAT processing charges" in recall(vault, "wombat gateways")
+    assert OLD not in recall(vault, "gateway endpoints NAT charges")
+
+
+def test_a_deleted_note_is_gone(vault: Path, recall: Callable[[Path, str], str]) -> None:
+    assert OLD in recall(vault, "gateway endpoints NAT charges")
+    (vault / NOTE).unlink()
+    assert OLD not in recall(vault, "gateway endpoints NAT charges")
+
+
+def _copy_note(vault: Path, rel: str, old: str, new: str) -> None:
+    src = (vault / NOTE).read_text(encoding="utf-8")
+    dest = vault / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(
+        src.replace("id: knowledge/egress-levers", f"id: knowledge/{dest.stem}").replace(old, new),
+        encoding="utf-8",
+    )
+
+
+def test_new_notes_in_old_and_new_folders_are_seen(
+    vault: Path, recall: Callable[[Path, str], str]
+) -> None:
+    assert "Capybara" not in recall(vault, "capybara relays")
+    _copy_note(vault, "knowledge/capybara.md", "Gateway endpoints", "Capybara relays")
+    assert "Capybara relays remove NAT processing charges" in recall(vault, "capybara relays")
+    _copy_note(vault, "knowledge/deep/down/okapi.md", "Gateway endpoints", "Okapi bridges")
+    assert "Okapi bridges remove NAT processing charges" in recall(vault, "okapi bridges")
+
+
+def test_a_removed_folder_takes_its_notes_with_it(
+    vault: Path, recall: Callable[[Path, str], str]
+) -> None:
+    _copy_note(vault, "knowledge/deep/okapi.md", "Gateway endpoints", "Okapi bridges")
+    assert "Okapi bridges" in recall(vault, "okapi bridges")
+    (vault / "knowledge/deep/okapi.md").unlink()
+    (vault / "knowledge/deep").rmdir()
+    assert "Okapi bridges" not in recall(vault, "okapi bridges")
+
+
+def test_a_new_file_in_the_same_clock_tick_as_the_check_is_seen(vault: Path) -> None:
+    """A folder's mtime has the filesystem clock's granularity (a few ms): a file created in
+    the same tick as the last check leaves it unchanged, so a folder seen that close to its
+    last change is checked in full next time (as git does for racy files)."""
+    v = Vault.open(vault)
+    folder = vault / "knowledge"
+    index.sync(v)
+    os.utime(folder)  # the folder changed just now: the check below sees a racy folder
+    index.sync(v)
+    before = _mtime(folder)
+    _copy_note(vault, "knowledge/capybara.md", "Gateway endpoints", "Capybara relays")
+    os.utime(folder, ns=(before, before))  # as if it fell in the same clock tick
+    hits = v.search("capybara relays", kind="note").hits
+    assert [h.ref for h in hits] == ["knowledge/capybara.md"]
+
+
+def test_a_settled_vault_is_checked_by_folders_and_notes_only(vault: Path) -> None:
+    """Once nothing is racy, the check answers "unchanged" from one stat per folder and
+    per note, without listing a folder or statting a raw session."""
+    v = Vault.open(vault)
+    index.sync(v)
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    index.sync(v)  # the folders are no longer racy: the quick check settles it from here
+    gen = index._current(vault)[0]
+    assert gen is not None and index._unchanged(gen, vault)
+    stats = json.loads((gen.dir / index.STATS).read_text(encoding="utf-8"))
+    assert "raw" in stats["dirs"] and NOTE in stats["files"]
+    assert not any(f.startswith("raw/") for f in stats["files"])
+
+
+def test_a_raw_turn_edited_in_place_shows_its_current_text(vault: Path) -> None:
+    """Raw sessions are immutable and memctl replaces them by rename, so the check leaves
+    their files to the folder mtimes; a session changed in place anyway (a tamper `memctl
+    verify` reports) is still shown as it is now, and re-indexed once a search meets it."""
+    ref = turn_ref(vault, "marco-exporter", 1)
+    p = vault / ref.split("#")[0]
+    v = Vault.open(vault)
+    assert ref in [h.ref for h in v.search("crashloop exporter").hits]
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    index.sync(v)
+    data = p.read_bytes().replace(b"in a crashloop again", b"in a bootloop again!")
+    with p.open("r+b") as fh:
+        fh.write(data)
+        fh.truncate()
+    hit = next(h for h in v.search("crashloop exporter").hits if h.ref == ref)
+    assert "in a bootloop again!" in hit.text
+    assert ref in [h.ref for h in v.search("bootloop").hits]  # indexed after it was met
+    assert ref not in [h.ref for h in v.search("crashloop").hits]
