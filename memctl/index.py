@@ -52,7 +52,8 @@ from memctl.store import atomic_write, stays_inside
 # 6: each active claim line is a document of its own (kind:claim) keyed by its citations;
 #    turns carry a turn:N key so a claim can find the turns it cites.
 # 7: claim lines carry cite: keys and notes link: keys (recall's citation/link graph).
-SCHEMA_VERSION = 7
+# 8: turns carry an `asks` fast field: how much of the turn is questions (search ranks it).
+SCHEMA_VERSION = 8
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -164,6 +165,8 @@ def _schema() -> tantivy.Schema:
     # 1 for turns and active notes: the default "active only" filter is checked on the top
     # candidates instead of intersecting the query with a term every document has
     sb.add_unsigned_field("live", fast=True)
+    # percent of a turn's sentences that are questions (memctl.search.W_ASK)
+    sb.add_unsigned_field("asks", fast=True)
     return sb.build()
 
 
@@ -199,6 +202,22 @@ def _date_words(dt: datetime) -> str:
 
 
 # ---- documents from files -----------------------------------------------------------------
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def asks(text: str) -> int:
+    """Percent of a turn's sentences that end in a question mark.
+
+    "Cool! What type of music do you play?" carries the words of a question about music
+    without saying anything; the turn that answers it does (and its window already holds
+    the question's words), so search ranks turns that mostly ask lower.
+    """
+    parts = [p for p in _SENTENCE.split(text.strip()) if p]
+    if not parts:
+        return 0
+    return round(100 * sum(p.endswith("?") for p in parts) / len(parts))
 
 
 def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] | None]:
@@ -291,6 +310,7 @@ def _session_docs(
             d.add_integer("ts", int(ts.timestamp()))
         d.add_unsigned("sess", sess)
         d.add_unsigned("live", 1)
+        d.add_unsigned("asks", asks(m.content))
         said.append(line)
         yield d
 
@@ -1289,6 +1309,17 @@ class Reader:
             return [(0.0, a) for _, a in hits]
         text = tantivy.Query.boolean_query([(tantivy.Occur.Must, text), *clauses])
         return list(self.searcher.search(text, limit=n, count=False).hits)
+
+    def asks(self, addrs: Sequence[Any]) -> list[int]:
+        """Each document's `asks` share (0 for notes, claims and pre-schema-8 documents)."""
+        if not addrs:
+            return []
+        try:
+            return [int(v or 0) for v in self.searcher.fast_field_values("asks", list(addrs))]
+        except BaseException as exc:
+            if _is_broken(exc):
+                raise IndexBroken(str(exc)) from None
+            raise
 
     def is_speaker(self, name: str) -> bool:
         """Whether any turn in the index was said by `name` (lowercased)."""

@@ -33,6 +33,15 @@ SESSIONS = [
         [("Melanie", "user", "My therapist suggested it, honestly.", T.format(2))],
     ),
     (
+        "s-music",
+        "mel",
+        "team",
+        [
+            ("Caroline", "user", "I sang at the mic. What music do you play? Guitar?", T.format(4)),
+            ("Melanie", "user", "Clarinet, since I was young: music is how I relax.", T.format(4)),
+        ],
+    ),
+    (
         "s-hiking",
         "mel",
         "team",
@@ -170,3 +179,23 @@ def test_a_possessive_names_the_speaker_too(
         assert _turns(v, q)[0].ref == mine, q
     monkeypatch.setattr(search, "W_SPEAKER", 0.0)
     assert _turns(v, "Why is hiking Melanie's love in the mountains?")[0].ref != mine
+
+
+def test_a_turn_that_asks_ranks_below_the_turn_that_answers(
+    vault: tuple[Vault, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the question carries every word of "what music do they play?"; the answer says it
+    v, paths = vault
+    asked, answer = f"{paths['s-music']}#t1", f"{paths['s-music']}#t2"
+    assert [h.ref for h in _turns(v, "what music do they play")][:2] == [answer, asked]
+    monkeypatch.setattr(search, "W_ASK", 1.0)
+    assert _turns(v, "what music do they play")[0].ref == asked
+
+
+def test_asks_is_the_share_of_sentences_that_ask() -> None:
+    from memctl.index import asks
+
+    assert asks("Cool! What type of music do you play?") == 50
+    assert asks("You play any instruments?") == 100
+    assert asks("I play clarinet. It relaxes me!") == 0
+    assert asks("") == 0 and asks("   ") == 0
