@@ -392,8 +392,6 @@ def _find_tokens(text: str, families: set[str]) -> Iterator[_Span]:
                 start = m.start()
                 if _unglued(text, start) and rule.check(m.group()):
                     yield start, m.end(), rule.kind
-    if "A" in families:
-        yield from _find_aws_secrets(text)
     if "t" in families:
         for m in _TELEGRAM_RE.finditer(text):
             if _unglued(text, m.start()) and _not_dummy(m.group()):
@@ -402,12 +400,35 @@ def _find_tokens(text: str, families: set[str]) -> Iterator[_Span]:
 
 # A Telegram bot token: the bot's numeric id, a colon, then "AA" and 33 more characters.
 _TELEGRAM_RE = re.compile(r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
-# An AWS secret access key has no prefix of its own: 40 base64 characters. It is taken as
-# one right after an access key id (the way both are pasted together) or on a short line
-# of its own, and only when it mixes cases and digits like generated key material.
+# An AWS secret access key has no prefix of its own: 40 base64 characters, which on their
+# own could be any other base64. So it is only taken with evidence beside it: an access
+# key id anywhere in the same text (the two are pasted together, but a chat may put a
+# page of prose between them), the words that name it ("aws", "secret access key")
+# nearby, or a short line of its own in a short text. And only when it mixes cases and
+# digits like generated key material and is not shaped like a path or a blob's last line.
 _AWS_ID_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
-_AWS_SECRET_RE = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])")
+# "=" may come before ("aws_secret_access_key=..."), not after: then it is padded base64.
+# A JSON-escaped line break ("\\n") before it is a line break, not an "n" glued to it.
+_AWS_SECRET_RE = re.compile(
+    r"(?:(?<![A-Za-z0-9+/])|(?<=\\[nrt]))[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])"
+)
+# Whole base64 runs of 40 or more, measured in Python. Led by the character before the
+# run, so that inside a word the engine fails at once instead of re-reading the word from
+# each of its letters (~3x faster than a lookbehind or a bare run pattern).
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_B64_RUN_RE = re.compile(r"[^A-Za-z0-9+/]([A-Za-z0-9+/]{40,})")
+_B64_RUN_AT_RE = re.compile(r"[A-Za-z0-9+/]{40,}")
+# How far from the naming words a key is still theirs: "Use <key> as the secret access
+# key" puts it before them, "AWS secret (don't share): <key>" after.
+_AWS_BEFORE = 160
+_AWS_AFTER = 200
 _LOWER_RE = re.compile(r"[a-z]")
+# A path segment reads as a word or a number ("Projects", "v2", "2024"); random key
+# material almost never splits into those at every "/".
+_PATH_SEGMENT_RE = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+# The line above is a full line of base64 (a blob wrapped at 64 or 76 characters), so
+# this one is the blob's short last line.
+_BLOB_ABOVE_RE = re.compile(r"[A-Za-z0-9+/=]{60}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*\Z")
 
 
 def _aws_secret_ok(value: str) -> bool:
@@ -417,19 +438,72 @@ def _aws_secret_ok(value: str) -> bool:
         and _DIGIT_RE.search(value) is not None
         and _not_dummy(value)
         and _entropy(value) >= 4.0
+        and not (
+            value.count("/") >= 2
+            and all(_PATH_SEGMENT_RE.fullmatch(seg) for seg in value.split("/") if seg)
+        )
     )
 
 
-_AWS_NEAR = 48
-_LINE_SPLIT_RE = re.compile(r"\r?\n|\\r?\\n")
+def _aws_candidate(text: str, start: int, end: int) -> bool:
+    return _aws_secret_ok(text[start:end]) and not _BLOB_ABOVE_RE.search(
+        text, max(0, start - 80), start
+    )
+
+
+def _b64_runs(text: str, pos: int) -> Iterator[tuple[int, int]]:
+    """Spans of the whole base64 runs that start at or after ``pos``. No endpos: a
+    window's edge must never look like the end of a longer run."""
+    if (pos == 0 or text[pos - 1] not in _B64_CHARS) and (
+        m := _B64_RUN_AT_RE.match(text, pos)
+    ) is not None:
+        yield m.span()
+    for m in _B64_RUN_RE.finditer(text, pos):
+        yield m.span(1)
+
+
+def _in_marker(low: str, pos: int) -> bool:
+    i = low.rfind("[redacted:", max(0, pos - 32), pos)
+    return i >= 0 and "]" not in low[i:pos]
+
+
+def _aws_secrets(
+    text: str, low: str, any_id: bool, words: list[int], taken: list[_Span]
+) -> Iterator[_Span]:
+    """Keys with evidence beside them; ``taken`` are other detectors' spans, which win:
+    a 40-character bearer token in a text that also holds an access key id is a bearer
+    token. ``words`` are where the prefilter saw "aws" or "access key"; the kind inside
+    our own marker ("[REDACTED:aws-access-key]") is no evidence, since whatever it stood
+    for was looked at when the id itself was still there."""
+    if any_id and _AWS_ID_RE.search(text) is not None:
+        windows = [(0, len(text))]
+    else:
+        windows = []
+        for pos in words:
+            if (low[pos] == "w" and pos > 1 and low[pos - 2].isalpha()) or _in_marker(low, pos):
+                continue  # "laws", "draws"
+            lo, hi = max(0, pos - _AWS_BEFORE), pos + _AWS_AFTER
+            if windows and lo <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], hi)
+            else:
+                windows.append((lo, hi))
+    for lo, hi in windows:
+        for start, end in _b64_runs(text, lo):
+            if start >= hi:
+                break
+            if end - start == 41 and text[start] in "nrt" and text[start - 1 : start] == "\\":
+                start += 1  # after a JSON-escaped line break
+            if (
+                end - start == 40
+                and text[end : end + 1] != "="
+                and _aws_candidate(text, start, end)
+                and not any(s < end and start < e for s, e, _ in taken)
+            ):
+                yield start, end, "aws-secret-key"
+
+
+_LINE_SPLIT_RE = re.compile(r"\r?\n|(?:\\r)?\\n")
 _ALONE_MAX = 256
-
-
-def _find_aws_secrets(text: str) -> Iterator[_Span]:
-    for idm in _AWS_ID_RE.finditer(text):
-        m = _AWS_SECRET_RE.search(text, idm.end(), idm.end() + _AWS_NEAR)
-        if m is not None and _aws_secret_ok(m.group()):
-            yield m.start(), m.end(), "aws-secret-key"
 
 
 def _alone_aws_secrets(text: str) -> list[_Span]:
@@ -437,7 +511,7 @@ def _alone_aws_secrets(text: str) -> list[_Span]:
     pasted secret access key, perhaps behind a heading or list marker."""
     out: list[_Span] = []
     pos = 0
-    if "\n" not in text:
+    if "\n" not in text and "\\n" not in text:
         s = text.lstrip("#>*- \t").rstrip()
         if len(s) != 40:
             return out
@@ -445,9 +519,10 @@ def _alone_aws_secrets(text: str) -> list[_Span]:
         end = m.start() if m is not None else len(text)
         line = text[pos:end]
         s = line.lstrip("#>*- \t").rstrip()
-        if len(s) == 40 and _AWS_SECRET_RE.fullmatch(s) and _aws_secret_ok(s):
+        if len(s) == 40 and _AWS_SECRET_RE.fullmatch(s):
             start = pos + line.index(s)
-            out.append((start, start + 40, "aws-secret-key"))
+            if _aws_candidate(text, start, start + 40):
+                out.append((start, start + 40, "aws-secret-key"))
         if m is not None:
             pos = m.end()
     return out
@@ -606,6 +681,7 @@ _STRONG_LABEL_RE = re.compile(
     r"|(?:access|refresh|auth|api|bot|bearer|session|client|oauth|personal)[_-]?token"
     r"|(?:client|app|api|webhook|signing|jwt|shared)[_-]?secret)\Z"
 )
+_PASSWORD_LABEL_RE = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd?)\Z")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After an unquoted "key: value" there must be nothing else on the line, otherwise it is
 # prose ("password: see the vault") rather than a YAML/header-style assignment.
@@ -667,6 +743,7 @@ def _generic_value_ok(
         _DIGIT_RE.search(value) is not None
         or _SYMBOL_RE.search(value) is not None
         or not value[1:].islower()
+        or (_PASSWORD_LABEL_RE.search(label) is not None and _passphrase_like(value))
     )
 
 
@@ -742,10 +819,11 @@ def _find_flags(text: str, low: str, starts: list[int]) -> Iterator[_Span]:
 
 # "my password is X", "twilio auth token X", "machine h login u password X": the label is
 # followed by a space (and maybe "is"/"was") instead of an operator, so the value carries
-# the evidence: a password must look like one (digits, symbols or mixed case, no word),
+# the evidence: a password must look like one (digits, symbols or mixed case, no word, or
+# a passphrase of joined content words where the text says the password *is* it),
 # anything else must look machine-made.
 _PROSE_VALUE_RE = re.compile(
-    r"(?:[ \t]+(?:is|was))?[ \t]*:?[ \t]+"
+    r"(?P<said>[ \t]+(?:is|was)|[ \t]*:)?[ \t]*:?[ \t]+"
     r"(?:\"(?P<dq>[^\"\s]{4,128})\"|'(?P<sq>[^'\s]{4,128})'|(?P<uv>[^\s\"'`<>,;()\[\]{}]{4,256}))"
 )
 _HEXISH_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f-]{27}")
@@ -764,6 +842,41 @@ def _prose_label(low: str, kw_start: int) -> str:
             j -= 1
         label = low[j : i - 1] + "_" + label
     return label
+
+
+# English closed-class words (articles, prepositions, conjunctions, pronouns, numerals)
+# and the prefixes of compound adjectives. A hyphenated phrase built with one of them
+# ("up-to-date", "hard-to-guess", "hashed-and-salted", "self-hosted-only") modifies the
+# sentence; a passphrase is a run of content words ("correct-horse-battery").
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but nor so yet for of to in on at by up off out over under with
+    without from into onto upon as per via vs not no all any each every some both either
+    neither one two three four five first last next is be are was were been being it its
+    me my you your we our he his she her they them their this that these those than then
+    if too very well just only also ever never more most less least much many such own
+    same other else non self pre post anti co re de un semi multi auto sub cross inter ex
+    end how what who when where why which""".split()
+)  # fmt: skip
+_PASSPHRASE_RE = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,}){2,}")
+_CREDENTIAL_WORDS = frozenset(
+    "password passwd passphrase pass pwd pw secret token key auth credential".split()
+)
+
+
+def _passphrase_like(value: str) -> bool:
+    """Three or more hyphen-joined content words: "correct-horse-battery-staple".
+
+    Only taken where the text says the password *is* this value ("password is ...",
+    "password: ..."); underscores are left out on purpose, since a snake_case word after
+    "password" is far more often a variable than a passphrase.
+    """
+    return (
+        _PASSPHRASE_RE.fullmatch(value) is not None
+        and not _is_placeholder(value)
+        and not any(
+            w in _FUNCTION_WORDS or w in _CREDENTIAL_WORDS for w in value.lower().split("-")
+        )
+    )
 
 
 def _password_like(value: str) -> bool:
@@ -794,7 +907,7 @@ def _find_prose(text: str, low: str, found: list[tuple[str, int]]) -> Iterator[_
         if not value or value[0] in "$%@&*![{<" or "://" in value or "[REDACTED:" in value:
             continue
         if word == "password":
-            ok = _password_like(value)
+            ok = _password_like(value) or (m.group("said") is not None and _passphrase_like(value))
         else:
             label = _prose_label(low, kw_end - len(word) if word != "token" else kw_end - 5)
             strong = _STRONG_LABEL_RE.search(label + ("" if label.endswith(word) else word))
@@ -864,6 +977,12 @@ _ASSIGN_AHEAD = r"""(?=[a-z0-9_-]{0,16}(?:(?:\\?["'])?\]?[ \t]*[:=]|>))"""
 # The value must hold a digit or a symbol, checked here in C so that prose about keys and
 # tokens ("the API key via the environment") never reaches the Python-level checks.
 _PROSE_AHEAD = r"(?=[ \t]+(?:(?:is|was)[ \t]+)?[\"']?[^\s\"'`<>,;()\[\]{}]{0,128}?[0-9!@#$%^&*+=~])"
+# After the word "password" itself any value is worth a look, since a word-only password
+# ("hunter-Blue", "correct-horse-battery") has no digit or symbol to find it by here;
+# "password" is rare enough in conversation for the Python-level check to be cheap.
+# "pw" only counts when the text says it *is* the value ("pw: ...", "pw is ...").
+_PW_AHEAD = r"(?=(?:[ \t]+(?:is|was))?[ \t]*:?[ \t]+[\"']?[^\s\"'`<>,;()\[\]{}]{6})"
+_PW_SAID_AHEAD = r"(?=[ \t]*:[ \t]|[ \t]+(?:is|was)[ \t])"
 # Vendor prefixes (after gitleaks' rule set) are found at their separator ("_", "-", ".")
 # or at a rare letter, each checked by a lookbehind so the engine still skips ahead in C.
 _PREFILTER = re.compile(
@@ -880,14 +999,16 @@ _PREFILTER = re.compile(
     r"|\.(?:(?<=dp\.)|(?<=dt0c01\.)|(?<=hv[sb]\.)|(?<=sk\.)(?=eyj)"
     r"|(?=[a-z0-9_-]{6}\.[a-z0-9_-]{27}))"
     r"|j(?<=eyj)|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3(?:t(?<=a3t)|(?<=atatt3))"
-    r"|sia(?<=asia)|q(?<=mysq)l"
+    r"|sia(?<=asia)|q(?<=mysq)l|w(?<=aw)s(?![a-z])"
     rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|(?<=tok)en{_PROSE_AHEAD}|ey{_ASSIGN_AHEAD}"
-    rf"|ey{_PROSE_AHEAD}|(?<=sk)(?=[0-9a-f]{{32}})|(?<=ez[at]k)"
+    rf"|ey{_PROSE_AHEAD}|(?<=sk)(?=[0-9a-f]{{32}})|(?<=ez[at]k)|(?<=access[ _-]k)e(?=y)"
+    r"|(?<=accessk)e(?=y)"
     r"|(?<=dock)er[ \t]+login)"
     r"|b(?:ia(?<=abia)|earer|asic|(?<=mariadb))"
     rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|(?<=sec)ret{_PROSE_AHEAD}"
     rf"|redential{_ASSIGN_AHEAD}|url)"
-    rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase)?{_PROSE_AHEAD}"
+    rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase){_PW_AHEAD}"
+    rf"|ass{_PROSE_AHEAD}|w{_PW_SAID_AHEAD}"
     r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key)"
     r"|:(?://|(?<=[0-9]:)aa(?=[a-z0-9_-]{33}))"
 )
@@ -898,7 +1019,7 @@ _TOKEN_FAMILY = {
 }  # fmt: skip
 _PROSE_WORD = {
     "ken": "token", "cret": "secret", "key": "key", "pass": "password", "password": "password",
-    "passwd": "password", "passphrase": "password",
+    "passwd": "password", "passphrase": "password", "pw": "password",
 }  # fmt: skip
 _COMMANDS = ("ql", "b", "pass ", "pass\t")
 _ASSIGN_AHEAD_RE = re.compile(_ASSIGN_AHEAD)
@@ -921,12 +1042,16 @@ def _scan(text: str) -> list[_Span]:
     keywords: list[tuple[str, int]] = []
     flags: list[int] = []
     prose: list[tuple[str, int]] = []
+    aws_words: list[int] = []
     for m in _PREFILTER.finditer(low):
         hit = m.group()
         if (word := _GENERIC_WORD.get(hit)) is not None and _ASSIGN_AHEAD_RE.match(low, m.end()):
             keywords.append((word, m.end()))
         elif (word := _PROSE_WORD.get(hit)) is not None:
-            prose.append((word, m.end()))
+            if hit != "pw" or m.start() == 0 or not low[m.start() - 1].isalnum():
+                prose.append((word, m.end()))
+        elif hit == "ws" or hit == "ke":
+            aws_words.append(m.start())  # "aws", "access key"; see _aws_secrets
         elif hit == "-" and low[m.start() - 1] == "-":
             flags.append(m.start())  # "--password VALUE"; only a lookahead, see _PREFILTER
         elif (family := _TOKEN_FAMILY.get(hit)) is not None:
@@ -935,7 +1060,7 @@ def _scan(text: str) -> list[_Span]:
         else:
             hits.add(hit)
     alone = _alone_aws_secrets(a) if 40 <= len(a) <= _ALONE_MAX else []
-    if not (hits or families or keywords or flags or prose):
+    if not (hits or families or keywords or flags or prose or aws_words):
         return alone
     if "LTAI" in a:  # no rare character to find it by; only looked for beside a label
         families.add("i")
@@ -959,6 +1084,8 @@ def _scan(text: str) -> list[_Span]:
         spans.extend(_find_crypto_keys(a, low))
     if any(h.startswith("ker") for h in hits) or not hits.isdisjoint(_COMMANDS):
         spans.extend(_find_cli_passwords(a, low))
+    if "A" in families or aws_words:
+        spans.extend(list(_aws_secrets(a, low, "A" in families, aws_words, spans)))
     # Token characters glued to the end of a secret ("AIza<35 chars>AKIA...") belong to
     # the same run: mask them too rather than leave a tail of it in the vault.
     return [(s, _GLUED_RUN_RE.match(a, e).end(), k) for s, e, k in spans]  # type: ignore[union-attr]

@@ -281,3 +281,96 @@ def test_secrets_on_their_own_lines_never_survive(
     for _, secret, _ in picks:
         assert secret not in out
     assert MARKER_RE.search(out)
+
+
+# ---------------------------------------------------------------------------------------
+# Found in issue 9: an AWS secret access key away from its id, word-only passwords
+# ---------------------------------------------------------------------------------------
+
+_AWS_KEY = "q8Zf3Lr0Vx+T2mWk9bN/aY7uHc1pJd4sEe6gRiO5"  # random, shaped like a secret access key
+_PROSE = "We went over the rollout plan, the cache warm-up and who is on call next week. " * 4
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "AWS Secret Access Key [None]: {k}",
+        "Use {k} as the secret access key",
+        "{k} is the aws secret",
+        "AWS secret (don't share): {k}",
+        "the access key id is AKIAQ7XK2M4PLR8TZW3N. " + _PROSE + "The other half: {k}",
+        "{k}\n" + _PROSE + "\n(it goes with AKIAQ7XK2M4PLR8TZW3N)",
+        "[default]\\naws_access_key_id = AKIAQ7XK2M4PLR8TZW3N\\n" + _PROSE + "\\n{k}",
+        "note\\n{k}\\nthanks",
+    ],
+)
+def test_aws_secret_key_is_known_by_its_words_or_its_id_anywhere(template: str) -> None:
+    text = template.format(k=_AWS_KEY)
+    out = redact(text)[0]
+    assert _AWS_KEY not in out
+    assert marker("aws-secret-key") in out
+    assert out.replace("[REDACTED:aws-access-key]", "AKIAQ7XK2M4PLR8TZW3N") == text.replace(
+        _AWS_KEY, marker("aws-secret-key")
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # no evidence at all: in a long text a lone 40-character run may be any base64
+        _PROSE + "\n" + _AWS_KEY + "\n" + _PROSE,
+        # evidence, but shaped like a path, a hex digest or a blob's short last line
+        "aws s3 cp ./Build2024/Release7/Assets3/Images/Icons ./out",
+        "aws codecommit: commit 1788e087dd06a9d437e5ee03146cf9285ae57956",
+        "aws kms decrypt:\n" + "Zm9vYmFyYmF6cXV4" * 4 + "\n" + _AWS_KEY,
+        # "laws", "draws": not the word aws
+        "the draws were random: " + _AWS_KEY,
+        "outlaws: " + _AWS_KEY,
+    ],
+)
+def test_forty_base64_characters_without_evidence_are_left_alone(text: str) -> None:
+    assert redact(text) == (text, [])
+
+
+def test_a_token_another_detector_claims_keeps_its_own_kind() -> None:
+    bearer = "Zk3pQ9rT2vX8mN4bL6cH1dJ7fG5sW0yA3eK9uR2i"
+    text = f"id AKIAQ7XK2M4PLR8TZW3N; then Authorization: Bearer {bearer}"
+    assert [f.kind for f in find_secrets(text)] == ["aws-access-key", "bearer-token"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is correct-horse-battery",
+        "my passphrase was lemon-ember-orbit-hazel, don't tell",
+        "pw: maple-ember-hazel-falcon",
+        "password: copper-timber-tundra",
+        "my password is hunter2-Blue",
+        "the wifi password is BlueSky-Falcon",
+        "PW is oyster87_Violet",
+    ],
+)
+def test_word_only_passwords_said_in_prose_are_redacted(text: str) -> None:
+    value = text.split()[-1] if "," not in text else text.split(",")[0].split()[-1]
+    out = redact(text)[0]
+    assert value not in out
+    assert out == text.replace(value, marker("generic-secret"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my password is too short",
+        "the password is stored in the vault",
+        "password is required",
+        "my password is the same as before",
+        "the password is case-sensitive",
+        "the password is hard-to-guess, which is the point",
+        "the password is end-to-end encrypted",
+        "the password is hashed-and-salted",
+        "password reset-link-sent is the event name",  # not said to be the value
+        "npw: 3 items",  # "pw" inside a word
+    ],
+)
+def test_prose_about_passwords_is_left_alone(text: str) -> None:
+    assert redact(text) == (text, [])

@@ -143,8 +143,9 @@ def test_no_secret_survives_any_writer(tmp_path: Path) -> None:
             note = f"---\ntitle: pasted {i}\n---\n# Pasted\n\n## Facts\n\n- {line}\n"
             tx.write(f"knowledge/pasted-{i}.md", note)
         subject = "test: " + SECRETS[0][2]
-        # a bare 40-character AWS secret with no label is only told apart from other base64
-        # on a line of a short text (redact._ALONE_MAX): a title, a one-line reply, a claim
+        # a bare 40-character AWS secret with no id or words beside it is only told apart
+        # from other base64 on a line of a short text (redact._ALONE_MAX): a title, a
+        # one-line reply, a claim
         body = "\n".join(line for _, _, line in SECRETS[:6])
         vault.history.commit(tx.touched, subject, {}, author=vault.config.agent, body=body)
     assert not leaks(vault.root, [s for _, s, _ in SECRETS])
