@@ -37,6 +37,17 @@ class InputError(MemctlError):
     exit_code = 2
 
 
+class PathEscapeError(MemctlError):
+    """A path the confinement rule refuses; `why` says which rule, for callers that word
+    their own message ("'X' is outside the vault (it climbs out with '..')")."""
+
+    exit_code = 2
+
+    def __init__(self, text: str, why: str) -> None:
+        super().__init__(f"path escapes the vault: {text!r} ({why})")
+        self.why = why
+
+
 class NotATranscriptError(InputError):
     """The file is not a chat transcript at all (unknown format, binary, empty, no speakers).
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.errors import InputError, MemctlError
+from memctl.errors import InputError, MemctlError, PathEscapeError
 from memctl.results import empty_recall
 
 if TYPE_CHECKING:
@@ -100,8 +100,8 @@ class Tools:
             raise InputError("give a note path (e.g. knowledge/acme.md) or a turn raw/...md#tN")
         try:
             target = inside(self.vault.root, path)
-        except MemctlError:
-            raise InputError(f"{path!r} is outside the vault") from None
+        except PathEscapeError as exc:
+            raise InputError(f"{path!r} is outside the vault ({exc.why})") from None
         rel = target.relative_to(self.vault.root.resolve()).as_posix()
         if rel.split("/", 1)[0].startswith("."):
             raise InputError(f"{rel!r} is not a note or a session")

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memctl.errors import InputError, MemctlError
+from memctl.errors import InputError, PathEscapeError
 
 if TYPE_CHECKING:
     from memctl.vault import Vault
@@ -107,8 +107,8 @@ def _file(vault: Vault, path: str) -> str | None:
     for candidate in (path, f"{path}.md") if not path.endswith(".md") else (path,):
         try:
             target = inside(root, candidate)
-        except MemctlError:
-            raise InputError(f"{path!r} is outside the vault") from None
+        except PathEscapeError as exc:
+            raise InputError(f"{path!r} is outside the vault ({exc.why})") from None
         if target.is_file():
             rel = target.relative_to(root).as_posix()
             if rel.split("/", 1)[0].startswith(".") or not rel.endswith(".md"):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
-from memctl.errors import LockTimeoutError, MemctlError, ReadOnlyVaultError
+from memctl.errors import LockTimeoutError, MemctlError, PathEscapeError, ReadOnlyVaultError
 
 # Characters a reader cannot see or that change how a path is displayed: a path holding
 # one is either an attack or a mistake, never a note someone meant to name.
@@ -64,8 +64,55 @@ def _lexical_problem(rel: str, hidden: bool) -> str | None:
         if part.startswith(".") and part != "." and not (hidden and _own_state(parts, i)):
             return "it is inside a hidden folder"
     first = next((p for p in parts if p not in ("", ".")), "")
-    if first != "raw" and first.casefold() == "raw":
+    if first != "raw" and fold(first) == "raw":
         return f"{first!r} is a case lookalike of 'raw'"
+    last = parts[-1]
+    if last != "INDEX.md" and fold(last) == "index.md":
+        return f"{last!r} is a case lookalike of 'INDEX.md'"
+    return None
+
+
+def fold(name: str) -> str:
+    """A name as a case-insensitive, normalising filesystem compares it.
+
+    macOS (APFS, HFS+) and Windows (NTFS) by default ignore case and Unicode
+    normalisation, and Windows drops trailing dots and spaces, so `RAW`, `Raw.`, `raw `
+    and `ｒａｗ` all open `raw/` there. memctl's own rules (raw/ is immutable, INDEX.md
+    is generated, nothing is served from .git) compare exact names, so a path must be
+    refused when its fold names a different spelling, on every OS alike.
+    """
+    once = unicodedata.normalize("NFKC", name).casefold()
+    return unicodedata.normalize("NFKC", once).rstrip(". ")
+
+
+# The names at each vault root, as last listed. Only refreshed when a path's first
+# component is missing from it, so the check costs a set lookup for every path into a
+# folder that exists and a listdir for the rest.
+_ROOT_NAMES: dict[Path, frozenset[str]] = {}
+
+
+def _root_lookalike(real_root: Path, rel: str) -> str | None:
+    """Is the first component a case or Unicode lookalike of another folder at the root?
+
+    `Knowledge/team.md` in a vault with `knowledge/` reaches the real folder on macOS and
+    Windows and a new one on Linux; both are refused, on every OS, unless a folder of
+    exactly that spelling exists too (only possible on a case-sensitive filesystem).
+    """
+    first = next((p for p in rel.split("/") if p not in ("", ".")), "")
+    if not first:
+        return None
+    names = _ROOT_NAMES.get(real_root)
+    if names is None or first not in names:
+        try:
+            names = _ROOT_NAMES[real_root] = frozenset(p.name for p in real_root.iterdir())
+        except OSError:
+            return None
+        if first in names:
+            return None
+        key = fold(first)
+        for name in sorted(names):
+            if fold(name) == key:
+                return f"{first!r} is a case lookalike of {name!r}"
     return None
 
 
@@ -74,7 +121,8 @@ def inside(root: Path, rel: str | Path, *, hidden: bool = False) -> Path:
 
     Refuses `..`, absolute paths, NUL, backslashes, invisible characters, Unicode and
     case lookalikes (a fullwidth `．．` or `RAW/` mean `..` or `raw/` to some filesystem
-    or reader), and anything whose real location, symlinks followed, is outside the vault.
+    or reader; `Knowledge/` means `knowledge/` on macOS and Windows; see `fold`), and
+    anything whose real location, symlinks followed, is outside the vault.
     Hidden folders (`.git`, `.memctl`, in any case) are refused too; with `hidden` the
     writer may touch memctl's own state (`.memctl/`, `.gitignore`, `.gitattributes` with
     memctl's merge drivers, spelled exactly so),
@@ -84,6 +132,8 @@ def inside(root: Path, rel: str | Path, *, hidden: bool = False) -> Path:
     text = rel.as_posix() if isinstance(rel, Path) else str(rel)
     why = _lexical_problem(text, hidden)
     real_root = root.resolve()
+    if why is None:
+        why = _root_lookalike(real_root, text)
     if why is None:
         target = (real_root / text).resolve()
         if target != real_root and real_root not in target.parents:
@@ -96,7 +146,7 @@ def inside(root: Path, rel: str | Path, *, hidden: bool = False) -> Path:
             why = "it leads into a hidden folder"
         else:
             return target
-    raise MemctlError(f"path escapes the vault: {text!r} ({why})", exit_code=2)
+    raise PathEscapeError(text, why)
 
 
 def stays_inside(root: Path, rel: str) -> bool:
@@ -397,14 +447,14 @@ class Transaction:
         gets the full check.
         """
         text = rel.as_posix() if isinstance(rel, Path) else rel
-        if (why := _lexical_problem(text, hidden=True)) is not None:
-            raise MemctlError(f"path escapes the vault: {text!r} ({why})", exit_code=2)
+        if why := _lexical_problem(text, hidden=True) or _root_lookalike(self._real_root, text):
+            raise PathEscapeError(text, why)
         joined = self.root / rel
         real = self._real_dirs.get(joined.parent)
         if real is None:
             real = joined.parent.resolve()
             if real != self._real_root and self._real_root not in real.parents:
-                raise MemctlError(f"path escapes the vault: {text!r}", exit_code=2)
+                raise PathEscapeError(text, "it leads outside the vault")
             self._real_dirs[joined.parent] = real
         target = real / joined.name
         if joined.name in ("", ".", "..") or target.is_symlink():

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,11 @@ REFS = [
     "raw/\u2024\u2024/\u2024\u2024/outside/session.md",
     "raw/\u200b../../outside/session.md",
     "~/outside/session.md",
+    # case lookalikes of folders the vault has: the real folder on macOS and Windows
+    "Knowledge/link.md",
+    "KNOWLEDGE/acme.md",
+    "knowledge./acme.md",
+    "knowledge/index.md",
 ]
 
 
@@ -223,9 +230,149 @@ def test_copies_of_the_vault_keep_no_link(
     vault, _, _ = attacked
     clone = tmp_path / "clone"
     shutil.copytree(vault.root / ".git", clone / ".git")
-    import subprocess
-
     files = subprocess.run(
         ["git", "-C", str(clone), "ls-files"], capture_output=True, text=True, check=True
     ).stdout
     assert "link" not in files and "gitconfig" not in files
+
+
+# ---------------------------------------------------------------------------------------
+# Case and Unicode lookalikes of the folders a vault has (issue 9)
+# ---------------------------------------------------------------------------------------
+
+LOOKALIKES = [
+    "Knowledge/acme.md",
+    "KNOWLEDGE/acme.md",
+    "kNoWlEdGe/new-note.md",
+    "knowledge./acme.md",
+    "knowledge /acme.md",
+    "Ｋｎｏｗｌｅｄｇｅ/acme.md",
+    "Profile/dana.md",
+    "RAW/2026/x.md",
+    "Raw./x.md",
+    "raw /x.md",
+    "knowledge/index.md",
+    "knowledge/Index.MD",
+    "raw/INDEX.md.",
+    "index.md",
+    "Cafe\u0301-notes/x.md",  # NFD spelling of the custom store folder "Café-notes"
+    "CAFÉ-NOTES/x.md",
+]
+
+
+@pytest.fixture()
+def lookalike_vault(tmp_path: Path) -> Vault:
+    vault, _ = build_vault(tmp_path / "vault", SESSIONS, NOTES)
+    (vault.root / "Café-notes").mkdir()  # a custom store's folder, spelled in NFC
+    (vault.root / "Café-notes" / "x.md").write_text("# x\n")
+    return vault
+
+
+def test_a_lookalike_of_a_vault_folder_is_refused_on_every_os(lookalike_vault: Vault) -> None:
+    """Decided by the names, not by the filesystem: on Linux `Knowledge/` is a new folder,
+    on macOS and Windows it is `knowledge/`; refused on both, never created."""
+    vault = lookalike_vault
+    before = sorted(p.name for p in vault.root.iterdir())
+    tx = Transaction(vault.root)
+    for ref in LOOKALIKES:
+        with pytest.raises(MemctlError, match=r"escapes the vault.*lookalike"):
+            inside(vault.root, ref)
+        with pytest.raises(MemctlError, match=r"escapes the vault.*lookalike"):
+            tx.write(ref, "# x\n")
+    tx.rollback()
+    assert sorted(p.name for p in vault.root.iterdir()) == before
+    # the exact spellings still work
+    for ref in ("knowledge/acme.md", "raw/INDEX.md", "INDEX.md", "Café-notes/x.md"):
+        assert inside(vault.root, ref) == vault.root.resolve() / ref
+
+
+def test_a_folder_of_that_exact_spelling_is_its_own_folder(lookalike_vault: Vault) -> None:
+    """Only a case-sensitive filesystem can hold both; there `Notes/` is not a lookalike of
+    `notes/` since it exists under its own name (but `RAW/` never is raw/)."""
+    vault = lookalike_vault
+    (vault.root / "notes").mkdir()
+    (vault.root / "Notes").mkdir()
+    assert inside(vault.root, "Notes/a.md") == vault.root.resolve() / "Notes/a.md"
+    (vault.root / "RAW").mkdir()
+    with pytest.raises(MemctlError, match="lookalike of 'raw'"):
+        inside(vault.root, "RAW/a.md")
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_show_and_export_refuse_a_lookalike_in_one_line(
+    lookalike_vault: Vault, command: str
+) -> None:
+    r = memctl("--vault", lookalike_vault.root, command, "KNOWLEDGE/acme.md")
+    assert r.code != 0
+    assert "lookalike of 'knowledge'" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_mcp_refuses_a_lookalike(lookalike_vault: Vault) -> None:
+    tools = Tools(lookalike_vault, "dana")
+    for ref in ("Knowledge/acme.md", "knowledge/index.md", "RAW/2026/x.md"):
+        with pytest.raises(InputError, match="lookalike"):
+            tools.read(ref)
+
+
+def test_a_note_titled_index_does_not_become_index_md(lookalike_vault: Vault) -> None:
+    """knowledge/index.md would be knowledge/INDEX.md on macOS and Windows."""
+    tools = Tools(lookalike_vault, "dana")
+    tools.remember("Index cards are kept in the blue box.", note="Index", own=True)
+    names = [p.name for p in (lookalike_vault.root / "knowledge").iterdir()]
+    assert "index.md" not in names and "INDEX.md" in names
+    assert any(n.startswith("index-") for n in names), names
+
+
+@pytest.fixture()
+def case_insensitive_fs(tmp_path: Path) -> Iterator[Path]:
+    """A real case-insensitive filesystem: exFAT (what a USB stick or an SD card has),
+    through FUSE on a loop device, so the kernel itself opens `KNOWLEDGE/` as `knowledge/`.
+    Needs root, a free loop device and Debian's exfatprogs and exfat-fuse."""
+    tools = [shutil.which(t) for t in ("losetup", "mkfs.exfat", "mount.exfat-fuse")]
+    if not all(tools):
+        pytest.skip("no exFAT tools here (apt-get install exfatprogs exfat-fuse)")
+    image, mnt = tmp_path / "exfat.img", tmp_path / "mnt"
+    with image.open("wb") as fh:
+        fh.truncate(64 << 20)
+    mnt.mkdir()
+    subprocess.run(["mkfs.exfat", str(image)], capture_output=True, check=True)
+    loop = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True, text=True)
+    if loop.returncode != 0:
+        pytest.skip(f"no loop device here: {loop.stderr.strip()}")
+    dev = loop.stdout.strip()
+    try:
+        r = subprocess.run(["mount.exfat-fuse", dev, str(mnt)], capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount exFAT here: {r.stderr.strip()}")
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+def test_lookalikes_are_refused_on_a_real_case_insensitive_filesystem(
+    case_insensitive_fs: Path, tmp_path: Path
+) -> None:
+    v = case_insensitive_fs / "vault"
+    assert memctl("init", v).code == 0
+    src = tmp_path / "s.jsonl"
+    src.write_text(
+        json.dumps({"role": "user", "content": "We decided to use Postgres for billing."})
+        + "\n"
+    )
+    assert memctl("--vault", v, "ingest", src, "--user", "dana").code == 0
+    assert (v / "KNOWLEDGE" / "INDEX.MD").read_text() == (v / "knowledge" / "INDEX.md").read_text()
+    for ref in ("KNOWLEDGE/INDEX.md", "Raw/INDEX.md", "knowledge/index.md"):
+        r = memctl("--vault", v, "show", ref)
+        assert r.code != 0 and "lookalike" in r.err, (ref, r.out[:200], r.err)
+    index = (v / "knowledge" / "INDEX.md").read_text()
+    session = next((v / "raw").rglob("*-*.md"))
+    for ref in ("knowledge/index.md", f"RAW/{session.relative_to(v / 'raw').as_posix()}"):
+        tx = Transaction(v)
+        with pytest.raises(MemctlError, match="lookalike"):
+            tx.write(ref, "# overwritten\n")
+        tx.rollback()
+    assert (v / "knowledge" / "INDEX.md").read_text() == index
+    assert "overwritten" not in session.read_text()

@@ -219,7 +219,8 @@ class NoteSet:
         for c in candidates:
             p = f"{folder}/{c}.md"
             if (
-                p not in self.notes
+                c != "index"  # index.md is INDEX.md on macOS and Windows
+                and p not in self.notes
                 and proposal_path(p) not in self.notes
                 and p not in self.reserved.values()
                 and not (self.root / p).exists()
