@@ -205,10 +205,7 @@ def diff(
     if rev_range:
         if ".." not in rev_range:
             rev_range = f"{rev_range}..HEAD"
-        try:
-            shas = git.rev_list("--reverse", rev_range).split()
-        except Exception:
-            raise InputError(f"bad revision range {rev_range!r}: use REV..REV") from None
+        shas = git.rev_list("--reverse", _checked_range(git, rev_range)).split()
         label = rev_range
         uncommitted = bool(uncommitted) and rev_range.endswith("..HEAD")
     else:
@@ -268,6 +265,27 @@ def diff(
     order = {name: i for i, name in enumerate(stores)}
     notes = sorted(by_path.values(), key=lambda n: (order.get(n.store, 99), n.path))
     return DiffResult(label, len(shas), notes)
+
+
+def _checked_range(git: Any, rev_range: str) -> str:
+    """`A..B` (or `A...B`) with both ends resolved to commits, or InputError.
+
+    The range is never handed to git as the user typed it: a revision that starts with
+    "-" is an option to git (`--output=FILE` makes `git rev-list` create or truncate
+    FILE anywhere), so each end is checked and replaced by the commit it names.
+    """
+    sep = "..." if "..." in rev_range else ".."
+    ends = rev_range.split(sep, 1)
+    shas = []
+    for end in ends:
+        end = end or "HEAD"
+        if end.startswith("-") or "\x00" in end or not end.isprintable():
+            raise InputError(f"bad revision range {rev_range!r}: use REV..REV")
+        try:
+            shas.append(str(git.rev_parse("--verify", "--quiet", f"{end}^{{commit}}")).strip())
+        except Exception:
+            raise InputError(f"bad revision range {rev_range!r}: use REV..REV") from None
+    return sep.join(shas)
 
 
 def _show(git: Any, rev: str | None, path: str) -> str | None:

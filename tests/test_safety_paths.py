@@ -376,3 +376,127 @@ def test_lookalikes_are_refused_on_a_real_case_insensitive_filesystem(
         tx.rollback()
     assert (v / "knowledge" / "INDEX.md").read_text() == index
     assert "overwritten" not in session.read_text()
+
+
+# ---------------------------------------------------------------------------------------
+# diff, review and curate (issue 9): revisions, proposal ids, sessions and stores
+# ---------------------------------------------------------------------------------------
+
+
+def _one_line_refusal(r: object, *asked: str) -> None:
+    assert r.code != 0, r.out[:500]  # type: ignore[attr-defined]
+    _clean(r.out + r.err, *asked)  # type: ignore[attr-defined]
+    assert "Traceback" not in r.err, r.err  # type: ignore[attr-defined]
+    assert len(r.err.strip().splitlines()) == 1, r.err  # type: ignore[attr-defined]
+
+
+def _git_option_spellings(outside: Path) -> list[str]:
+    """A revision that git would read as an option: `--output=FILE` makes `git rev-list`
+    create (or truncate) FILE, anywhere the user may write."""
+    return [
+        f"--output={outside}/evil..HEAD",
+        f"--output={outside}/../outside/evil2",
+        f"HEAD..--output={outside}/evil3",
+        "-n1..HEAD",
+        "--all",
+    ]
+
+
+@pytest.mark.parametrize("ref", REFS)
+def test_diff_refuses_every_spelling(attacked: tuple[Vault, dict, Path], ref: str) -> None:
+    vault, _, _ = attacked
+    if "\x00" in ref:
+        with pytest.raises(MemctlError):
+            vault.diff(rev_range=ref)
+        return
+    for rev in (ref, f"{ref}..HEAD", f"HEAD~1..{ref}"):
+        _one_line_refusal(memctl("--vault", vault.root, "diff", "--", rev), rev)
+
+
+def test_diff_never_passes_a_revision_to_git_as_an_option(
+    attacked: tuple[Vault, dict, Path],
+) -> None:
+    vault, _, outside = attacked
+    before = sorted(p.name for p in outside.iterdir())
+    for rev in _git_option_spellings(outside):
+        r = memctl("--vault", vault.root, "diff", "--json", "--", rev)
+        _one_line_refusal(r, rev)
+        assert "bad revision" in r.err, r.err
+    assert sorted(p.name for p in outside.iterdir()) == before
+    # a real range still works
+    r = memctl("--vault", vault.root, "diff", "HEAD~1..HEAD", "--json")
+    assert r.code == 0, r.err
+
+
+@pytest.mark.parametrize("ref", REFS)
+def test_curate_refuses_every_spelling(attacked: tuple[Vault, dict, Path], ref: str) -> None:
+    vault, _, _ = attacked
+    head = vault.history.git().rev_parse("HEAD")
+    if "\x00" in ref:
+        with pytest.raises(MemctlError):
+            vault.curate(session=ref, dry_run=True)
+        return
+    for args in (("--session", ref), ("--session", ref, "--dry-run")):
+        _one_line_refusal(memctl("--vault", vault.root, "curate", *args), ref)
+    with pytest.raises(InputError, match="no store"):
+        vault.curate(store=[ref], dry_run=True)
+    assert vault.history.git().rev_parse("HEAD") == head
+
+
+def test_review_refuses_every_spelling_as_an_id(attacked: tuple[Vault, dict, Path]) -> None:
+    vault, _, _ = attacked
+    for ref in REFS:
+        for opt in ("accept", "reject"):
+            with pytest.raises(InputError, match="no proposal"):
+                vault.review(**{opt: [ref]})
+    _one_line_refusal(memctl("--vault", vault.root, "review", "--accept", REFS[1]), REFS[1])
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {
+        p: p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink() and "/.git/" not in p.as_posix()
+    }
+
+
+def _proposal(target: str) -> str:
+    return (
+        "---\nid: knowledge/evil\nschema: 1\nstore: knowledge\ntitle: Evil\nscope: team\n"
+        f"status: proposed\nproposal_of: {json.dumps(target)}\nbase: new\n"
+        "created: 2026-11-01\nupdated: 2026-11-01\n---\n\n# Evil\n\n## Facts\n\n"
+        "- Overwritten by a proposal.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [r for r in REFS if "\x00" not in r]
+    + ["raw/INDEX.md", "INDEX.md", "knowledge/INDEX.md", ".memctl/config.toml", "profile/dana.md"],
+)
+def test_a_proposal_naming_a_target_it_may_not_become_is_refused(
+    tmp_path: Path, target: str
+) -> None:
+    """`proposal_of` in a proposal's frontmatter names the note accepting writes; a hand
+    edit, a merge or another writer can put anything there. Listing read it (so a diff
+    showed files outside the vault) and accepting wrote it."""
+    vault, _ = build_vault(tmp_path / "vault", SESSIONS, NOTES)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "note.md").write_text(OUTSIDE_NOTE)
+    (outside / "session.md").write_text(OUTSIDE_NOTE)
+    (vault.root / "knowledge" / "link.md").symlink_to(outside / "note.md")
+    (vault.root / "knowledge" / "linkdir").symlink_to(outside, target_is_directory=True)
+    (vault.root / "knowledge" / "gitconfig.md").symlink_to(vault.root / ".git" / "config")
+    (vault.root / "knowledge" / "evil.proposed.md").write_text(_proposal(target))
+    head = vault.history.git().rev_parse("HEAD")
+    before = _files(vault.root)
+    for args in (("review", "--json"), ("review",), ("review", "--all")):
+        r = memctl("--vault", vault.root, *args)
+        _one_line_refusal(r, target)
+        assert "knowledge/evil.proposed.md" in r.err and "proposal_of" in r.err, r.err
+    assert (outside / "note.md").read_text() == OUTSIDE_NOTE
+    assert vault.history.git().rev_parse("HEAD") == head
+    after = _files(vault.root)
+    changed = [str(p) for p in set(before) | set(after) if before.get(p) != after.get(p)]
+    assert not [c for c in changed if "/.memctl/" not in c], changed

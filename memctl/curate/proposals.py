@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, text_digest
-from memctl.errors import ConflictError, InputError, MemctlError
+from memctl.errors import ConflictError, InputError, MemctlError, PathEscapeError
 from memctl.notes import note_id, parse_note, render_note
 from memctl.provenance import RawTurns
 from memctl.store import Transaction, read_text, walk_markdown
@@ -67,6 +67,35 @@ def _accepted_text(text: str, path: str, target: str, today: str) -> str:
     return render_note(note)
 
 
+def _target(vault: Vault, rel: str, text: str, named: object, folder: str) -> str:
+    """The note a proposal becomes: `proposal_of`, which must be a note of the proposal's
+    own store folder (not an INDEX.md, not another proposal) and pass the confinement rule.
+
+    It comes from a file anyone can edit (or a merge can bring in), and listing reads it
+    while accepting writes it, so `../../x`, `/etc/passwd` or `.memctl/config.toml` there
+    would read or replace files memctl must never touch.
+    """
+    from memctl.store import inside
+
+    target = str(named or rel[: -len(PROPOSED_SUFFIX)] + ".md")
+    line = next(
+        (i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("proposal_of:")), None
+    )
+    why = None
+    if not target.startswith(folder.rstrip("/") + "/") or not target.endswith(".md"):
+        why = f"is not a note in {folder.rstrip('/')}/"
+    elif target.endswith(PROPOSED_SUFFIX) or target.rsplit("/", 1)[-1] == "INDEX.md":
+        why = "is not a note (a proposal or an INDEX.md)"
+    else:
+        try:
+            inside(vault.root, target)
+        except PathEscapeError as exc:
+            why = f"is outside the vault ({exc.why})"
+    if why is not None:
+        raise InputError(f"proposal_of {target!r} {why}", rel, line)
+    return target
+
+
 def pending(vault: Vault, today: str | None = None) -> list[PendingProposal]:
     """Every proposal in the vault, in path order, with the diff accepting it would make."""
     today = today or datetime.now(UTC).date().isoformat()
@@ -82,7 +111,7 @@ def pending(vault: Vault, today: str | None = None) -> list[PendingProposal]:
                 note = parse_note(text, rel)
             except MemctlError:
                 continue
-            target = str(note.meta.get("proposal_of") or rel[: -len(PROPOSED_SUFFIX)] + ".md")
+            target = _target(vault, rel, text, note.meta.get("proposal_of"), folder)
             current = read_text(vault.root / target) if (vault.root / target).is_file() else None
             new_text = _accepted_text(text, rel, target, today)
             diff = "".join(
