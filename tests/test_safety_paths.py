@@ -150,9 +150,9 @@ def test_search_recall_and_the_hook_never_serve_a_file_from_outside(
     for args in (
         ("search", MARK),
         ("search", "launch code"),
-        ("recall", f"{MARK} launch code", "--as", "dana"),
-        ("recall", f"Morning {MARK}", "--as", "dana"),
-        ("context", "--as", "dana"),
+        ("recall", f"{MARK} launch code", "--user", "dana"),
+        ("recall", f"Morning {MARK}", "--user", "dana"),
+        ("context", "--user", "dana"),
         ("reindex",),
         ("verify",),
         ("status",),
@@ -160,6 +160,8 @@ def test_search_recall_and_the_hook_never_serve_a_file_from_outside(
         r = memctl("--vault", vault.root, *args)
         _clean(r.out + r.err, *args[1:2])
         assert "Traceback" not in r.err, (args, r.err)
+        if args[0] in ("search", "recall", "context"):
+            assert r.code == 0, (args, r.err)  # it ran, and served nothing from outside
     r = memctl("--vault", vault.root, "search", MARK, "--json")
     assert r.code == 0 and r.json()["hits"] == []
     hook = json.dumps(
