@@ -104,6 +104,10 @@ class Config:
     recall_standing: float = 0.25
     stores: dict[str, StoreConfig] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
+    # Where memctl may keep rebuildable things outside the vault (a search index for a
+    # vault it cannot write): MEMCTL_CACHE_DIR, else $XDG_CACHE_HOME/memctl, else
+    # ~/.cache/memctl; None when the environment names none (the temp dir is used then).
+    cache_dir: Path | None = None
 
 
 def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -207,4 +211,15 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
         recall_standing=_share(recall.get("standing", 0.25), "[recall] standing", path),
         stores=stores,
         data=data,
+        cache_dir=_cache_dir(env),
     )
+
+
+def _cache_dir(env: dict[str, str]) -> Path | None:
+    if env.get("MEMCTL_CACHE_DIR"):
+        return Path(env["MEMCTL_CACHE_DIR"])
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "memctl"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".cache" / "memctl"
+    return None

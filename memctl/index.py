@@ -24,11 +24,13 @@ after a commit, never half of one. A rebuild fills a new generation and then fli
 from __future__ import annotations
 
 import contextlib
+import getpass
 import hashlib
 import json
 import os
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -671,10 +673,89 @@ def _current(root: Path) -> tuple[_Gen | None, str]:
 # ---- locking ------------------------------------------------------------------------------
 
 
+# ---- a vault memctl cannot write ------------------------------------------------------------
+#
+# tantivy takes a lock file inside the index folder even to read it (its meta lock, see
+# quickwit-oss/tantivy#557; tantivy-py offers no read-only directory), so on a read-only
+# mount, or in a vault owned by someone else, no search could run. There the index lives
+# in a "shadow" home outside the vault (under the cache dir, one per vault path): a copy
+# of the vault's own generation when that one is current, otherwise one built and kept up
+# to date from the files, exactly as the vault's own would be. The vault is never written.
+
+_SHADOW_LOCKS: dict[Path, Any] = {}
+
+
+def _writable(root: Path) -> bool:
+    """Can this process change the vault's index? access(2) says no on a read-only mount
+    even to root, and for a vault of another user to everyone else."""
+    for probe in (root / INDEX_REL, root / ".memctl", root):
+        if probe.is_dir():
+            return os.access(probe, os.W_OK)
+    return True
+
+
+def _shadow_home(vault: Any) -> Path:
+    base = getattr(vault.config, "cache_dir", None)
+    if base is None:
+        base = Path(tempfile.gettempdir()) / f"memctl-{getpass.getuser()}"
+    key = hashlib.sha256(str(Path(vault.root).resolve()).encode()).hexdigest()[:16]
+    return Path(base) / "index" / key
+
+
+def _home(vault: Any) -> Path:
+    """Where this vault's index is read and written: the vault, or its shadow home."""
+    root = Path(vault.root)
+    return root if _writable(root) else _shadow_home(vault)
+
+
+def _lock_of(vault: Any, home: Path) -> Any:
+    if home == Path(vault.root):
+        return vault.lock
+    lock = _SHADOW_LOCKS.get(home)
+    if lock is None:
+        from memctl.store import VaultLock
+
+        (home / ".memctl").mkdir(parents=True, exist_ok=True)
+        lock = _SHADOW_LOCKS[home] = VaultLock(home)
+    return lock
+
+
+def _seed_shadow(vault: Any, home: Path) -> str | None:
+    """Copy the vault's own generation to the shadow home when it is current and not
+    copied yet; the caller holds the shadow's lock. Returns the notice to show."""
+    root = Path(vault.root)
+    own, _ = _current(root)
+    if own is None:
+        return None
+    try:
+        if not _unchanged(own, root):
+            return None
+    except _BROKEN:
+        return None
+    have, _ = _current(home)
+    if have is not None and have.name == own.name:
+        return None
+    base = home / INDEX_REL
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = base / f".copy-{own.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(own.dir, tmp)
+    shutil.rmtree(base / own.name, ignore_errors=True)
+    tmp.rename(base / own.name)
+    atomic_write(base / CURRENT, json.dumps({"schema": SCHEMA_VERSION, "gen": own.name}) + "\n")
+    for old in base.iterdir():
+        if old.is_dir() and old.name.startswith("g-") and old.name != own.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return f"the vault is read-only: searching a copy of its index in {home}"
+
+
 @contextlib.contextmanager
-def _locked(vault: Any, wait: bool) -> Iterator[bool]:
-    """Hold the vault lock (re-entrant); without `wait`, yield False if another process has it."""
-    lock = vault.lock
+def _locked(vault: Any, wait: bool, home: Path | None = None) -> Iterator[bool]:
+    """Hold the vault lock (re-entrant); without `wait`, yield False if another process has it.
+
+    For a shadow `home` (a read-only vault) the shadow's own lock is held instead.
+    """
+    lock = vault.lock if home is None else _lock_of(vault, home)
     old = lock.timeout
     if not wait:
         lock.timeout = 0.0
@@ -745,12 +826,16 @@ class _Writer:
         self.writer.wait_merging_threads()
 
 
-def _build_locked(vault: Any) -> tuple[_Gen, _Writer, int]:
-    """A new generation from every file, made current; older generations are removed."""
+def _build_locked(vault: Any, home: Path | None = None) -> tuple[_Gen, _Writer, int]:
+    """A new generation from every file, made current; older generations are removed.
+
+    The files are the vault's; the index goes to `home` (the vault unless it is a shadow).
+    """
     root: Path = vault.root
-    base = root / INDEX_REL
+    home = root if home is None else home
+    base = home / INDEX_REL
     base.mkdir(parents=True, exist_ok=True)
-    gen = _Gen(root, f"g-{time.time_ns():x}-{os.getpid()}")
+    gen = _Gen(home, f"g-{time.time_ns():x}-{os.getpid()}")
     gen.dir.mkdir()
     index = tantivy.Index(SCHEMA, path=str(gen.dir), reuse=False)
     _register(index)
@@ -882,8 +967,10 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
     """Bring the index in step with the files; one stat walk when nothing changed."""
     report = SyncReport()
     root: Path = vault.root
+    home = _home(vault)
+    shadow = home != Path(root)
     force = {t for t in touched if _indexable(t)}
-    gen, why = _current(root)
+    gen, why = _current(home)
     rewrite = False
     if gen is not None and not force:
         try:
@@ -893,21 +980,35 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
             rewrite = True  # stat.json is unreadable: the full manifest settles it below
     # Rebuilding cannot be skipped, so wait for the lock; an update can: while a writer holds
     # the lock we search its last commit, and the writer indexes what it writes itself.
-    with _locked(vault, wait=gen is None or bool(force)) as got:
+    # A shadow always waits: nobody else brings it up to date.
+    with _locked(vault, wait=shadow or gen is None or bool(force), home=home) as got:
         if not got:
             report.busy = True
             return report
-        gen, why2 = _current(root)  # another process may have done the work meanwhile
+        if shadow and (seeded := _seed_shadow(vault, home)) is not None:
+            report.notices.append(seeded)
+            return report
+        gen, why2 = _current(home)  # another process may have done the work meanwhile
         if gen is not None:
             try:
                 _apply_locked(vault, gen, force, report, rewrite)
+                if shadow and (report.added or report.updated or report.removed):
+                    report.notices.append(
+                        f"the vault is read-only: brought its search index up to date in {home}"
+                    )
                 return report
             except BaseException as exc:
                 if not _is_broken(exc):
                     raise
                 why2 = _UNREADABLE
-        report = SyncReport(rebuilt=True, notices=[why2 or why])
-        _, w, n = _build_locked(vault)
+        note = why2 or why
+        if shadow:
+            note = (
+                "the vault is read-only and its search index is stale or missing: "
+                f"built one from the files in {home}"
+            )
+        report = SyncReport(rebuilt=True, notices=[note])
+        _, w, n = _build_locked(vault, home)
         report.added = n
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
         report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
@@ -1030,8 +1131,9 @@ def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
     this is how one changed in place anyway catches up, once a search meets it.
     """
     force = {r for r in rels if _indexable(r)}
-    with _locked(vault, wait=False) as got:
-        gen, _ = _current(vault.root)
+    home = _home(vault)
+    with _locked(vault, wait=False, home=home) as got:
+        gen, _ = _current(home)
         if not got or gen is None or not force:
             return SyncReport(busy=not got)
         report = SyncReport()
@@ -1046,8 +1148,9 @@ def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
 
 def repair(vault: Any) -> str:
     """Rebuild after a reader found the index unreadable; returns the notice to show."""
-    with _locked(vault, wait=True):
-        _build_locked(vault)
+    home = _home(vault)
+    with _locked(vault, wait=True, home=home):
+        _build_locked(vault, home)
     return _UNREADABLE
 
 
@@ -1242,7 +1345,7 @@ class Reader:
         for attempt in range(4):
             # A writer in another process may retire segment files (or a whole generation)
             # between reading current.json and opening them: read again and retry.
-            gen, why = _current(vault.root)
+            gen, why = _current(_home(vault))
             if gen is None:
                 raise IndexBroken(why)
             try:
