@@ -8,8 +8,14 @@ then `memctl curate` with the builtin curator, so claim lines can act as keys to
 they cite (`--no-curate` leaves the vaults raw).
 Every question of categories 1-4 is asked with `memctl search --json`; a question's recall@k
 is the share of its evidence turns among the top k turns. Prints R@1/5/10/20 per category
-and overall, and the time per query. The data set is CC BY-NC 4.0: it is read from outside
-the package and never copied into it.
+and overall, R@10 per conversation (a change should help on each, not on one), and the
+time per query. The data set is CC BY-NC 4.0: it is read from outside the package and
+never copied into it.
+
+For experiments: `--workdir DIR --reuse` builds the vaults once and asks again on the next
+run (a schema change rebuilds each index on the first question), and `--in-process` asks
+through `Vault.search` with the same arguments as the CLI (same hits, a second instead of
+a minute); the numbers to report are the CLI's.
 """
 
 from __future__ import annotations
@@ -90,6 +96,25 @@ def build_vault(
     return vault, ids
 
 
+def ask_in_process(vault: Path, question: str) -> tuple[list[str], float]:
+    """What `memctl search --json --turns -n 20` answers, without starting a process."""
+    from memctl.vault import Vault
+
+    t0 = time.perf_counter()
+    res = Vault.open(vault).search(question, kind="turn", status="active", limit=20)
+    return [h.id or "" for h in res.hits], time.perf_counter() - t0
+
+
+def conversation_ids(conv: dict) -> set[str]:
+    c = conv["conversation"]
+    ids: set[str] = set()
+    n = 1
+    while f"session_{n}" in c:
+        ids |= {t["dia_id"] for t in c[f"session_{n}"]}
+        n += 1
+    return ids
+
+
 def ask(vault: Path, question: str) -> tuple[list[str], float]:
     t0 = time.perf_counter()
     r = memctl("--vault", str(vault), "search", "--json", "--turns", "-n", "20", "--", question)
@@ -108,11 +133,17 @@ def main() -> None:
     ap.add_argument("--no-curate", action="store_true",
                     help="search the raw turns only: no curated claim lines as keys")  # fmt: skip
     ap.add_argument("--workdir", help="keep the vaults here (default: a temp dir)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --workdir: ask the vaults a previous run built there")  # fmt: skip
+    ap.add_argument("--in-process", action="store_true",
+                    help="ask through Vault.search, not the CLI (for experiments)")  # fmt: skip
     ap.add_argument("--json", help="also write per-question results to this file")
     args = ap.parse_args()
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    if args.reuse and not args.workdir:
+        raise SystemExit("--reuse needs --workdir")
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memctl-locomo-"))
-    if args.workdir:
+    if args.workdir and not args.reuse:
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
@@ -120,9 +151,12 @@ def main() -> None:
     jobs = []
     dropped = 0
     for conv in data:
-        vault, ids = build_vault(
-            conv, work, captions=not args.no_captions, curate=not args.no_curate
-        )
+        if args.reuse and (work / conv["sample_id"] / ".memctl").is_dir():
+            vault, ids = work / conv["sample_id"], conversation_ids(conv)
+        else:
+            vault, ids = build_vault(
+                conv, work, captions=not args.no_captions, curate=not args.no_curate
+            )
         for qa in conv["qa"]:
             if qa["category"] not in CATEGORIES:
                 continue
@@ -132,14 +166,21 @@ def main() -> None:
                 continue
             jobs.append((vault, qa, ev))
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        answers = list(pool.map(lambda j: ask(j[0], j[1]["question"]), jobs))
+    if args.in_process:
+        answers = [ask_in_process(v, qa["question"]) for v, qa, _ in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            answers = list(pool.map(lambda j: ask(j[0], j[1]["question"]), jobs))
     wall = time.perf_counter() - t0
 
     scores: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     rows = []
-    for (_, qa, ev), (got, took) in zip(jobs, answers, strict=True):
+    for (vault, qa, ev), (got, took) in zip(jobs, answers, strict=True):
         cat = CATEGORIES[qa["category"]]
+        hit10 = len(ev & set(got[:10])) / len(ev)
+        per_conv[vault.name][cat].append(hit10)
+        per_conv[vault.name]["overall"].append(hit10)
         rec = {"question": qa["question"], "category": cat, "evidence": sorted(ev),
                "got": got, "seconds": took}  # fmt: skip
         for k in KS:
@@ -161,8 +202,21 @@ def main() -> None:
         cells = " | ".join(f"{100 * statistics.mean(s[k]):.1f}" for k in KS)
         print(f"| {cat} | {len(s[1])} | {cells} |")
     print()
-    print(f"time per query through the CLI: mean {1000 * statistics.mean(times):.0f} ms, "
-          f"p50 {1000 * statistics.median(times):.0f} ms ({args.jobs} in parallel, "
+    print("R@10 per conversation:")
+    print()
+    print(f"| conversation | {' | '.join([*CATEGORIES.values(), 'overall'])} |")
+    print(f"|---|{'---|' * (len(CATEGORIES) + 1)}")
+    for name, cats in per_conv.items():
+        cells = " | ".join(
+            f"{100 * statistics.mean(cats[c]):.1f}" if cats[c] else "-"
+            for c in [*CATEGORIES.values(), "overall"]
+        )
+        print(f"| {name} | {cells} |")
+    print()
+    how = "in-process (Vault.search)" if args.in_process else "through the CLI"
+    print(f"time per query {how}: mean {1000 * statistics.mean(times):.0f} ms, "
+          f"p50 {1000 * statistics.median(times):.0f} ms ({1 if args.in_process else args.jobs} "
+          f"in parallel, "
           f"{wall:.0f} s wall)")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
