@@ -166,7 +166,7 @@ def test_the_hook_path_stays_lean_and_fast(vault: Path) -> None:
         f"    main(['--vault', {str(vault)!r}, 'hook', 'user-prompt-submit', '--as', 'marco'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('litellm', 'mcp', 'tiktoken', 'openai', 'httpx')\n"
+        "heavy = ('litellm', 'mcp', 'tiktoken', 'openai', 'httpx', 'typer', 'rich', 'git')\n"
         "heavy = [m for m in heavy if m in sys.modules]\n"
         "sys.stderr.write(f'HEAVY={heavy}\\n')\n"
     )
@@ -184,6 +184,39 @@ def test_the_hook_path_stays_lean_and_fast(vault: Path) -> None:
         runs.append(time.perf_counter() - t)
         assert res.code == 0 and res.out
     assert min(runs) < 5.0, runs
+
+
+def test_the_direct_hook_route_answers_as_the_typer_route_does(vault: Path) -> None:
+    """`memctl [--vault V] hook EVENT [--as U]` skips typer; any other spelling goes through
+    it (`--as=marco` after `--vault` here); both give the same bytes for the same prompt."""
+    payload = _payload("UserPromptSubmit", prompt="Datadog or Grafana?")
+    fast = memctl("--vault", vault, "hook", "user-prompt-submit", "--as", "marco", input=payload)
+    code = (
+        "import sys\n"
+        "from memctl.cli import commands\n"
+        "from memctl.cli.root import command\n"
+        "command()(args=sys.argv[1:], prog_name='memctl', standalone_mode=False)\n"
+        "print('TYPER' if 'typer' in sys.modules else 'NO TYPER', file=sys.stderr)\n"
+    )
+    args = ["hook", "user-prompt-submit", "--vault", str(vault), "--as=marco"]
+    slow = subprocess.run([sys.executable, "-c", code, *args], input=payload,
+                          capture_output=True, text=True, cwd=ROOT, check=False)  # fmt: skip
+    assert fast.code == 0 and slow.returncode == 0, slow.stderr
+    assert "TYPER" in slow.stderr and "Grafana" in fast.out
+    assert fast.out == slow.stdout
+    for other in (["hook", "stop", "--help"], ["hook", "--help"]):
+        r = memctl(*other)  # not the hook's own form: typer parses it and gives the help
+        assert r.code == 0 and "Usage: memctl hook" in r.out, r.out
+
+
+def test_one_command_is_built_and_help_still_lists_them_all(vault: Path) -> None:
+    r = memctl("--vault", vault, "recall", "--help")
+    assert r.code == 0 and "Usage: memctl recall [OPTIONS]" in r.out and "--budget" in r.out
+    listing = memctl("--help")
+    assert listing.code == 0
+    assert all(c in listing.out for c in ("ingest", "recall", "hooks", "hook", "doctor"))
+    bad = memctl("--vault", vault, "recal", "x")
+    assert bad.code == 2 and "No such command 'recal'" in bad.err
 
 
 # ---- stop: ingest the transcript and curate --------------------------------------------------

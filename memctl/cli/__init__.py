@@ -1,29 +1,23 @@
-"""The CLI: a thin typer layer over `memctl.Vault`. The one place errors become exit codes."""
+"""The CLI: a thin typer layer over `memctl.Vault`. The one place errors become exit codes.
+
+typer, click and the command modules load only when a command line needs parsing, and
+then only the command asked for is built (`memctl.cli.root`). The hooks Claude Code runs
+on every prompt come in the one form `memctl hooks install` writes
+(`memctl [--vault V] hook EVENT [--as U]`) and go straight to their handler.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from memctl.errors import MemctlError
 from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.vault import Vault
-
-app = typer.Typer(
-    name="memctl",
-    help="Long-term memory for LLM agents: a git-versioned vault of markdown files with "
-    "verbatim transcripts and cited, verified notes.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    rich_markup_mode=None,
-)
 
 
 class State:
@@ -36,63 +30,13 @@ state = State()
 _VAULT_HELP = "Vault folder (default: $MEMCTL_VAULT, else walk up from cwd)."
 
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"memctl {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> Any:
+    """`app` and `command` live in memctl.cli.root, imported on first use (typer with it)."""
+    if name in ("app", "command"):
+        from memctl.cli import root
 
-
-@app.callback()
-def _root(
-    vault: Annotated[
-        str | None,
-        typer.Option(
-            "--vault", help=_VAULT_HELP + " Also accepted after the command."
-        ),
-    ] = None,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """Long-term memory for LLM agents."""
-    state.vault_path = vault
-
-
-def _set_vault(ctx: Any, param: Any, value: str | None) -> None:
-    if value is not None:
-        state.vault_path = value
-
-
-def command() -> Any:
-    """The click command behind `app`, with `--vault` accepted after any command as well.
-
-    People type `memctl status --vault X` as often as `memctl --vault X status`; click only
-    knows a group's options before the subcommand, so every leaf command gets its own copy.
-    """
-    import typer.main
-    from typer.core import TyperOption
-
-    root = typer.main.get_command(app)
-
-    def add(cmd: Any) -> None:
-        subs = getattr(cmd, "commands", None)
-        if subs is not None:
-            for sub in subs.values():
-                add(sub)
-        elif cmd is not root and not any(p.name == "vault" for p in cmd.params):
-            cmd.params.append(
-                TyperOption(
-                    param_decls=["--vault"],
-                    metavar="PATH",
-                    help=_VAULT_HELP,
-                    expose_value=False,
-                    callback=_set_vault,
-                    is_eager=True,
-                )
-            )
-
-    add(root)
-    return root
+        return getattr(root, name)
+    raise AttributeError(f"module 'memctl.cli' has no attribute {name!r}")
 
 
 def open_vault(*, recover: bool = True, **flags: Any) -> Vault:
@@ -118,10 +62,15 @@ def main(argv: list[str] | None = None) -> None:
     if args == ["--version"]:
         print(f"memctl {__version__}")
         return
+    hook = _hook_call(args)
+    if hook is not None:
+        run_hook(*hook)
+        return
     from memctl.cli import commands  # noqa: F401 - registers the commands on `app`
+    from memctl.cli.root import command
 
     try:
-        command()(args=args, prog_name="memctl", standalone_mode=True)
+        command(_command_name(args))(args=args, prog_name="memctl", standalone_mode=True)
     except MemctlError as exc:
         sys.stderr.write(f"memctl: error: {_one_line(str(exc))}\n")
         sys.exit(exc.exit_code)
@@ -153,3 +102,70 @@ def _one_line(text: str) -> str:
 
 def vault_path_arg(p: str | None) -> Path | None:
     return Path(p) if p else None
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command a command line names, past the root's own `--vault`; None for anything
+    else (`--help`, no command), which needs the whole app."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--vault":
+            i += 2
+        elif a.startswith("--vault="):
+            i += 1
+        else:
+            return None if a.startswith("-") else a
+    return None
+
+
+HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop")
+
+
+def _hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | None:
+    """(event, vault, user, worker) for `memctl [--vault V] hook EVENT [--as U] [--vault V]`
+    (and the Stop worker's `--worker`); None for any other command line, typer's to parse."""
+    vault: str | None = None
+    user: str | None = None
+    worker = False
+    event: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, value = a.partition("=")
+        if name in (("--vault", "--as") if event is not None else ("--vault",)):
+            if not eq:
+                if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                    return None
+                value = args[i + 1]
+                i += 1
+            if name == "--vault":
+                vault = value
+            else:
+                user = value
+        elif a == "--worker" and event == "stop":
+            worker = True
+        elif event is None and a == "hook" and i + 1 < len(args) and args[i + 1] in HOOK_EVENTS:
+            event = args[i + 1]
+            i += 1
+        else:
+            return None
+        i += 1
+    return None if event is None else (event, vault, user, worker)
+
+
+def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: bool = False) -> None:
+    """Run one Claude Code hook: its JSON on stdin, its answer (maybe nothing) on stdout."""
+    from memctl.hooks.handlers import handle
+
+    try:
+        raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
+    except (OSError, ValueError):
+        raw = b""
+    res = handle(name, raw, vault_path=vault_path, user=as_user, worker=worker)
+    if res.stdout:
+        try:
+            sys.stdout.write(res.stdout)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass

@@ -253,19 +253,10 @@ app.add_typer(hook_app, name="hook")
 
 
 def _run_hook(name: str, as_user: str | None, worker: bool = False) -> None:
-    from memctl.hooks.handlers import handle
+    """The typer way in (e.g. `memctl hook stop --as=U --vault=V` in another order)."""
+    from memctl.cli import run_hook
 
-    try:
-        raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-    except (OSError, ValueError):
-        raw = b""
-    res = handle(name, raw, vault_path=state.vault_path, user=as_user, worker=worker)
-    if res.stdout:
-        try:
-            sys.stdout.write(res.stdout)
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
+    run_hook(name, state.vault_path, as_user, worker)
 
 
 _AS = typer.Option("--as", help="Recall as this memctl user (default: vault user).")
