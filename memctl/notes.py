@@ -307,6 +307,8 @@ def escape_quote(q: str) -> str:
 
 
 def unescape_quote(q: str) -> str:
+    if "\\" not in q:
+        return q  # most quotes hold no escape: skip the walk, char by char
     out = []
     i = 0
     while i < len(q):

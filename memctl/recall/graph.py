@@ -9,6 +9,7 @@ not every note in the vault.
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_META_LINE = re.compile(r"<!-- memctl:turn [^\n]*-->\n\n")
+_ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 
 # ---- reading the vault for one recall -----------------------------------------------------
 
@@ -49,8 +52,7 @@ class Reader:
         self.notices: list[str] = []
         self._synced = False
         self._notes: dict[str, Note | None] = {}
-        self._sessions: dict[str, tuple[str, dict[int, tuple[str, str | None]]] | None] = {}
-        self._texts: dict[str, str] = {}
+        self._sessions: dict[str, tuple[str, str] | None] = {}
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
@@ -77,14 +79,18 @@ class Reader:
     def visible(self, scope: str | None) -> bool:
         return (scope or "") in self.scopes
 
-    def _heads(self, path: str) -> tuple[str, dict[int, tuple[str, str | None]]] | None:
-        """A session's scope and each turn's speaker and date, from its frontmatter and turn
-        headings (`## t3 · Dana (user) · 2026-09-01 09:14`): no need to parse every message."""
+    def _session(self, path: str) -> tuple[str, str] | None:
+        """A raw session's scope and text, read once per recall; None when unreadable.
+
+        Turns are then cut out of the text by their headings (`## t3 · Dana (user) ·
+        2026-09-01 09:14`) as they are asked for: a recall cites a turn or two of each of
+        dozens of sessions, and parsing every message of each would cost more than reading.
+        """
         if path not in self._sessions:
             from memctl.raw import read_header
             from memctl.store import inside, read_text
 
-            got: tuple[str, dict[int, tuple[str, str | None]]] | None = None
+            got: tuple[str, str] | None = None
             try:
                 target = inside(self.vault.root, path)
                 if path.startswith("raw/") and target.is_file():
@@ -96,59 +102,76 @@ class Reader:
                         scope = m.group(1)
                     else:
                         scope = str(read_header(text, path).get("scope") or "")
-                    heads: dict[int, tuple[str, str | None]] = {}
-                    for m in _TURN_HEAD.finditer(text):
-                        parts = m.group(2).split(" · ")
-                        speaker = _ROLE_SUFFIX.sub("", parts[0])
-                        day = parts[1][:10] if len(parts) > 1 and _DAY.match(parts[1]) else None
-                        heads[int(m.group(1))] = (speaker, day)
-                    got = (scope, heads)
-                    self._texts[path] = text
+                    got = (scope, text)
             except (MemctlError, OSError, UnicodeDecodeError, ValueError):
                 got = None
             self._sessions[path] = got
         return self._sessions[path]
 
+    def _turn(self, ref: str) -> tuple[str, str, int, int] | None:
+        """(scope, session text, start and end of the turn's heading line), or None."""
+        path, _, n = ref.partition("#t")
+        got = self._session(path) if n.isdigit() else None
+        if got is None:
+            return None
+        text = got[1]
+        at = text.find(f"\n## t{int(n)} · ")  # raw.py escapes a heading inside a turn
+        if at < 0:
+            return None
+        end = text.find("\n", at + 1)
+        return got[0], text, at + 1, len(text) if end < 0 else end
+
     def turn_scope(self, ref: str) -> str | None:
         """The scope of the session a turn belongs to; None when the turn cannot be read."""
-        path, _, n = ref.partition("#t")
-        got = self._heads(path)
-        if got is None or not n.isdigit() or int(n) not in got[1]:
-            return None
-        return got[0]
+        got = self._turn(ref)
+        return None if got is None else got[0]
 
     def cite(self, ref: str, quote: str = "") -> Cite:
-        path, _, n = ref.partition("#t")
-        got = self._heads(path)
+        got = self._turn(ref)
         speaker, day = (None, None)
-        if got is not None and n.isdigit() and int(n) in got[1]:
-            speaker, day = got[1][int(n)]
+        if got is not None:
+            _, text, start, end = got
+            parts = text[start:end].split(" · ")[1:]
+            speaker = _ROLE_SUFFIX.sub("", parts[0])
+            day = parts[1][:10] if len(parts) > 1 and _DAY.match(parts[1]) else None
         return Cite(ref, day, speaker, quote)
 
     def turn_role(self, ref: str) -> str | None:
         """The role a turn was written under, from its metadata comment (role comes first)."""
-        path, _, n = ref.partition("#t")
-        if self._heads(path) is None or path not in self._texts or not n.isdigit():
+        got = self._turn(ref)
+        if got is None:
             return None
-        m = re.search(
-            rf'^## t{int(n)} · [^\n]*\n<!-- memctl:turn \{{"role": "(\w+)"', self._texts[path], re.M
-        )
+        _, text, _, end = got
+        m = _ROLE_META.match(text, end + 1)
         return m.group(1) if m else None
 
     def turn_text(self, ref: str) -> str | None:
         """A turn's content, cut from its session's text (read once) between its heading's
         metadata line and the next heading, with raw.py's heading escapes undone."""
-        path, _, n = ref.partition("#t")
-        if self._heads(path) is None or path not in self._texts or not n.isdigit():
+        got = self._turn(ref)
+        if got is None:
             return None
-        text = self._texts[path]
-        m = re.search(rf"^## t{int(n)} · [^\n]*\n<!-- memctl:turn [^\n]*-->\n\n", text, re.M)
+        _, text, _, end = got
+        m = _META_LINE.match(text, end + 1)
         if m is None:
             return None
         nxt = _TURN_HEAD.search(text, m.end())
-        body = text[m.end() : nxt.start() if nxt else len(text)]
-        body = body[:-2] if body.endswith("\n\n") else body.rstrip("\n")
-        return _UNESCAPE_HEAD.sub(r"\1", body) if "## t" in body else body
+        return _body(text, m.end(), nxt.start() if nxt else len(text))
+
+    def contents(self, path: str) -> list[str]:
+        """What each turn of a raw session says, in order (nothing when it cannot be read),
+        in one pass over the text: the same cut as `turn_text`."""
+        got = self._session(path)
+        if got is None:
+            return []
+        text = got[1]
+        heads = [m.start() for m in _TURN_HEAD.finditer(text)] + [len(text)]
+        out: list[str] = []
+        for at, nxt in itertools.pairwise(heads):
+            m = _META_LINE.match(text, text.find("\n", at) + 1)
+            if m is not None and m.end() <= nxt:
+                out.append(_body(text, m.end(), nxt))
+        return out
 
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""
@@ -176,6 +199,13 @@ class Reader:
         """Active notes (visible to the user) that link to the note at `path`."""
         hits = self.search("", kind="note", link=[path], status="active", limit=CITING_LIMIT)
         return [h.ref for h in hits]
+
+
+def _body(text: str, start: int, end: int) -> str:
+    """A turn's content between its metadata line and the next heading, unescaped."""
+    body = text[start:end]
+    body = body[:-2] if body.endswith("\n\n") else body.rstrip("\n")
+    return _UNESCAPE_HEAD.sub(r"\1", body) if "## t" in body else body
 
 
 CITING_LIMIT = 200  # claim lines or notes read per citation/link question

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from memctl.errors import MemctlError
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
 from memctl.recall.words import content_terms, plain, query_terms
@@ -156,12 +155,8 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     tf: dict[str, float] = {}
     spread: Counter[str] = Counter()
     for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]:
-        try:
-            _, messages = r.turns.session(path)
-        except MemctlError:
-            continue
-        for m in messages:
-            for t in content_terms(m.content) - known:
+        for content in r.contents(path):  # cut from the text recall reads anyway
+            for t in content_terms(content) - known:
                 if len(t) >= 3 and not t.isdigit():
                     tf[t] = tf.get(t, 0.0) + w
                     spread[t] += 1
