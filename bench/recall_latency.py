@@ -18,6 +18,11 @@ prompt pays), and `Vault.recall` in-process (the engine alone), each as p50 / p9
 queries, plus `memctl --version` for the interpreter's floor. Numbers go to stdout as a
 markdown table.
 
+Child processes run with their bytecode cached (PYTHONPYCACHEPREFIX in the work folder, so
+neither tree gets __pycache__ folders), as a pip install leaves memctl; with
+PYTHONDONTWRITEBYTECODE set (as on this VM) every run would compile memctl's ~20k lines of
+source again, ~45 ms that no installed copy pays. `--no-bytecode` measures that instead.
+
 `--against REV` also measures the code at git revision REV in the same run, on its own
 copy of each vault (an older index schema rebuilds its own index): REV is checked out in a
 temporary worktree and run with `python -m memctl` from there, and this tree's code the
@@ -64,15 +69,18 @@ def _bench_search() -> object:
     return mod
 
 
+CHILD_ENV: dict[str, str] = dict(os.environ)  # main() sets where bytecode is cached
+
+
 def memctl(
     *args: str, vault: Path | None = None, stdin: str | None = None, code: Path | None = None
 ) -> tuple[float, str]:
     """Run memctl as a fresh process: the console script, or `python -m memctl` from `code`."""
-    env = None
+    env = CHILD_ENV
     exe = shutil.which("memctl", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe and code is None else [sys.executable, "-m", "memctl"]
     if code is not None:
-        env = {**os.environ, "PYTHONPATH": str(code)}
+        env = {**CHILD_ENV, "PYTHONPATH": str(code)}
     cmd += (["--vault", str(vault)] if vault else []) + list(args)
     t0 = time.perf_counter()
     # from inside `code` (python -m puts the working folder first on sys.path)
@@ -200,7 +208,7 @@ def measure(
             hook.append(dt)
         floor.append(memctl("--version", code=code)[0])
     # in-process: a fresh interpreter on the same code, so either tree can be timed
-    env = {**os.environ, "PYTHONPATH": str(code or ROOT)}
+    env = {**CHILD_ENV, "PYTHONPATH": str(code or ROOT)}
     p = subprocess.run(
         [sys.executable, "-c", _INPROC, str(vault), json.dumps(queries), str(rounds)],
         capture_output=True, text=True, check=True, env=env, cwd=code or ROOT,
@@ -279,6 +287,9 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="build the vaults here and keep them")
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse vaults built before")
     ap.add_argument("--against", metavar="REV", help="also time git revision REV, same run")
+    ap.add_argument(
+        "--no-bytecode", action="store_true", help="compile memctl's source on every run"
+    )
     args = ap.parse_args()
     turns = int(
         float(args.turns.lower().rstrip("km")) * {"k": 1e3, "m": 1e6}.get(args.turns[-1].lower(), 1)
@@ -287,6 +298,12 @@ def main() -> None:
     work = (args.keep or Path(tempfile.mkdtemp(prefix="memctl-recall-bench-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
+    CHILD_ENV.pop("MEMCTL_VAULT", None)
+    if args.no_bytecode:
+        CHILD_ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     base = checkout(args.against, work) if args.against else None
     rows = []
     try:
@@ -323,6 +340,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     if base is not None:
         print(f"before = {args.against}, after = this tree; rounds alternate between the two")
+    print("bytecode:", "compiled on every run" if args.no_bytecode else "cached, as installed")
     print(
         "| vault | turns | notes | `memctl recall` p50 / p95 ms | `memctl hook user-prompt-submit`"
         " p50 / p95 ms | in-process p50 / p95 ms | `memctl --version` p50 ms |"
