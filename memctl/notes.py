@@ -33,8 +33,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from memctl.errors import MemctlError
 from memctl.raw import slugify
 
@@ -369,31 +367,110 @@ def has_frontmatter(text: str) -> bool:
 
 
 def read_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
-    """A note's frontmatter and body, through python-frontmatter; BOM and CRLF are read as
-    any editor writes them, and an error names the file and line.
+    """A note's frontmatter and body, as python-frontmatter reads them; BOM and CRLF are
+    read as any editor writes them, and an error names the file and line.
+
+    Frontmatter in the plain shape memctl itself writes (`key: value` lines and `- item`
+    lists of simple scalars) is read by `_plain_yaml`, which gives exactly what YAML gives
+    and refuses anything it is not sure of; the rest goes to YAML (libyaml's CSafeLoader
+    when it is installed). Importing yaml and parsing with it cost more than a recall's
+    search on the per-prompt hook path.
 
     Raw session headers keep their own reader (raw.split_frontmatter): memctl writes them
     alone, always LF, and the catalog reads thousands of them.
     """
-    import frontmatter
-
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     if not text.startswith("---\n"):
         raise MemctlError("missing frontmatter (expected '---' on line 1)", path, 1)
-    handler = frontmatter.YAMLHandler()
     try:
-        fm, body = handler.split(text)
+        _, fm, body = _FM_BOUNDARY.split(text, 2)  # python-frontmatter's own split
     except ValueError:
         raise MemctlError("unterminated frontmatter (no closing '---')", path, 1) from None
-    try:
-        meta = handler.load(fm) or {}  # libyaml's CSafeLoader when it is installed
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise MemctlError(f"invalid YAML frontmatter: {exc}".splitlines()[0], path, line) from None
+    meta = _plain_yaml(fm)
+    if meta is None:
+        import frontmatter
+        import yaml
+
+        try:
+            meta = frontmatter.YAMLHandler().load(fm) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else 1
+            raise MemctlError(
+                f"invalid YAML frontmatter: {exc}".splitlines()[0], path, line
+            ) from None
     if not isinstance(meta, dict):
         raise MemctlError("frontmatter is not a mapping", path, 1)
     return meta, body.removeprefix("\n")
+
+
+_FM_BOUNDARY = re.compile(r"^-{3,}\s*$", re.MULTILINE)  # = frontmatter.YAMLHandler's
+_PLAIN_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_]*):(?: (.+))?")
+# A plain scalar YAML reads as this very string: starts with an ASCII letter (so only the
+# bool and null resolvers could claim it, checked below), then letters and digits of any
+# script, a few marks, no '#', and a ':' only inside a word.
+_PLAIN_STR = re.compile(r"[A-Za-z](?:[^\W_]|[ _./@+,()'-]|:(?=[^\W_]))*")
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_PLAIN_INT = re.compile(r"0|[1-9][0-9]*")
+_QUOTED = re.compile(r"'((?:[^']|'')*)'")
+# YAML 1.1 words PyYAML resolves to bool or None, not str
+_YAML_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    "null Null NULL".split()
+)
+_NOT_PLAIN = object()
+
+
+def _plain_scalar(v: str) -> Any:
+    """What YAML reads `v` as, for the few shapes we are sure of; else _NOT_PLAIN."""
+    if not v or v != v.strip():
+        return _NOT_PLAIN
+    if v == "[]":
+        return []
+    if v[0] == "'":
+        m = _QUOTED.fullmatch(v)
+        # YAML folds line breaks (\u2028 too) inside quotes and refuses control characters
+        return m.group(1).replace("''", "'") if m and m.group(1).isprintable() else _NOT_PLAIN
+    if _PLAIN_DATE.fullmatch(v):
+        try:
+            return dt.date.fromisoformat(v)
+        except ValueError:
+            return _NOT_PLAIN
+    if _PLAIN_INT.fullmatch(v):
+        return int(v)
+    if v in _YAML_WORDS or not _PLAIN_STR.fullmatch(v):
+        return _NOT_PLAIN
+    return v
+
+
+def _plain_yaml(fm: str) -> dict[str, Any] | None:
+    """The mapping YAML would read from `fm`, or None when `fm` is not in the plain shape."""
+    out: dict[str, Any] = {}
+    listing: str | None = None  # the key whose `- item` lines are being read
+    for line in fm.split("\n"):
+        if not line:
+            continue
+        if line.startswith("- "):
+            v = _plain_scalar(line[2:])
+            if listing is None or v is _NOT_PLAIN:
+                return None
+            if out[listing] is None:
+                out[listing] = []
+            out[listing].append(v)
+            continue
+        m = _PLAIN_KEY.fullmatch(line)
+        if m is None or m.group(1) in out or m.group(1) in _YAML_WORDS:
+            return None
+        if m.group(2) is None:
+            out[m.group(1)] = None  # null, unless `- item` lines follow
+            listing = m.group(1)
+            continue
+        v = _plain_scalar(m.group(2))
+        if v is _NOT_PLAIN:
+            return None
+        out[m.group(1)] = v
+        listing = None
+    return out
 
 
 def parse_note(text: str, path: str) -> Note:
