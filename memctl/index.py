@@ -728,7 +728,7 @@ def _seed_shadow(vault: Any, home: Path) -> str | None:
     if own is None:
         return None
     try:
-        if not _unchanged(own, root):
+        if not (_unchanged(own, root) or _same_bytes(own, root)):
             return None
     except _BROKEN:
         return None
@@ -747,6 +747,29 @@ def _seed_shadow(vault: Any, home: Path) -> str | None:
         if old.is_dir() and old.name.startswith("g-") and old.name != own.name:
             shutil.rmtree(old, ignore_errors=True)
     return f"the vault is read-only: searching a copy of its index in {home}"
+
+
+def _same_bytes(gen: _Gen, root: Path) -> bool:
+    """True when the files are exactly those `gen` indexed, decided without writing.
+
+    The quick check says no when a folder or note was touched, or stat.json is racy (the
+    last write fell in the clock tick of the last index, as after every ingest or curate).
+    A writable vault settles that with its next sync; a read-only one cannot, so before it
+    builds a shadow index from the files it compares what it has: the same set of files,
+    and each one's stat or, where the stat moved or was racy, its sha256.
+    """
+    files = gen.files
+    seen = scan(root)
+    if seen.keys() != files.keys():
+        return False
+    for rel, st in seen.items():
+        old = files[rel]
+        if old[0] == st[0] and old[1] == st[1] and not old[3]:
+            continue
+        got = _read(root / rel)
+        if got is None or got[0] != old[2]:
+            return False
+    return True
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,6 +120,25 @@ def test_read_commands_answer_on_a_read_only_mount_with_a_current_index(tmp_path
         assert "Postgres" in tools.read("decisions/INDEX.md")["text"]
         assert "Postgres" in tools.recall("Postgres billing")
         assert tools.context()
+        assert _snapshot(v) == before
+        _remount(fs, "rw")
+
+
+def test_notes_touched_but_unchanged_still_copy_the_current_index(tmp_path: Path) -> None:
+    """The quick stat check cannot vouch for the index here: every note's mtime moved (a
+    checkout, a backup restore, a save without changes; or a write in the same clock tick
+    as the last index, which marks it racy). The bytes are what the index saw, so the
+    read-only vault still gets a copy of its own index, not one rebuilt from the files."""
+    with _fs(tmp_path / "fs") as fs:
+        v = _vault(fs, tmp_path)
+        later = time.time_ns() + 5_000_000_000
+        for p in v.rglob("*.md"):
+            if ".memctl" not in p.parts and ".git" not in p.parts:
+                os.utime(p, ns=(later, later))
+        before = _snapshot(v)
+        _remount(fs, "ro")
+        said = _answers(v, "Postgres billing", "Postgres")
+        assert len(said) == 1 and "copy of its index" in said[0], said
         assert _snapshot(v) == before
         _remount(fs, "rw")
 
