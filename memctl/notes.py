@@ -286,9 +286,10 @@ def claim_key(text: str) -> str:
 
 def base_label(ref: str) -> str:
     """`raw/.../slug-3f2a1c.md#t7` -> `3f2a1c-t7`: stable, so diffs never renumber."""
+    from memctl.raw import short_digest
+
     path, _, turn = ref.partition("#t")
-    m = re.search(r"-([0-9a-f]{6})\.md$", path)
-    digest = m.group(1) if m else hashlib.sha1(path.encode()).hexdigest()[:6]
+    digest = short_digest(path) or hashlib.sha1(path.encode()).hexdigest()[:6]
     return f"{digest}-t{turn}"
 
 

@@ -22,6 +22,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from memctl.errors import MemctlError
@@ -98,20 +99,60 @@ def slugify(text: str, limit: int = 48) -> str:
     return slug[:limit].rstrip("-") or "session"
 
 
-def session_path(
-    session_id: str, messages: list[Message], fallback_date: datetime, digest: int = 6
-) -> str:
-    """Where a session lives: derived only from what never changes when a session grows.
+def session_path(session_id: str, messages: list[Message], fallback_date: datetime) -> str:
+    """Where a new session lives: derived only from what never changes when a session grows.
 
-    The name keeps `digest` hex digits of the id's hash: 6 keep names short, and the
-    vault asks for the full 40 when those 6 already name another session's file.
+    The slug (the first user words) comes first so people can read the name; the whole sha1
+    of the session id ends it, so no two sessions share a file. Sessions already on disk keep
+    the name they were given (older vaults end in 6 hex digits): the vault finds a session by
+    the id its header records, never by recomputing this.
     """
     first_ts = next((parse_time(m.timestamp) for m in messages if parse_time(m.timestamp)), None)
     day = (first_ts or fallback_date).astimezone(UTC)
     first_user = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
     words = " ".join(first_user.split()[:7])
-    tag = hashlib.sha1(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:digest]
-    return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{tag}.md"
+    return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{name_digest(session_id)}.md"
+
+
+def name_digest(session_id: str) -> str:
+    """The hex digits a session's file name ends with (all 40 of the sha1)."""
+    return hashlib.sha1(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_NAME_DIGEST = re.compile(r"-([0-9a-f]{40}|[0-9a-f]{6})\.md$")
+
+
+def short_digest(raw_path: str) -> str | None:
+    """The 6 hex digits a session goes by in labels and recall (`64628a#t11`).
+
+    Both name shapes give the same 6 for the same id: older names end in those 6, newer
+    ones in the whole sha1 that starts with them.
+    """
+    m = _NAME_DIGEST.search(raw_path)
+    return m.group(1)[:6] if m else None
+
+
+def file_name_id(stem: str, origin: str) -> str:
+    """The id of a session whose transcript carries none, only its file name.
+
+    Two folders may both hold a `chat.jsonl`; qualified by the file's real path (the whole
+    sha1 of it) they never merge, and the same file read by another spelling of its path
+    (relative, through a symlink) is still the same session. An id the transcript does carry
+    (a Claude Code sessionId, a ChatGPT conversation id) stays as it is, so the same session
+    read from another copy of its file grows in place.
+    """
+    return f"{stem}-{_path_hash(origin, 'sha1')}"
+
+
+def legacy_file_name_ids(stem: str, origin: str) -> tuple[str, ...]:
+    """Ids older memctl gave the same file-name session, newest rule first: the bare stem
+    (the first folder's `chat.jsonl`), then stem-<8 hex of sha256(path)> (any later one)."""
+    return (f"{stem}-{_path_hash(origin, 'sha256')[:8]}", stem)
+
+
+def _path_hash(origin: str, algorithm: str) -> str:
+    where = str(Path(origin).resolve()).encode("utf-8", "surrogateescape")
+    return hashlib.new(algorithm, where).hexdigest()
 
 
 def message_record(m: Message) -> dict[str, Any]:

@@ -6,7 +6,8 @@ command takes a reference (`show`, `export`, `forget`, MCP `read`), so nothing m
 has to be rewritten by hand before it can be used again. The forms:
 
 - a raw path, optionally with a turn anchor: `raw/2026/10/06/...-64628a.md#t11`
-- a session id, or a unique prefix of one (4+ characters): `2026-10-06-observ`
+- a session id, or a unique prefix of one (4+ characters): `2026-10-06-observ`; for a
+  transcript that had no id, the file name it came from (`chat` for `chat.jsonl`)
 - the 6-hex digest a raw file name ends with (as recall prints it), or a prefix: `64628a`
 - any session form followed by `#tN` for one turn: `64628a#t11`
 - a note path `knowledge/acme.md` (INDEX.md files included), or a note id `profile/priya`
@@ -30,9 +31,10 @@ FORMS = (
     "a note path (knowledge/acme.md) or a note id (profile/priya)"
 )
 
-# 6 hex digits, or the whole sha1 when two session ids share their first 6 (memctl.raw)
+# the whole sha1 of the session id (memctl.raw.session_path), or 6 hex digits in older vaults
 _DIGEST = re.compile(r"-([0-9a-f]{6}|[0-9a-f]{40})\.md$")
 _HEX = re.compile(r"[0-9a-f]{4,40}")
+_QUALIFIED = re.compile(r"-[0-9a-f]{40}")
 _TURN = re.compile(r"t([0-9]+)")
 _LABEL = re.compile(r"([0-9a-f]{6})-t([0-9]+)(?:-[0-9a-z]+)?")
 
@@ -123,6 +125,10 @@ def session_path(vault: Vault, key: str) -> str:
     if key in sessions:
         return sessions[key]
     found: dict[str, str] = {}
+    for sid, rel in sessions.items():
+        # the file name a transcript without an id was ingested from (memctl.raw.file_name_id)
+        if sid.startswith(key) and _QUALIFIED.fullmatch(sid, len(key)):
+            found[rel] = sid
     if len(key) >= 4:
         for sid, rel in sessions.items():
             if sid.startswith(key):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import getpass
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -25,7 +24,9 @@ from memctl.errors import (
 from memctl.history import History, Identity
 from memctl.model import Message, Transcript
 from memctl.raw import (
+    file_name_id,
     header_data,
+    legacy_file_name_ids,
     make_header,
     message_record,
     now_utc,
@@ -488,15 +489,46 @@ class Vault:
                 raise
         return IngestResult(changes, sha, len(units), failed, skipped)
 
-    def _name_id(self, sid: str, origin: str, sessions: dict[str, str]) -> str:
-        """A file-name id, told apart from the same name read from another file."""
-        origins = getattr(self, "_origins", {})
-        known = origins.get(sid)
-        if sid not in sessions or known is None or known == origin:
-            origins[sid] = origin
+    def _session_id(self, tr: Transcript, sessions: dict[str, str]) -> str:
+        """The id a transcript's session goes by (see `raw.file_name_id` for the rule).
+
+        A file-name id first looks for the session under the ids older memctl gave it, so
+        a vault written before the rule grows its sessions in place instead of doubling them.
+        """
+        from memctl.formats._common import NameId
+
+        sid = str(tr.session_id or "session")  # a plain str: YAML knows no NameId
+        if not isinstance(tr.session_id, NameId):
             return sid
-        where = str(Path(origin).resolve()).encode("utf-8", "surrogateescape")
-        return f"{sid}-{hashlib.sha256(where).hexdigest()[:8]}"
+        qualified = file_name_id(sid, tr.origin)
+        if qualified in sessions:
+            return qualified
+        *older, bare = legacy_file_name_ids(sid, tr.origin)
+        for old in older:
+            if old in sessions:
+                return old
+        if bare in sessions and self._same_source(bare, sessions[bare], tr):
+            return bare
+        return qualified
+
+    def _same_source(self, sid: str, rel: str, tr: Transcript) -> bool:
+        """Is the session older memctl recorded under the bare file name `sid` this one?
+
+        Its origin names the file when it was recorded as an absolute path; a relative one
+        (the path as typed, from a folder we no longer know) cannot be compared, so there
+        the turns decide: a transcript that continues the session's turns, or that they
+        continue, is that session; another conversation is another session.
+        """
+        origin = getattr(self, "_origins", {}).get(sid)
+        if origin and Path(origin).is_absolute():
+            return Path(origin).resolve() == Path(tr.origin).resolve()
+        try:
+            _, old = parse_session(read_text(self.root / rel), rel)
+        except (OSError, MemctlError):
+            return False
+        norm = [_normalise(m) for m in tr.messages]
+        k = min(len(old), len(norm))
+        return k > 0 and old[:k] == norm[:k]
 
     def _write_transcript(
         self,
@@ -515,20 +547,20 @@ class Vault:
         messages = tr.messages
         if not messages:
             raise InputError("transcript has no messages", tr.origin, tr.line)
-        from memctl.formats._common import NameId
-
-        sid = str(tr.session_id or "session")  # a plain str: YAML knows no NameId
-        if isinstance(tr.session_id, NameId):
-            sid = self._name_id(sid, tr.origin, sessions)
-        rel = sessions.get(sid)
-        if rel is None:
-            rel = session_path(sid, messages, now_utc())
-            if tx.path(rel).exists():  # those 6 hex digits name another session's file
-                rel = session_path(sid, messages, now_utc(), digest=40)
+        sid = self._session_id(tr, sessions)
+        # found by the id its header records: a session keeps the name it was first given
+        rel = sessions.get(sid) or session_path(sid, messages, now_utc())
         title = tr.title or _title_from(messages)
         target = tx.path(rel)
         if target.exists():
             header, old = parse_session(read_text(target), rel)
+            if header.session != sid:
+                raise ConflictError(
+                    f"{rel} holds session {header.session!r}, not {sid!r}; its header was "
+                    "changed by hand (run `memctl doctor`)",
+                    tr.origin,
+                    tr.line,
+                )
             norm = [_normalise(m) for m in messages]
             common = min(len(old), len(norm))
             for k in range(common):

@@ -18,6 +18,7 @@ from util import DATA, ROOT, ok
 
 from memctl.cli import app, commands  # noqa: F401 - registers the commands
 from memctl.cli.contract import COMMANDS, schema
+from memctl.raw import short_digest
 
 SRC = DATA / "sample-transcripts"
 
@@ -64,14 +65,17 @@ def test_every_command_answers_in_the_envelope(tmp_path: Path) -> None:
 
     run("init", v)
     cli = ("--vault", v)
-    run("ingest", SRC / "priya/2026-10-29-berlin-forecast-review.jsonl", "--user", "priya",
-        "--scope", "user:priya", "--vault", v)
+    made = run("ingest", SRC / "priya/2026-10-29-berlin-forecast-review.jsonl", "--user",
+               "priya", "--scope", "user:priya", "--vault", v)
+    # the session's short digest, as recall cites it (its id is qualified by the file's path)
+    short = short_digest(made["sessions"][0]["path"])
+    assert short
     run("ingest", SRC / "priya/2026-10-29-berlin-forecast-review.jsonl", *cli)  # nothing new
     assert run("curate", "--dry-run", *cli)["commit"] is None
     assert run("curate", *cli)["commit"]
     assert run("log", "-n", "3", *cli)["commits"]
     for ref, kind in (("profile/priya", "note"), ("INDEX.md", "index"),
-                      ("1047bd", "session"), ("1047bd#t1", "turn")):
+                      (short, "session"), (f"{short}#t1", "turn")):
         assert run("show", ref, *cli)["kind"] == kind
     run("status", *cli)
     assert run("search", "egress", *cli)["hits"]
@@ -84,7 +88,7 @@ def test_every_command_answers_in_the_envelope(tmp_path: Path) -> None:
     assert run("blame", "profile/priya", *cli)["lines"]
     run("drift", "profile/priya", *cli)
     run("gc", *cli)
-    assert run("forget", "1047bd#t1", "--dry-run", *cli)["claims_removed"]
+    assert run("forget", f"{short}#t1", "--dry-run", *cli)["claims_removed"]
     assert run("undo", "--dry-run", *cli)["subject"].startswith("curate:")
     run("rollback", "profile/priya", "--to", "HEAD", "--dry-run", *cli)
     remote = tmp_path / "remote.git"

@@ -16,6 +16,7 @@ from util import ROOT, git
 
 from memctl.errors import InputError
 from memctl.mcp import Tools
+from memctl.raw import short_digest
 from memctl.recall import recall
 from memctl.vault import Vault
 
@@ -71,7 +72,7 @@ def test_stdio_server_lists_and_runs_every_tool(acme: tuple[Vault, dict]) -> Non
     out = _session(vault.root, "marco", steps)
     assert out["tools"] == ["context", "list", "read", "recall", "remember", "search"]
     assert "Acme is trying to cut its egress costs this quarter." in _text(out["recall"])
-    digest = paths["s-egress"][-9:-3]
+    digest = short_digest(paths["s-egress"])
     assert f"{digest}#t1" in _text(out["recall"])
     assert f"{digest} = {paths['s-egress']}" in _text(out["recall"])
     assert "Acme decided to go with Grafana Cloud." in _text(out["context"])
@@ -254,7 +255,7 @@ def test_remember_into_instructions_is_only_a_proposal(acme: tuple[Vault, dict])
 def test_read_accepts_every_form_show_accepts(acme: tuple[Vault, dict]) -> None:
     vault, paths = acme
     rel = paths["s-vendor"]
-    digest = rel[-9:-3]
+    digest = short_digest(rel)
     forms = {
         "session id": ("s-vendor", "session", rel),
         "id prefix": ("s-vend", "session", rel),

@@ -15,6 +15,8 @@ from test_mcp import _data, _session, _text
 from test_recall import NOTES, SESSIONS, build_vault
 from util import ROOT
 
+from memctl.raw import short_digest
+from memctl.refs import digest_of
 from memctl.vault import Vault
 
 READ_ONLY = {"search", "recall", "context", "read", "list"}
@@ -117,7 +119,7 @@ def test_an_empty_memory_says_so(tmp_path: Path) -> None:
 
 def test_resources_templates_and_the_prompt(acme: tuple[Vault, dict]) -> None:
     vault, paths = acme
-    digest = paths["s-vendor"][-9:-3]
+    digest = short_digest(paths["s-vendor"])
 
     async def steps(c: Client) -> dict[str, Any]:
         return {
@@ -134,7 +136,8 @@ def test_resources_templates_and_the_prompt(acme: tuple[Vault, dict]) -> None:
     out = _session(vault.root, "marco", steps)
     uris = {str(r.uri) for r in out["resources"]}
     assert "memctl://index" in uris and "memctl://note/decisions/grafana.md" in uris
-    assert f"memctl://session/{digest}" in uris
+    # a session resource goes by the whole digest its file name ends with (unambiguous)
+    assert f"memctl://session/{digest_of(paths['s-vendor'])}" in uris
     assert "memctl://note/profile/dana.md" not in uris  # dana's private profile
     assert {t.uri_template for t in out["templates"]} == {
         "memctl://note/{+path}", "memctl://session/{session}", "memctl://session/{session}/t/{n}"
@@ -149,7 +152,7 @@ def test_resources_templates_and_the_prompt(acme: tuple[Vault, dict]) -> None:
 
 def test_remember_needs_a_quote_that_supports_the_claim(acme: tuple[Vault, dict]) -> None:
     vault, paths = acme
-    digest = paths["s-vendor"][-9:-3]
+    digest = short_digest(paths["s-vendor"])
     quote = "We decided to go with Grafana Cloud"
 
     async def steps(c: Client) -> dict[str, Any]:

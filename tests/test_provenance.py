@@ -15,7 +15,10 @@ MARCO = SAMPLE / "marco" / "2026-09-10-egress-bill-alerting.jsonl"
 @pytest.fixture(scope="module")
 def marco(tmp_path_factory: pytest.TempPathFactory) -> Path:
     vault = new_vault(tmp_path_factory.mktemp("marco") / "vault")
-    memctl(vault, "ingest", str(MARCO), "--user", "marco", "--scope", "team")
+    # the file name as the id, as in the sample vault: labels (def585-t7) do not depend on
+    # where this checkout is (a file-name id is qualified by the real path otherwise)
+    memctl(vault, "ingest", str(MARCO), "--user", "marco", "--scope", "team",
+           "--session", MARCO.stem)
     memctl(vault, "curate")
     return vault
 
@@ -54,7 +57,7 @@ def test_every_way_a_citation_can_break_is_reported_with_file_and_line(
         re.sub(r"raw/2026/09/10/[^#]+#t3", "raw/2026/01/01/gone-000000.md#t3", prof.read_text()),
         encoding="utf-8",
     )
-    raw = next((vault / "raw").rglob("*-def585.md"))
+    raw = next((vault / "raw").rglob("*-def585*.md"))
     raw.write_text(raw.read_text().replace("about $40k a month", "about $4k a month"))
 
     proc = memctl(vault, "verify", check=False)
@@ -77,7 +80,7 @@ def test_every_way_a_citation_can_break_is_reported_with_file_and_line(
 
 def test_whitespace_may_differ_but_nothing_else(marco: Path, tmp_path: Path) -> None:
     vault = copy(marco, tmp_path / "v")
-    ref = next((vault / "raw").rglob("*-def585.md")).relative_to(vault).as_posix()
+    ref = next((vault / "raw").rglob("*-def585*.md")).relative_to(vault).as_posix()
     # t3 reads "I'm on call every third week. I hate alerts nobody can act on." (one line)
     (vault / "knowledge" / "hand.md").write_text(
         "---\nid: knowledge/hand\nschema: 1\nstore: knowledge\ntitle: Hand\nscope: team\n"

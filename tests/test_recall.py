@@ -23,6 +23,7 @@ from util import memctl, ok
 from memctl import tokens
 from memctl.errors import InputError
 from memctl.notes import Claim, Lifetime, new_note, render_note
+from memctl.raw import short_digest
 from memctl.recall import context, recall
 from memctl.store import Transaction
 from memctl.vault import Vault
@@ -351,7 +352,7 @@ def test_a_question_about_vendors_brings_the_teams_egress_goal(acme: tuple[Vault
     assert goal.citations[0].ref == f"{paths['s-egress']}#t1"
     assert goal.citations[0].speaker == "Dana" and goal.citations[0].date == "2026-09-01"
     # markdown cites <session digest>#tN and maps each session to its raw file once
-    digest = paths["s-egress"][-9:-3]
+    digest = short_digest(paths["s-egress"])
     assert f"Dana 2026-09-01 {digest}#t1]" in res.text
     assert f"\n- {digest} = {paths['s-egress']}\n" in res.text.split("## Sources", 1)[1]
 

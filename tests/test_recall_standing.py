@@ -24,6 +24,7 @@ from util import memctl, ok
 
 from memctl.learning import LearningMachine
 from memctl.notes import strip_links
+from memctl.raw import short_digest
 from memctl.recall import recall
 from memctl.vault import Vault
 
@@ -92,7 +93,7 @@ def essay(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert goal is not None, "the curator did not learn A's goal as team knowledge"
     profile = (vault / "profile" / "tom.md").read_text(encoding="utf-8")
     assert PRIVATE in profile and "scope: user:tom" in profile
-    digest = raw_a.stem.rsplit("-", 1)[1]
+    digest = short_digest(raw_a.as_posix())  # the 6 hex recall cites a session by
     return {"vault": vault, "goal": goal, "ref": ref, "cite": f"{digest}#t1"}
 
 

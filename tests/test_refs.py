@@ -12,6 +12,7 @@ import pytest
 from util import DATA, ROOT, memctl, ok
 
 from memctl.errors import InputError
+from memctl.raw import short_digest
 from memctl.refs import digest_of, resolve
 from memctl.vault import Vault
 
@@ -76,7 +77,7 @@ def test_export_takes_every_session_form_and_a_turn(demo: Path) -> None:
 
 def test_footnote_labels_name_their_turn(demo: Path) -> None:
     rel = _session_of(demo, "freelance-data-scientist")
-    digest = digest_of(rel)
+    digest = short_digest(rel)  # a label carries the first 6 hex of the name's digest
     vault = Vault.open(demo, env={})
     for label in (f"{digest}-t1", f"[^{digest}-t1]", f"{digest}-t1-a7d1"):
         assert resolve(vault, label).text == f"{rel}#t1", label

@@ -10,6 +10,7 @@ import json
 import re
 import unicodedata
 
+from memctl.raw import short_digest
 from memctl.recall.results import Memory
 
 # What the model is told about the block, in every format that has a header.
@@ -40,14 +41,10 @@ def _esc(text: str) -> str:
     )
 
 
-_DIGEST = re.compile(r"-([0-9a-f]{6})\.md$")
-
-
 def _session_key(path: str) -> str:
-    """The short name a session goes by in md output: the digest its file name ends with
-    (the same one the notes' footnote labels use), or the whole path when it has none."""
-    m = _DIGEST.search(path)
-    return m.group(1) if m else path
+    """The short name a session goes by in md output: 6 hex of the digest its file name
+    ends with (the same the notes' footnote labels use), or the whole path when it has none."""
+    return short_digest(path) or path
 
 
 def _short_ref(ref: str) -> str:

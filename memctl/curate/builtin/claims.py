@@ -796,11 +796,11 @@ class Extractor(EntityRules):
 
     def session_slug(self) -> str:
         stem = self.b.session.rsplit("/", 1)[-1][:-3]
-        m = re.search(r"-([0-9a-f]{6})$", stem)
+        m = re.search(r"-([0-9a-f]{40}|[0-9a-f]{6})$", stem)
         short = stem[: m.start()] if m else stem
         started = parse_time(self.b.header.started)
         date = started.date().isoformat() if started else self._date(1)
-        return f"{date}-{short[:40].rstrip('-')}" + (f"-{m.group(1)}" if m else "")
+        return f"{date}-{short[:40].rstrip('-')}" + (f"-{m.group(1)[:6]}" if m else "")
 
     def session_lists(self, turn: int, s: str, core: str) -> bool:
         m = PLAN.match(core)
