@@ -1,14 +1,16 @@
-"""Crash harness (issue 9): SIGKILL ingest and curate at random moments, then check the vault.
+"""Crash harness (issue 9): SIGKILL ingest, curate and forget at random moments, then check.
 
-    .venv/bin/python bench/crash.py                    # 100 points: 60 ingest, 40 curate
+    .venv/bin/python bench/crash.py                    # 100 points: 40 ingest, 30 curate, 30 forget
     .venv/bin/python bench/crash.py --points 20 --json out.json
 
 Each point runs a real `memctl` (its process group is killed, git children included, a
 third of the points once git holds .git/index.lock), then one ordinary command, and checks
 what issue 9 asks: `git status --porcelain` clean, every acknowledged turn in HEAD exactly
-once, `git fsck` clean, every note parsing, no journal left. The test suite runs the same
-code at a handful of points (tests/test_crash.py); this runs the full hundred.
-`forget` is not in the harness: it has not landed yet.
+once, `git fsck` clean, every note parsing, no journal left. A forget (of a whole session,
+or of a turn, which renames its session's file) must be finished or undone whole: what it
+was forgetting is gone from the tree and HEAD in one commit, or all still there.
+The test suite runs the same code at a handful of points (tests/test_crash.py); this runs
+the full hundred.
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the results here too")
     args = ap.parse_args()
-    ingest_points = round(args.points * 0.6)
+    ingest_points = round(args.points * 0.4)
+    curate_points = round(args.points * 0.3)
+    forget_points = args.points - ingest_points - curate_points
     results = []
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memctl-crash-") as tmp:
-        for kind, n in (("ingest", ingest_points), ("curate", args.points - ingest_points)):
+        for kind, n in (("ingest", ingest_points), ("curate", curate_points),
+                        ("forget", forget_points)):
             t0 = time.monotonic()
             res = kill_points(Path(tmp) / kind, kind, n, seed=args.seed)
             res["seconds"] = round(time.monotonic() - t0, 1)
@@ -45,6 +50,7 @@ def main() -> None:
     failed = [f for r in results for f in r["failures"]]
     summary = {
         "points": args.points,
+        "per_command": {str(r["kind"]): int(r["points"]) for r in results},
         "killed": total_killed,
         "git_phase": sum(int(r["git_phase"]) for r in results),
         "landed": {k: sum(r["phases"][k] for r in results) for k in results[0]["phases"]},

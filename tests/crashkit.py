@@ -93,7 +93,10 @@ def kill_when(proc: subprocess.Popen[bytes], cond: Callable[[], bool] | None = N
 
 
 def head_turn_ids(vault: Path) -> list[str]:
-    """Every turn id in every raw session of HEAD, with repeats (so duplicates show)."""
+    """Every turn id in every raw session of HEAD, with repeats (so duplicates show).
+
+    A forgotten turn keeps its place but loses its id; it is no turn anyone can lose.
+    """
     names = git(vault, "ls-tree", "-r", "--name-only", "HEAD", "raw/").split()
     ids: list[str] = []
     for name in names:
@@ -103,7 +106,8 @@ def head_turn_ids(vault: Path) -> list[str]:
         for line in text.splitlines():
             if line.startswith("<!-- memctl:turn "):
                 rec = json.loads(line[len("<!-- memctl:turn "):-len(" -->")])
-                ids.append(rec.get("id"))
+                if rec.get("id") is not None:
+                    ids.append(rec["id"])
     return ids
 
 
@@ -140,14 +144,16 @@ def _ingest_calibrate(vault: Path, src: Path) -> float:
 
 def kill_points(root: Path, kind: str, points: int, seed: int = 0,
                 sessions: int = 40, turns: int = 20) -> dict[str, object]:
-    """Run `kind` (ingest or curate) `points` times, each killed with SIGKILL at a random
-    moment (a third of them once git has taken its index lock), then check the vault.
+    """Run `kind` (ingest, curate or forget) `points` times, each killed with SIGKILL at a
+    random moment (a third of them once git has taken its index lock), then check the vault.
 
     Returns counts: points killed, points the command finished before its kill time,
     failures (each a message; the run stops at the first), and turns acknowledged.
     """
     import random
 
+    if kind == "forget":
+        return _forget_points(root, points, seed)
     rnd = random.Random(seed)
     vault = root / f"{kind}-vault"
     subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
@@ -241,3 +247,123 @@ def _ids_of(folder: Path) -> set[str]:
             if line.strip():
                 out.add(json.loads(line)["id"])
     return out
+
+
+def _memctl(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def _where_killed(vault: Path) -> str:
+    journal = vault / ".memctl" / "journal"
+    if (vault / ".git" / "index.lock").exists():
+        return "git"
+    if journal.is_dir() and any(d.is_dir() for d in journal.iterdir()):
+        return "writing"
+    return "before writing"
+
+
+def _forget_points(root: Path, points: int, seed: int) -> dict[str, object]:
+    """forget killed at `points` random moments: each time a whole session or one turn
+    (which renames the session's file, its first words being forgotten).
+
+    After the next command, what was being forgotten is either gone everywhere (working
+    tree and HEAD: its file or words, and every citation of them, in one forget commit on
+    top of the commit before) or all still there (HEAD and the tree as before); never half.
+    No acknowledged turn that was not being forgotten is lost, none is there twice.
+    """
+    import random
+
+    rnd = random.Random(seed)
+    vault = root / "forget-vault"
+    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
+                   capture_output=True)
+    n = points + 1
+    src = curatable(root / "forget-src", n, tag="f")
+    failures: list[str] = []
+    r = _memctl(vault, "ingest", str(src), "--user", "dana", "--scope", "team")
+    if r.returncode != 0 or _memctl(vault, "curate").returncode != 0:
+        return {"kind": "forget", "points": points, "failures": [f"setup failed: {r.stderr}"]}
+    acknowledged = {f"f{i}-m{t}" for i in range(n) for t in (1, 2)}
+
+    def raw_of(i: int) -> str:
+        for name in git(vault, "ls-tree", "-r", "--name-only", "HEAD", "raw/").split():
+            if not name.endswith("INDEX.md") and f"f{i}-m2" in git(vault, "show", f"HEAD:{name}"):
+                return name
+        raise AssertionError(f"session f{i} is not in HEAD")
+
+    def cited(rel: str, turn: str = "") -> bool:
+        """Does any file of HEAD other than the session itself cite `rel` (`#tN`)?"""
+        r = subprocess.run(["git", "-C", str(vault), "grep", "-F", "-l", "-e", rel + turn,
+                            "HEAD", "--", ".", ":!raw/20*"],
+                           capture_output=True, text=True, check=False)
+        return bool(r.stdout.strip())
+
+    # one whole forget first: how long one takes, to spread the kill moments over it
+    start = time.monotonic()
+    r = _memctl(vault, "forget", raw_of(points))
+    base = time.monotonic() - start
+    if r.returncode != 0:
+        failures.append(f"an uninterrupted forget failed: {r.stderr.strip()}")
+    acknowledged -= {f"f{points}-m1", f"f{points}-m2"}
+    killed = finished = git_phase = 0
+    phases = {"before writing": 0, "writing": 0, "git": 0}
+    outcomes = {"gone": 0, "kept": 0}
+    for point in range(points if not failures else 0):
+        whole = point % 2 == 0
+        rel = raw_of(point)
+        ref = rel if whole else f"{rel}#t1"
+        forgotten = {f"f{point}-m1", f"f{point}-m2"} if whole else {f"f{point}-m1"}
+        before = git(vault, "rev-parse", "HEAD").strip()
+        before_tree = git(vault, "rev-parse", "HEAD^{tree}").strip()
+        at_git = point % 3 == 2
+        lock = vault / ".git" / "index.lock"
+        proc = memctl_popen(["--vault", str(vault), "forget", ref])
+        after = None if at_git else rnd.uniform(0.05, max(0.1, base * 1.2))
+        if kill_when(proc, lock.exists if at_git else None, after=after, timeout=300):
+            killed += 1
+            git_phase += at_git
+            phases[_where_killed(vault)] += 1
+        else:
+            finished += 1
+            if proc.returncode != 0:
+                failures.append(f"point {point}: forget failed: {proc.stderr.read().decode()}")
+                break
+        r = _memctl(vault, "status")
+        if r.returncode != 0 or "Traceback" in r.stderr:
+            failures.append(f"point {point}: status after the kill failed: {r.stderr.strip()}")
+            break
+        try:
+            assert_healthy(vault)
+            head = git(vault, "rev-parse", "HEAD").strip()
+            ids = head_turn_ids(vault)
+            if head == before:
+                assert git(vault, "rev-parse", "HEAD^{tree}").strip() == before_tree
+                assert forgotten <= set(ids), "kept, but some of its turns are not in HEAD"
+                outcomes["kept"] += 1
+            else:
+                assert git(vault, "rev-parse", "HEAD^").strip() == before, "not one commit"
+                assert git(vault, "log", "-1", "--format=%s").startswith("forget:")
+                assert not forgotten & set(ids), "forgotten, but a turn of it is in HEAD"
+                if whole:
+                    names = git(vault, "ls-tree", "-r", "--name-only", "HEAD").split()
+                    assert rel not in names, "forgotten, but its file is in HEAD"
+                    assert not cited(rel), "forgotten, but a file of HEAD still cites it"
+                else:
+                    now = raw_of(point)  # renamed when its first words went
+                    assert not cited(rel, "#t1") and not cited(now, "#t1"), \
+                        "forgotten, but its turn is still cited"
+                    assert f"f{point}-m2" in ids, "a turn that was not forgotten went too"
+                acknowledged -= forgotten
+                outcomes["gone"] += 1
+            assert len(ids) == len(set(ids)), "a turn is in HEAD twice"
+            lost = acknowledged - set(ids)
+            assert not lost, f"{len(lost)} acknowledged turns missing, e.g. {sorted(lost)[:3]}"
+        except AssertionError as exc:
+            failures.append(f"point {point} ({'git phase' if at_git else 'random'}, "
+                            f"{'session' if whole else 'turn'}): {exc}")
+            break
+    return {"kind": "forget", "points": points, "killed": killed, "git_phase": git_phase,
+            "finished_first": finished, "failures": failures, "phases": phases,
+            "outcomes": outcomes, "acknowledged_turns": len(acknowledged),
+            "lost": 0 if not failures else None}

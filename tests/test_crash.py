@@ -136,6 +136,13 @@ def test_random_kill_points_curate(tmp_path: Path) -> None:
     assert res["failures"] == [], res
 
 
+def test_random_kill_points_forget(tmp_path: Path) -> None:
+    """A killed forget is finished or undone whole: never half of a session or its notes."""
+    res = kill_points(tmp_path, "forget", points=4, seed=9)
+    assert res["failures"] == [], res
+    assert res["killed"] >= 1
+
+
 def test_a_reader_does_not_wait_for_a_live_git(tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     ok("--vault", vault, "ingest", transcripts(tmp_path / "t", 2, 2))
