@@ -180,8 +180,11 @@ def _mode_for(path: Path) -> int:
 def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
     """Temp file + rename: readers see the old file or the new one, never half.
 
-    `durable=False` skips the fsync so a Transaction can fsync all its files at once in
-    `flush()` (one fsync per file in sequence cost ~3 ms each here; in parallel, ~0.15 ms).
+    Durable: the temp file's bytes reach the disk before the rename (so a power cut leaves
+    the old file or the whole new one, never an empty one), and the folder after it (so the
+    rename itself survives). `durable=False` skips both so a Transaction can fsync all its
+    files and folders at once in `flush()` (one fsync per file in sequence cost ~3 ms each
+    here; in parallel, ~0.15 ms); its journal is durable before each such write.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
@@ -200,6 +203,8 @@ def atomic_write(path: Path, data: str | bytes, durable: bool = True) -> None:
         with contextlib.suppress(OSError):
             Path(tmp).unlink()
         raise
+    if durable:
+        sync_dir(path.parent)
 
 
 try:  # POSIX
@@ -332,7 +337,10 @@ class Journal:
         self.root = root
         self.command = command
         base = root / JOURNAL_REL
+        made = not base.is_dir()
         base.mkdir(parents=True, exist_ok=True)
+        if made:
+            sync_dir(base.parent)
         ignore = base / ".gitignore"
         if not ignore.exists():
             # vaults made before the journal existed lack the .gitignore line for it
@@ -344,6 +352,7 @@ class Journal:
             self.dir / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
         )
         self._n = 0
+        self._linked = False  # a link made since the last sync of the folder
         self.owner: Transaction | None = None
         self._append(
             {
@@ -353,15 +362,27 @@ class Journal:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
         )
+        # durable where recovery looks: the log in its folder, the folder in journal/
+        sync_dir(self.dir)
+        sync_dir(base)
         _OPEN.setdefault(root, []).append(self)
 
-    def _append(self, record: dict[str, object]) -> None:
+    def _append(self, record: dict[str, object], sync: bool = True) -> None:
+        """One line, on disk before this returns: it is written ahead of what it names."""
         line = json.dumps(record, ensure_ascii=False) + "\n"
         assert self._log is not None, "journal already discarded"
         os.write(self._log, line.encode("utf-8", "surrogateescape"))
+        if sync:
+            _sync_data(self._log)
 
-    def record(self, rel: str, target: Path) -> Path | None:
-        """Note that `target` is about to change; returns where its original now also lives."""
+    def record(self, rel: str, target: Path, sync: bool = True) -> Path | None:
+        """Note that `target` is about to change; returns where its original now also lives.
+
+        The line and the link are durable when this returns, before the caller's write
+        begins, so after a power cut every changed file is one recovery knows about (the
+        writes themselves are synced together at `Transaction.flush`). `sync=False` leaves
+        that to one `sync_records()` after a batch of records, before any of their writes.
+        """
         backup: Path | None = None
         if target.exists():
             self._n += 1
@@ -370,8 +391,23 @@ class Journal:
                 os.link(target, backup)
             except OSError:
                 shutil.copy2(target, backup)  # no hard links here (some network filesystems)
-        self._append({"path": rel, "backup": backup.name if backup else None})
+                _fsync_path(backup)
+        self._append({"path": rel, "backup": backup.name if backup else None}, sync)
+        if backup is not None:
+            if sync:
+                sync_dir(self.dir)
+            else:
+                self._linked = True
         return backup
+
+    def sync_records(self) -> None:
+        """Make a batch of `record(..., sync=False)` durable: the log, and the folder its
+        links are in."""
+        assert self._log is not None, "journal already discarded"
+        _sync_data(self._log)
+        if self._linked:
+            sync_dir(self.dir)
+            self._linked = False
 
     def sync(self) -> None:
         """Make the log durable (called where the transaction fsyncs its files)."""
@@ -461,7 +497,7 @@ class Transaction:
             return inside(self.root, rel, hidden=True)
         return target
 
-    def _remember(self, target: Path) -> None:
+    def _remember(self, target: Path, sync: bool = True) -> None:
         if target not in self._backup:
             rel = target.relative_to(self._real_root).as_posix()
             if self._guard is not None:
@@ -470,7 +506,7 @@ class Transaction:
                 if self._journal is None:
                     self._journal = Journal(self._real_root, self.command)
                     self._journal.owner = self
-                self._backup[target] = self._journal.record(rel, target)
+                self._backup[target] = self._journal.record(rel, target, sync)
             except OSError as exc:
                 raise write_error(rel, exc) from None
             self.touched.append(rel)
@@ -487,6 +523,22 @@ class Transaction:
                 self._mark.saved[target] = self._journal.record(rel, target)
             except OSError as exc:
                 raise write_error(rel, exc) from None
+
+    def expect(self, rels: list[str] | list[Path]) -> None:
+        """Journal the files a writer is about to change, all at once: one sync of the
+        journal for the batch instead of one per file (each costs a disk flush, ~3 ms
+        here), still before the first of their writes begins."""
+        fresh = False
+        for rel in rels:
+            target = self.path(rel)
+            if target not in self._backup:
+                self._remember(target, sync=False)
+                fresh = True
+        if fresh and self._journal is not None:
+            try:
+                self._journal.sync_records()
+            except OSError as exc:
+                raise write_error(str(rels[0]), exc) from None
 
     def mark(self) -> Mark:
         """Start a unit of work that `undo_to` can take back alone (one file of a folder)."""
@@ -631,6 +683,22 @@ def _fsync_path(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _sync_data(fd: int) -> None:
+    """A file's bytes and what is needed to read them back (its size); fdatasync where the
+    system has it, which skips timestamps."""
+    getattr(os, "fdatasync", os.fsync)(fd)
+
+
+def sync_dir(path: Path) -> None:
+    """Make the entries of a folder durable (a file created, renamed in or linked there).
+
+    Windows cannot open a folder to sync it; NTFS journals its metadata itself.
+    """
+    if os.name == "nt":
+        return
+    _fsync_path(path)
 
 
 def read_text(path: Path) -> str:

@@ -629,6 +629,7 @@ class Vault:
         """
         tx = Transaction(self.root, command=command)
         try:
+            tx.expect(list(files))
             for rel, text in files.items():
                 tx.write(rel, text)
         except BaseException:
