@@ -1505,15 +1505,17 @@ class Reader:
         blob = self.searcher.doc(addr).get_first("doc")
         return json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
 
-    def load(self, cands: Sequence[Candidate], plan: Plan, width: int = 200) -> list[Doc | None]:
+    def load(
+        self, cands: Sequence[Candidate], plan: Plan, width: int = 200, snippets: bool = True
+    ) -> list[Doc | None]:
         """Stored fields, the text and a highlighted snippet for each candidate, in order.
 
         A turn whose raw file is gone is left out (only possible when the caller skipped
-        the sync, or a writer held the lock).
+        the sync, or a writer held the lock). Without `snippets` every snippet is empty.
         """
         try:
             gen = None
-            snip_q = _text_query(plan, (BODY,))
+            snip_q = _text_query(plan, (BODY,)) if snippets else None
             if snip_q is not None:
                 gen = tantivy.SnippetGenerator.create(self.searcher, snip_q, SCHEMA, BODY)
                 gen.set_max_num_chars(width)
@@ -1529,6 +1531,9 @@ class Reader:
                 out.append(None)
                 continue
             f["text"] = text
+            if not snippets:
+                out.append(Doc(f, "", ()))
+                continue
             snippet, marks = _snippet(gen, text, width)
             title = str(f.get("title") or "")
             if title and f.get("kind") == "note":

@@ -280,6 +280,19 @@ def test_library_returns_typed_hits(vault: Path) -> None:
     assert hit.snippet[start:end].lower() == "crashloop"
 
 
+
+def test_library_skips_snippets_when_asked_and_ranks_the_same(vault: Path) -> None:
+    from memctl import Vault
+
+    v = Vault.open(vault)
+    full = v.search("crashloop exporter", limit=10)
+    bare = v.search("crashloop exporter", limit=10, snippets=False)
+    assert full.hits and any(h.snippet for h in full.hits)
+    assert [(h.ref, h.score, h.text) for h in bare.hits] == [
+        (h.ref, h.score, h.text) for h in full.hits
+    ]
+    assert all(h.snippet == "" and h.highlights == () for h in bare.hits)
+
 def test_search_does_not_load_the_llm_stack(vault: Path) -> None:
     code = (
         "import sys\nfrom memctl.cli import main\n"

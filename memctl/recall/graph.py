@@ -56,7 +56,9 @@ class Reader:
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
-        res = self.vault.search(query, scope=list(self.scopes), sync=not self._synced, **filters)
+        res = self.vault.search(
+            query, scope=list(self.scopes), sync=not self._synced, snippets=False, **filters
+        )
         self._synced = True
         self.notices.extend(n for n in res.notices if n not in self.notices)
         return list(res.hits)
