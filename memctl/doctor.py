@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memctl.errors import ReadOnlyVaultError
 from memctl.store import Transaction, read_text, walk_markdown
 from memctl.version import __version__
 
@@ -95,15 +96,26 @@ class _lock:
         self.vault = vault
         self.recover = recover
         self.saved = vault.lock.on_acquire
+        self.held = False
 
     def __enter__(self) -> None:
         if not self.recover:
             self.vault.lock.on_acquire = None
-        self.vault.lock.__enter__()
+        try:
+            self.vault.lock.__enter__()
+        except ReadOnlyVaultError:
+            # Nothing can change a read-only vault under the checks, so they need no lock;
+            # a repair would have to write, and says so in one line.
+            self.vault.lock.on_acquire = self.saved
+            if self.recover:
+                raise
+            return
+        self.held = True
 
     def __exit__(self, *exc: object) -> None:
         try:
-            self.vault.lock.__exit__(*exc)
+            if self.held:
+                self.vault.lock.__exit__(*exc)
         finally:
             self.vault.lock.on_acquire = self.saved
 

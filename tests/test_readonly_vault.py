@@ -173,6 +173,26 @@ def test_a_missing_index_is_built_outside_the_vault(tmp_path: Path) -> None:
         _remount(fs, "rw")
 
 
+def test_doctor_and_review_read_a_read_only_vault_and_refuse_to_change_it(
+    tmp_path: Path,
+) -> None:
+    """Both took the vault lock just to look, so they failed like a write."""
+    with _fs(tmp_path / "fs") as fs:
+        v = _vault(fs, tmp_path)
+        before = _snapshot(v)
+        _remount(fs, "ro")
+        for args in (("doctor",), ("doctor", "--json"), ("review",), ("review", "--json")):
+            r = memctl("--vault", v, *args)
+            assert r.code == 0 and r.err == "", (args, r.err)
+        assert memctl("--vault", v, "doctor", "--json").json()["ok"] is True
+        for args in (("doctor", "--repair"), ("review", "--all")):
+            r = memctl("--vault", v, *args)
+            assert r.code != 0 and "read-only" in r.err, (args, r.err)
+            assert len(r.err.strip().splitlines()) == 1, r.err
+        assert _snapshot(v) == before
+        _remount(fs, "rw")
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores write permissions; see the mounts")
 def test_a_vault_without_write_permission_answers(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()

@@ -67,6 +67,12 @@ def _accepted_text(text: str, path: str, target: str, today: str) -> str:
     return render_note(note)
 
 
+def _writable(vault: Vault) -> bool:
+    import os
+
+    return os.access(vault.root / ".memctl", os.W_OK)
+
+
 def _target(vault: Vault, rel: str, text: str, named: object, folder: str) -> str:
     """The note a proposal becomes: `proposal_of`, which must be a note of the proposal's
     own store folder (not an INDEX.md, not another proposal) and pass the confinement rule.
@@ -168,6 +174,9 @@ def review(
 
     today = today or datetime.now(UTC).date().isoformat()
     res = ReviewResult()
+    if not (accept or reject or accept_all or reject_all) and not _writable(vault):
+        res.pending = pending(vault, today)  # only listing: a read-only vault can be read
+        return res
     with vault.lock:
         props = pending(vault, today)
         if accept_all and reject_all:
