@@ -144,6 +144,10 @@ def test_sync_never_force_pushes_and_refuses_a_dirty_tree(tmp_path):
     assert r.code == 3 and "uncommitted" in r.err
     run_git(a, "checkout", "INDEX.md")
     none = tmp_path / "alone"
+    # Two inits of identical content in the same second make the identical root commit,
+    # which is one shared history, not two; a note of its own makes this init separate.
+    none.mkdir()
+    (none / "ideas.md").write_text("# Ideas\n\nA vault of its own.\n")
     ok("init", none)
     r = memctl("--vault", none, "sync")
     assert r.code == 2 and "no git remote" in r.err
