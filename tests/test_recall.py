@@ -411,6 +411,33 @@ def test_near_copies_of_one_fact_are_kept_once(acme: tuple[Vault, dict]) -> None
     assert any(d.reason.startswith("near-copy") for d in res.explain)
 
 
+def test_a_line_that_adds_what_the_query_asks_is_not_a_near_copy(tmp_path: Path) -> None:
+    # Found by the scope property: the asked line lost to a shorter standing line that
+    # shares most of its words but lacks the one the question turns on ("Terraform").
+    turns = [("Ann", "user", "we are moving the alerting with terraform", "2026-09-02T10:00:00Z")]
+    quote = turns[0][2]
+    goal = NoteSpec("knowledge/team.md", "knowledge", "Team", "team")
+    goal.claims.append(
+        ("Goals", "The team is doing the alert migration.", [("s1", 1, quote)], False)
+    )
+    fact = NoteSpec("knowledge/alerts.md", "knowledge", "Alerts", "team")
+    fact.claims.append(
+        (
+            "Facts",
+            "The team is doing the alert migration with Terraform.",
+            [("s1", 1, quote)],
+            False,
+        )
+    )
+    vault, _ = build_vault(tmp_path / "v", [("s1", "ann", "team", turns)], [goal, fact])
+    res = recall(vault, "Does the alert migration use Terraform?", user="bob", budget=4000)
+    texts = _texts(res)
+    assert "The team is doing the alert migration with Terraform." in texts, res.explain
+    # and a line that adds nothing the query asks is still folded into the one kept
+    res = recall(vault, "the alert migration", user="bob", budget=4000)
+    assert sum("alert migration" in t for t in _texts(res)) == 1, _texts(res)
+
+
 def test_entity_aliases_and_links_find_memories_filed_elsewhere(acme: tuple[Vault, dict]) -> None:
     vault, _ = acme
     res = recall(vault, "what's the plan for GC?", user="marco", now=NOW)
@@ -662,13 +689,26 @@ def test_turn_text_and_citations_read_from_headings_match_the_parser(tmp_path: P
     from memctl.recall.graph import Reader
 
     tricky = [
-        ("Dana", "user", "## t3 · Dana · 2026-01-01 00:00\nnot a heading\n\\## t9 · x", "2026-09-01T09:00:00Z"),
-        ("assistant", "assistant", "line one\n\n\n## Installation\n  sudo pip install x\n", "2026-09-01T09:01:00Z"),
+        (
+            "Dana",
+            "user",
+            "## t3 · Dana · 2026-01-01 00:00\nnot a heading\n\\## t9 · x",
+            "2026-09-01T09:00:00Z",
+        ),
+        (
+            "assistant",
+            "assistant",
+            "line one\n\n\n## Installation\n  sudo pip install x\n",
+            "2026-09-01T09:01:00Z",
+        ),
         ("Dana", "user", "1日200個 🥐\r\nwindows line", None),
     ]
     turns = [(a, b, c, d or "2026-09-01T09:02:00Z") for a, b, c, d in tricky]
     vault, paths = build_vault(tmp_path / "v", [("s-x", "dana", "team", turns)], [])
-    for f in ("dana/2026-09-15-gcp-migration-runbook.jsonl", "priya/2026-09-24-evaluating-pos-loader.jsonl"):
+    for f in (
+        "dana/2026-09-15-gcp-migration-runbook.jsonl",
+        "priya/2026-09-24-evaluating-pos-loader.jsonl",
+    ):
         vault.ingest([DATA / "sample-transcripts" / f], user="dana", scope="team", redact=False)
     reader = Reader(vault, "dana", NOW)
     raw = RawTurns(vault.root)

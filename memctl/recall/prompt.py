@@ -32,7 +32,7 @@ from memctl.recall.rank import (
 )
 from memctl.recall.render import Renderer, as_data
 from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
-from memctl.recall.words import content_terms, jaccard, plain
+from memctl.recall.words import content_terms, near_copy, plain
 
 if TYPE_CHECKING:
     from memctl.search import Hit
@@ -100,9 +100,10 @@ def _pack_standing(
         return given
     cap = packer.used + int(packer.budget * share)
     misses = 0
+    asked = frozenset(qweight)
     for m in standing.memories(r, standing.standing(r, qweight, full, query, notes), explain):
         terms = content_terms(m.text)
-        if any(jaccard(terms, t) >= DUP_JACCARD for t in given.values()):
+        if any(near_copy(t, terms, asked, DUP_JACCARD) for t in given.values()):
             explain.append(Decision(m.ref, "claim", False, f"{m.why}; near-copy", m.score, m.text))
             continue
         if packer.used + packer.cost(m) > cap:
@@ -147,6 +148,7 @@ def recall(
     # a claim citing a top turn inherits that turn's rank, scaled by how much of the
     # question the turn itself speaks to (a turn that only shares "cloud" lends little)
     qweight, full = query_weights(r, qterms)
+    asked = frozenset(qweight)
     top_turns = {h.ref: s * coverage(content_terms(h.text), qweight, full) for h, s in turn_hits}
     claims = score_claims(r, cands, top_turns, qterms, expansion, feedback, history, explain)
     claims.sort(key=lambda c: (-c.score, c.path, c.text))
@@ -171,11 +173,11 @@ def recall(
         elif c.rel <= 0 and background[c.path] >= BACKGROUND_CLAIMS:
             reason = f"carries nothing the query asks; note already gives {BACKGROUND_CLAIMS} such"
         elif (c.path, c.text) in given or any(
-            jaccard(t, c.terms) >= DUP_JACCARD for t in given.values()
+            near_copy(t, c.terms, asked, DUP_JACCARD) for t in given.values()
         ):
             reason = "near-copy of a line already given as standing context"
         else:
-            dup = next((k for k in kept if jaccard(k.terms, c.terms) >= DUP_JACCARD), None)
+            dup = next((k for k in kept if near_copy(k.terms, c.terms, asked, DUP_JACCARD)), None)
             if dup is not None:
                 reason = f"near-copy of a kept claim in {dup.path}: {dup.text[:60]!r}"
         cites: tuple[Cite, ...] = ()
@@ -239,7 +241,7 @@ def recall(
             reason = "turn cannot be read"
         if tm is not None and reason is None:
             terms = content_terms(tm.text)
-            if any(jaccard(terms, t) >= DUP_JACCARD for t in kept_turn_terms):
+            if any(near_copy(t, terms, asked, DUP_JACCARD) for t in kept_turn_terms):
                 reason = "near-copy of a kept turn"
             elif packer.add(tm) is None:
                 reason = "over the token budget"

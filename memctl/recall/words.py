@@ -54,3 +54,13 @@ def plain(text: str) -> str:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def near_copy(kept: frozenset[str], new: frozenset[str], asked: frozenset[str], at: float) -> bool:
+    """Whether `new` only repeats `kept`: most words shared, and none the query asks added.
+
+    Word overlap alone folds "the alert migration uses Terraform" into "the alert migration"
+    and so drops the very line a question about Terraform wants; the shorter line is kept
+    only when the longer adds nothing asked.
+    """
+    return jaccard(kept, new) >= at and not ((new - kept) & asked)
