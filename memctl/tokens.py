@@ -81,6 +81,7 @@ _SPECS: dict[str, dict[str, Any]] = {
 }
 
 _lock = threading.Lock()
+_NO_RANK = 1 << 62  # above every rank: the pair is not in the table
 _cache: dict[str, _BPE | None] = {}
 _cache_dir: Path | None = None
 
@@ -92,24 +93,28 @@ class _BPE:
         self.name = name
         self.ranks = ranks
         self.pattern = pattern
-        self._counts: dict[bytes, int] = {}
+        self._counts: dict[str, int] = {}
 
     def _merge(self, piece: bytes) -> list[bytes]:
         # Merge the adjacent pair with the lowest rank until none is in the table; ties go
-        # to the leftmost pair, exactly as tiktoken's _byte_pair_merge does.
+        # to the leftmost pair, exactly as tiktoken's _byte_pair_merge does. Only the two
+        # pairs beside a merge change, so only those are looked up again, and the lowest
+        # rank is found by min() in C (a name or a pasted log line is tens of bytes).
         get = self.ranks.get
         parts = [piece[i : i + 1] for i in range(len(piece))]
-        while len(parts) > 1:
-            best = -1
-            best_rank = 1 << 62
-            for i in range(len(parts) - 1):
-                r = get(parts[i] + parts[i + 1])
-                if r is not None and r < best_rank:
-                    best_rank = r
-                    best = i
-            if best < 0:
+        none = _NO_RANK
+        pair = [get(parts[i] + parts[i + 1], none) for i in range(len(parts) - 1)]
+        while pair:
+            best = min(pair)
+            if best == none:
                 break
-            parts[best : best + 2] = [parts[best] + parts[best + 1]]
+            i = pair.index(best)  # the leftmost of equal ranks
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+            del pair[i]
+            if i < len(pair):
+                pair[i] = get(parts[i] + parts[i + 1], none)
+            if i > 0:
+                pair[i - 1] = get(parts[i - 1] + parts[i], none)
         return parts
 
     def pieces(self, text: str) -> list[bytes]:
@@ -125,20 +130,25 @@ class _BPE:
         return out
 
     def count(self, text: str) -> int:
-        ranks = self.ranks
+        # Per pre-tokenized word, its token count, keyed by the str itself: recall counts
+        # the same names, paths and phrasing many times over, and a text whose every word
+        # was seen before is summed in C without encoding anything.
+        words = self.pattern.findall(text)
         seen = self._counts
+        try:
+            return sum(map(seen.__getitem__, words))
+        except KeyError:
+            pass
+        ranks = self.ranks
         n = 0
-        for word in self.pattern.findall(text):
-            b = word.encode("utf-8", "surrogatepass")
-            if b in ranks:
-                n += 1
-                continue
-            k = seen.get(b)
+        for word in words:
+            k = seen.get(word)
             if k is None:
-                # recall counts the same names and paths many times over
+                b = word.encode("utf-8", "surrogatepass")
+                k = 1 if b in ranks else len(self._merge(b))
                 if len(seen) > 50_000:
                     seen.clear()
-                k = seen[b] = len(self._merge(b))
+                seen[word] = k
             n += k
         return n
 

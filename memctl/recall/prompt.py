@@ -181,7 +181,12 @@ def recall(
             if dup is not None:
                 reason = f"near-copy of a kept claim in {dup.path}: {dup.text[:60]!r}"
         cites: tuple[Cite, ...] = ()
-        if reason is None and packer.used + tokens.count(c.text) > budget:
+        if (
+            reason is None
+            # bytes bound tokens from above: while they fit, the count cannot say no
+            and packer.used + tokens.upper_bound(c.text) > budget
+            and packer.used + tokens.count(c.text) > budget
+        ):
             reason = "over the token budget"  # known before its citations are even read
         if reason is None:
             cites, reason = check_cites(r, c.refs)
