@@ -31,11 +31,13 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import tantivy
@@ -958,12 +960,22 @@ def _apply_locked(
 
 _QUICK: dict[str, tuple[Any, list[str], list[int], list[str], list[tuple[int, int]]]] = {}
 
+# A process that checks the same vault again and again (MCP server, learning loop) watches
+# its folders (memctl.fsnotify) from its second check on: once a check has passed with every
+# folder watched, no event since means nothing changed, and the ~1 stat per folder and note
+# is skipped. A one-shot command (CLI, hook) checks once and never sets a watch.
+_WATCH_LOCK = threading.Lock()
+_WATCH: dict[str, tuple[Any, Any]] = {}  # stat.json path -> (its Watch, the stats it vouches for)
+_CHECKS: dict[str, int] = {}  # stat.json path -> checks made in this process
+WATCH_AFTER = 2  # the check at which a process starts to watch
+
 
 def _unchanged(gen: _Gen, root: Path) -> bool:
     """True when no folder and no note moved since the index saw them and none is racy.
 
     One lstat per folder and one stat per note, compared as two lists in C; the paths are
-    joined once per process per stat.json.
+    joined once per process per stat.json. A watched vault whose watch saw nothing since
+    a check passed is unchanged without a stat.
     """
     raw = gen.stats()
     if raw.get("quick") != QUICK_VERSION or raw["racy"]:
@@ -978,12 +990,56 @@ def _unchanged(gen: _Gen, root: Path) -> bool:
         _QUICK.clear()
         _QUICK[key] = got
     _, dirs, dir_mtime, files, file_stat = got
+    with _WATCH_LOCK:
+        watch = _watch(key, root, raw)
+        if watch is True:
+            return True
+        try:
+            if [os.lstat(d).st_mtime_ns for d in dirs] != dir_mtime:
+                return False
+            if watch is not None:
+                # vouch only for plain files: an edit through a symlink's target or another
+                # hard link raises its event in a folder that may not be watched
+                sts = list(map(os.lstat, files))
+                if [(s.st_mtime_ns, s.st_size) for s in sts] == file_stat and all(
+                    S_ISREG(s.st_mode) and s.st_nlink == 1 for s in sts
+                ):
+                    _WATCH[key] = (watch, raw)
+                    return True
+            return [(s.st_mtime_ns, s.st_size) for s in map(os.stat, files)] == file_stat
+        except OSError:
+            return False  # a folder or note vanished
+
+
+def _watch(key: str, root: Path, raw: Any) -> Any:
+    """True when the vault's watch vouches that nothing changed since `raw` was checked;
+    else a fresh watch set on every folder (before the caller's stats look), or None."""
+    from memctl import fsnotify
+
+    if len(_CHECKS) > 1000:  # a test run opens thousands of vaults
+        _CHECKS.clear()
+    checks = _CHECKS[key] = _CHECKS.get(key, 0) + 1
+    old = _WATCH.get(key)
+    if old is not None:
+        if old[1] is raw and old[0].quiet():
+            return True
+        old[0].close()
+        del _WATCH[key]
+    if checks < WATCH_AFTER:
+        return None
+    for k in [k for k in _WATCH if k != key]:  # one vault watched at a time, as _QUICK
+        _WATCH.pop(k)[0].close()
+    if not fsnotify.available(str(root)):
+        return None
     try:
-        if [os.lstat(d).st_mtime_ns for d in dirs] != dir_mtime:
-            return False
-        return [(s.st_mtime_ns, s.st_size) for s in map(os.stat, files)] == file_stat
+        w = fsnotify.Watch()
     except OSError:
-        return False  # a folder or note vanished
+        return None
+    if not w.add(_QUICK[key][1]):
+        w.close()
+        return None
+    _WATCH[key] = (w, None)
+    return w
 
 
 def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from searchutil import make_vault, proc, turn_ref
 
-from memctl import index
+from memctl import fsnotify, index
 from memctl.vault import Vault
 
 NOTE = "knowledge/egress-levers.md"
@@ -192,3 +192,161 @@ def test_a_raw_turn_edited_in_place_shows_its_current_text(vault: Path) -> None:
     assert "in a bootloop again!" in hit.text
     assert ref in [h.ref for h in v.search("bootloop").hits]  # indexed after it was met
     assert ref not in [h.ref for h in v.search("crashloop").hits]
+
+
+# ---- a vault checked again and again by one process is watched (memctl/fsnotify.py) -------
+
+watched_here = pytest.mark.skipif(
+    not fsnotify.available(str(Path(__file__).parent)), reason="needs inotify on a local disk"
+)
+
+
+def _vouched(v: Vault) -> bool:
+    gen = index._current(v.root)[0]
+    assert gen is not None
+    got = index._WATCH.get(str(gen.dir / index.STATS))
+    return got is not None and got[1] is not None
+
+
+def _watched(vault: Path) -> Vault:
+    """A settled vault, checked until its watch vouches for it."""
+    v = Vault.open(vault)
+    index.sync(v)
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    for _ in range(index.WATCH_AFTER + 1):
+        index.sync(v)
+    assert _vouched(v)
+    return v
+
+
+def _in_place(p: Path, old: bytes, new: bytes) -> None:
+    data = p.read_bytes().replace(old, new)
+    with p.open("r+b") as fh:  # same file, new bytes: the folder's mtime does not move
+        fh.write(data)
+        fh.truncate()
+
+
+def _note_hits(v: Vault, query: str) -> list[str]:
+    return [h.text for h in v.search(query, kind="note").hits]
+
+
+@watched_here
+def test_a_watched_vault_is_checked_without_a_stat(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    v = _watched(vault)
+    gen = index._current(vault)[0]
+    assert gen is not None
+
+    statted: list[str] = []
+    real_stat, real_lstat = os.stat, os.lstat
+
+    def stat(path: object, **kw: bool) -> os.stat_result:
+        statted.append(str(path))
+        return real_stat(path, **kw)  # type: ignore[arg-type]
+
+    def lstat(path: object) -> os.stat_result:
+        statted.append(str(path))
+        return real_lstat(path)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(index.os, "stat", stat)
+        m.setattr(index.os, "lstat", lstat)
+        assert index._unchanged(gen, vault)
+    # only stat.json itself (is the index's own record unchanged?), no folder, no note
+    assert statted and all(p.endswith(index.STATS) for p in statted), statted
+    _in_place(vault / NOTE, b"Gateway endpoints remove", b"Quokka tunnels remove")
+    assert not index._unchanged(gen, vault)  # the event sends it back to the stats
+    assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
+
+
+@watched_here
+def test_every_kind_of_change_reaches_a_watched_vault(vault: Path) -> None:
+    v = _watched(vault)
+    p = vault / NOTE
+    _in_place(p, b"Gateway endpoints remove", b"Quokka tunnels remove")
+    assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
+
+    v = _watched(vault)
+    tmp = p.with_name(".egress-levers.md.swp")
+    tmp.write_bytes(p.read_bytes().replace(b"Quokka tunnels", b"Wombat gateways"))
+    tmp.replace(p)
+    assert any("Wombat gateways" in t for t in _note_hits(v, "wombat gateways"))
+
+    v = _watched(vault)
+    _copy_note(vault, "knowledge/deep/down/okapi.md", "Wombat gateways", "Okapi bridges")
+    assert any("Okapi bridges" in t for t in _note_hits(v, "okapi bridges"))
+
+    # the new folders are watched once the vault is vouched for again
+    v = _watched(vault)
+    _in_place(vault / "knowledge/deep/down/okapi.md", b"Okapi bridges", b"Tapir ferries")
+    assert any("Tapir ferries" in t for t in _note_hits(v, "tapir ferries"))
+
+    v = _watched(vault)
+    (vault / "knowledge/deep/down/okapi.md").unlink()
+    assert not any("Tapir ferries" in t for t in _note_hits(v, "tapir ferries"))
+
+    v = _watched(vault)
+    p.unlink()
+    assert not any("Wombat gateways" in t for t in _note_hits(v, "wombat gateways"))
+
+
+@watched_here
+def test_a_new_session_reaches_a_watched_vault(vault: Path) -> None:
+    src = vault / turn_ref(vault, "marco-exporter", 1).split("#")[0]
+    v = _watched(vault)
+    text = src.read_text(encoding="utf-8")
+    assert "crashloop" in text
+    copy = src.with_name("zz-" + src.name)
+    copy.write_text(text.replace("crashloop", "hypnotoad"), encoding="utf-8")  # as a git pull
+    refs = [h.ref for h in v.search("hypnotoad").hits]
+    assert any(r.startswith(copy.relative_to(vault).as_posix() + "#") for r in refs), refs
+
+
+@watched_here
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_a_linked_note_is_never_vouched_for(vault: Path, tmp_path: Path, link: str) -> None:
+    """An edit through a link's target, or another hard link, raises its event where that
+    name lives, which may not be a watched folder: such a vault stays on the stats."""
+    p = vault / NOTE
+    if link == "symlink":
+        target = vault / "knowledge" / "real.md"
+        p.rename(target)
+        p.symlink_to(target.name)
+    else:
+        target = tmp_path / "elsewhere.md"
+        os.link(p, target)
+    v = Vault.open(vault)
+    index.sync(v)
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    for _ in range(index.WATCH_AFTER + 2):
+        index.sync(v)
+    assert not _vouched(v)
+    _in_place(target, b"Gateway endpoints remove", b"Quokka tunnels remove")
+    assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
+
+
+@watched_here
+def test_a_forked_child_never_reads_its_parents_watch(tmp_path: Path) -> None:
+    w = fsnotify.Watch()
+    assert w.add([str(tmp_path)]) and w.quiet()
+    pid = os.fork()
+    if pid == 0:  # the child: the inherited watch must not answer (nor drain the parent's)
+        os._exit(0 if not w.quiet() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    (tmp_path / "x").write_text("x")
+    assert not w.quiet()
+    w.close()
+
+
+def test_without_watches_the_stats_decide(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fsnotify, "available", lambda root: False)
+    v = Vault.open(vault)
+    index.sync(v)
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    for _ in range(index.WATCH_AFTER + 2):
+        index.sync(v)
+    assert not _vouched(v)
+    _in_place(vault / NOTE, b"Gateway endpoints remove", b"Quokka tunnels remove")
+    assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
