@@ -15,13 +15,17 @@ never copied into it.
 For experiments: `--workdir DIR --reuse` builds the vaults once and asks again on the next
 run (a schema change rebuilds each index on the first question), and `--in-process` asks
 through `Vault.search` with the same arguments as the CLI (same hits, a second instead of
-a minute); the numbers to report are the CLI's.
+a minute); the numbers to report are the CLI's. `--json NEW.json --compare OLD.json` tells,
+per category and conversation, how many questions a change made better or worse at R@10
+and how likely so lopsided a split is by chance (two-sided sign test): a point of R@10 is
+a handful of questions here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -124,6 +128,44 @@ def ask(vault: Path, question: str) -> tuple[list[str], float]:
     return [h["id"] for h in json.loads(r.stdout)["hits"]], took
 
 
+def sign_test(better: int, worse: int) -> float:
+    """Two-sided p of a split at least this lopsided if each changed question were a coin."""
+    n = better + worse
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(better, worse) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def compare(rows: list[dict], old_rows: list[dict]) -> None:
+    """Per-question R@10 against an earlier run's --json: better / worse / same, by group."""
+    old = {(r["conversation"], r["question"], tuple(r["evidence"])): r["r@10"] for r in old_rows
+           if "conversation" in r}  # fmt: skip
+    groups: dict[str, list[float]] = defaultdict(list)
+    missing = 0
+    for r in rows:
+        before = old.get((r["conversation"], r["question"], tuple(r["evidence"])))
+        if before is None:
+            missing += 1
+            continue
+        delta = r["r@10"] - before
+        for g in (r["category"], r["conversation"], "overall"):
+            groups[g].append(delta)
+    print()
+    print(f"R@10 per question against the earlier run ({missing} questions not in it):")
+    print()
+    print("| group | better | worse | same | mean change | sign test p |")
+    print("|---|---|---|---|---|---|")
+    order = [*CATEGORIES.values(), *sorted(g for g in groups if g.startswith("conv")), "overall"]
+    for g in order:
+        ds = groups.get(g)
+        if not ds:
+            continue
+        b, w = sum(d > 0 for d in ds), sum(d < 0 for d in ds)
+        print(f"| {g} | {b} | {w} | {len(ds) - b - w} | {100 * statistics.mean(ds):+.1f} | "
+              f"{sign_test(b, w):.2f} |")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
@@ -138,6 +180,8 @@ def main() -> None:
     ap.add_argument("--in-process", action="store_true",
                     help="ask through Vault.search, not the CLI (for experiments)")  # fmt: skip
     ap.add_argument("--json", help="also write per-question results to this file")
+    ap.add_argument("--compare", metavar="OLD.json",
+                    help="per question, better or worse than an earlier run's --json")  # fmt: skip
     args = ap.parse_args()
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     if args.reuse and not args.workdir:
@@ -181,8 +225,8 @@ def main() -> None:
         hit10 = len(ev & set(got[:10])) / len(ev)
         per_conv[vault.name][cat].append(hit10)
         per_conv[vault.name]["overall"].append(hit10)
-        rec = {"question": qa["question"], "category": cat, "evidence": sorted(ev),
-               "got": got, "seconds": took}  # fmt: skip
+        rec = {"conversation": vault.name, "question": qa["question"], "category": cat,
+               "evidence": sorted(ev), "got": got, "seconds": took}  # fmt: skip
         for k in KS:
             r = len(ev & set(got[:k])) / len(ev)
             scores[cat][k].append(r)
@@ -199,6 +243,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for cat in [*CATEGORIES.values(), "overall"]:
         s = scores[cat]
+        if not s[1]:
+            continue  # a data set without this category
         cells = " | ".join(f"{100 * statistics.mean(s[k]):.1f}" for k in KS)
         print(f"| {cat} | {len(s[1])} | {cells} |")
     print()
@@ -220,6 +266,8 @@ def main() -> None:
           f"{wall:.0f} s wall)")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    if args.compare:
+        compare(rows, json.loads(Path(args.compare).read_text(encoding="utf-8")))
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
 
