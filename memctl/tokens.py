@@ -94,6 +94,7 @@ class _BPE:
         self.ranks = ranks
         self.pattern = pattern
         self._counts: dict[str, int] = {}
+        self._split: dict[str, list[bytes]] = {}  # words not in the table -> their tokens
 
     def _merge(self, piece: bytes) -> list[bytes]:
         # Merge the adjacent pair with the lowest rank until none is in the table; ties go
@@ -121,13 +122,24 @@ class _BPE:
         """The tokens of `text`, as the bytes each one stands for."""
         out: list[bytes] = []
         ranks = self.ranks
+        split = self._split
         for word in self.pattern.findall(text):
             b = word.encode("utf-8", "surrogatepass")
             if b in ranks:
                 out.append(b)
-            else:
-                out.extend(self._merge(b))
+                continue
+            parts = split.get(word)
+            if parts is None:
+                parts = self._merge(b)
+                self._keep_split(word, parts)
+            out.extend(parts)
         return out
+
+    def _keep_split(self, word: str, parts: list[bytes]) -> None:
+        # recall counts a turn, then cuts it: the words count met are split once
+        if len(self._split) > 20_000:
+            self._split.clear()
+        self._split[word] = parts
 
     def count(self, text: str) -> int:
         # Per pre-tokenized word, its token count, keyed by the str itself: recall counts
@@ -145,7 +157,12 @@ class _BPE:
             k = seen.get(word)
             if k is None:
                 b = word.encode("utf-8", "surrogatepass")
-                k = 1 if b in ranks else len(self._merge(b))
+                if b in ranks:
+                    k = 1
+                else:
+                    parts = self._merge(b)
+                    self._keep_split(word, parts)
+                    k = len(parts)
                 if len(seen) > 50_000:
                     seen.clear()
                 seen[word] = k

@@ -164,3 +164,22 @@ def test_a_kept_copy_of_the_table_loads_the_same_encoder(
     monkeypatch.setattr(tokens, "_cache", {})
     assert tokens.count(text) == len(first.encode(text))
     assert len(kept[0].read_bytes()) > 1000
+
+
+def test_count_then_cut_gives_tiktokens_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count keeps each new word's merge for a later cut (pieces): the kept split must be
+    the one tiktoken makes, whichever of the two meets a word first."""
+    table = tokens.bundled_table()
+    assert table is not None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(table.parent))
+    tiktoken = pytest.importorskip("tiktoken")
+    ref = tiktoken.get_encoding(tokens.DEFAULT_ENCODING)
+    monkeypatch.setattr(tokens, "_cache", {})  # a fresh encoder: every word is new to it
+    enc = tokens.encoding()
+    assert enc is not None
+    texts = [*_texts(), "zqxvbrtl grwmpfh xxyzzyquux blorptangle", "ßüñ日本語テキストðæ"]
+    for text in texts:
+        assert tokens.count(text) == len(ref.encode_ordinary(text)), text[:80]
+    assert enc._split, "no word needed merging"
+    for text in texts:
+        assert enc.encode(text) == ref.encode_ordinary(text), text[:80]

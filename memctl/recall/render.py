@@ -27,9 +27,14 @@ def as_data(text: str) -> str:
         text = "".join(
             c for c in text if c.isspace() or unicodedata.category(c) not in _HIDDEN_CATEGORIES
         )
-    else:
+    elif _ASCII_HIDDEN.search(text):
         text = "".join(c for c in text if c.isprintable() or c.isspace())
     return " ".join(text.split())
+
+
+# The ASCII characters that are neither printable nor whitespace (C0 controls but the
+# whitespace ones, and DEL): most turns hold none, and then nothing is removed char by char.
+_ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
 
 
 # ---- rendering ----------------------------------------------------------------------------
