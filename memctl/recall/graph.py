@@ -53,6 +53,7 @@ class Reader:
         self._synced = False
         self._notes: dict[str, Note | None] = {}
         self._sessions: dict[str, tuple[str, str] | None] = {}
+        self._searcher: Any = None
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
@@ -62,6 +63,11 @@ class Reader:
         self._synced = True
         self.notices.extend(n for n in res.notices if n not in self.notices)
         return list(res.hits)
+
+    @property
+    def synced(self) -> bool:
+        """Has this recall brought the index in step with the files yet?"""
+        return self._synced
 
     def note(self, path: str) -> Note | None:
         """A parsed note, or None when it is missing, unreadable or outside the vault."""
@@ -180,7 +186,9 @@ class Reader:
         try:
             from memctl import index
 
-            searcher = index.Reader(self.vault).searcher
+            if self._searcher is None:  # one snapshot for every count of this recall
+                self._searcher = index.Reader(self.vault).searcher
+            searcher = self._searcher
             return searcher.num_docs, {t: searcher.doc_freq(index.BODY, t) for t in terms}
         except Exception:  # an index we cannot read here only costs the idf weighting
             return 1, {}

@@ -37,6 +37,7 @@ CITING_TURNS = 8  # best turns whose citing notes become candidates
 FEEDBACK_TURNS = 5  # best turns whose sessions the feedback terms come from
 FEEDBACK_SESSIONS = 2
 FEEDBACK_TERMS = 10
+DF_BATCH = 16  # feedback words whose document frequency is asked at a time
 BACKGROUND_CLAIMS = 2  # claims of a note that carry none of the query's words
 W_LINK = 0.6  # a note one hop from a named entity, relative to the entity
 W_CITE = 0.7  # a note citing a top turn, relative to that turn
@@ -155,17 +156,34 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     tf: dict[str, float] = {}
     spread: Counter[str] = Counter()
     for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]:
+        per_turn: Counter[str] = Counter()  # in how many of the session's turns each word is
         for content in r.contents(path):  # cut from the text recall reads anyway
-            for t in content_terms(content) - known:
-                if len(t) >= 3 and not t.isdigit():
-                    tf[t] = tf.get(t, 0.0) + w
-                    spread[t] += 1
+            per_turn.update(content_terms(content) - known)
+        for t, k in per_turn.items():
+            if len(t) >= 3 and not t.isdigit():
+                x = tf.get(t, 0.0)
+                for _ in range(k):  # w once per turn, as a sum in turn order gives it
+                    x += w
+                tf[t] = x
+                spread[t] += k
     cands = [t for t in tf if spread[t] >= 2]
     if not cands:
         return {}
-    n, df = r.doc_freqs(cands)
-    weight = {t: tf[t] * math.log(1 + n / max(df.get(t, 1), 1)) for t in cands}
-    picked = sorted(cands, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
+    # Asking the index for a word's document frequency is most of the cost, and two long
+    # sessions share hundreds of words: ask in order of tf, and stop once no word left can
+    # reach the best FEEDBACK_TERMS even at df 1 (its weight is at most tf * log(1 + n)).
+    cands.sort(key=lambda t: -tf[t])
+    weight: dict[str, float] = {}
+    n = 1
+    for at in range(0, len(cands), DF_BATCH):
+        batch = cands[at : at + DF_BATCH]
+        if len(weight) >= FEEDBACK_TERMS:
+            floor = sorted(weight.values(), reverse=True)[FEEDBACK_TERMS - 1]
+            if tf[batch[0]] * math.log(1 + n) < floor:
+                break
+        n, df = r.doc_freqs(batch)
+        weight.update((t, tf[t] * math.log(1 + n / max(df.get(t, 1), 1))) for t in batch)
+    picked = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
     top = weight[picked[0]]
     return {t: weight[t] / top for t in picked}
 

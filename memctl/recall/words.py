@@ -24,7 +24,12 @@ def content_terms(text: str) -> frozenset[str]:
         from memctl.search import STOPWORDS
 
         _STOP_STEMS = {t for w in STOPWORDS for t in analyze(w)} | {"s", "t"}
-    return frozenset(t for t in analyze(text) if len(t) > 1 and t not in _STOP_STEMS)
+    # set operations in C over the distinct tokens, not a Python test per token
+    terms = set(analyze(text))
+    terms -= _STOP_STEMS
+    if terms and min(map(len, terms)) < 2:
+        terms = {t for t in terms if len(t) > 1}
+    return frozenset(terms)
 
 
 # Words that frame a question rather than say what it is about ("what should I know about
