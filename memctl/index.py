@@ -1416,6 +1416,23 @@ def _open_cached(gen: _Gen) -> tantivy.Index:
     return idx
 
 
+def view(vault: Any) -> tuple[str, int, int, int] | None:
+    """What a search would see now: the live generation and its last commit (tantivy
+    replaces meta.json by rename on every commit), or None when that cannot be told.
+
+    Equal views give equal answers to the same query, so a caller may keep an answer
+    that does not depend on the prompt (recall's newest standing lines) while it holds.
+    """
+    gen, _ = _current(_home(vault))
+    if gen is None:
+        return None
+    try:
+        st = (gen.dir / "meta.json").stat()
+    except OSError:
+        return None
+    return str(gen.dir), st.st_ino, st.st_mtime_ns, st.st_size
+
+
 class Reader:
     """A snapshot of the live index for one search: candidates, then the few docs shown."""
 

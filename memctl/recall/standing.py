@@ -61,10 +61,40 @@ def _hits(r: Reader, query: str) -> list[Hit]:
     sections = sorted({sec for s in stores for sec in SECTIONS[s]})
     found: dict[tuple[str, str], Hit] = {}
     for q in ("", query) if query.strip() else ("",):
-        for h in r.search(q, kind="claim", status="active", limit=POOL, store=stores,
-                          section=sections):  # fmt: skip
+        hits = _newest(r, stores, sections) if q == "" else None
+        if hits is None:
+            hits = r.search(q, kind="claim", status="active", limit=POOL, store=stores,
+                            section=sections)  # fmt: skip
+        for h in hits:
             found.setdefault((h.ref, h.text), h)
     return list(found.values())
+
+
+# The newest standing lines do not depend on the prompt: one process asks for them again
+# only when the index has moved (memctl.index.view), or for another user's scopes.
+_NEWEST: dict[tuple[object, ...], list[Hit]] = {}
+
+
+def _newest(r: Reader, stores: list[str], sections: list[str]) -> list[Hit] | None:
+    """The newest standing lines as the last identical search gave them, asking it again
+    when the index moved since; None when that cannot be told (then the caller asks)."""
+    from memctl import index
+
+    if not r.synced:
+        return None  # the first search of a recall brings the index in step: not this one
+    view = index.view(r.vault)
+    if view is None:
+        return None
+    key = (view, tuple(sorted(r.scopes)), tuple(stores), tuple(sections))
+    hits = _NEWEST.get(key)
+    if hits is None:
+        hits = r.search("", kind="claim", status="active", limit=POOL, store=stores,
+                        section=sections)  # fmt: skip
+        if index.view(r.vault) == view:  # nobody committed while it was asked
+            if len(_NEWEST) >= 16:
+                _NEWEST.clear()
+            _NEWEST[key] = hits
+    return hits
 
 
 def standing(

@@ -1,0 +1,161 @@
+"""The shortcuts recall takes for speed give exactly what the long way gives, and follow edits.
+
+Each test pits one shortcut against the plain computation it replaces (or against a change
+made by hand between two recalls of one open Vault, as an MCP server or learning loop
+sees them): relevance feedback that asks the index for only the document frequencies it
+needs, the newest standing lines kept while the index has not moved, and as_data's
+check for hidden ASCII characters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from searchutil import make_vault, note, turn_ref
+from util import DATA, ok
+
+from memctl.recall import rank, standing
+from memctl.recall.graph import Reader
+from memctl.recall.render import as_data
+from memctl.recall.words import content_terms
+from memctl.search import Hit
+from memctl.vault import Vault
+
+SAMPLES = DATA / "sample-transcripts"
+
+
+def _feedback_the_long_way(
+    r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]
+) -> tuple[dict[str, float], int]:
+    """rank._feedback as it was (every shared word's document frequency, then the best),
+    and how many words it asked about."""
+    sessions: dict[str, float] = {}
+    for h, s in turns[: rank.FEEDBACK_TURNS]:
+        path = h.ref.split("#", 1)[0]
+        sessions[path] = max(sessions.get(path, 0.0), s)
+    tf: dict[str, float] = {}
+    spread: Counter[str] = Counter()
+    for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[: rank.FEEDBACK_SESSIONS]:
+        for content in r.contents(path):
+            for t in content_terms(content) - known:
+                if len(t) >= 3 and not t.isdigit():
+                    tf[t] = tf.get(t, 0.0) + w
+                    spread[t] += 1
+    cands = [t for t in tf if spread[t] >= 2]
+    if not cands:
+        return {}, 0
+    n, df = r.doc_freqs(cands)
+    weight = {t: tf[t] * math.log(1 + n / max(df.get(t, 1), 1)) for t in cands}
+    picked = sorted(cands, key=lambda t: (-weight[t], t))[: rank.FEEDBACK_TERMS]
+    top = weight[picked[0]]
+    return {t: weight[t] / top for t in picked}, len(cands)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ten sample sessions, ingested as their users (longer talks than make_vault's)."""
+    v = tmp_path_factory.mktemp("speed") / "vault"
+    ok("init", v)
+    for row in (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        path, user, scope = row.split("\t")
+        ok("--vault", v, "ingest", SAMPLES / path, "--user", user, "--scope", scope)
+    return v
+
+
+QUERIES = [
+    ("marco", "Datadog or Grafana?"),
+    ("newhire", "What should I know about the cloud migration?"),
+    ("dana", "How do I cut NAT gateway costs?"),
+    ("marco", "Why is the cost exporter crashlooping?"),
+    ("priya", "How should I quote for the offsite?"),
+    ("dana", "What is still open on the CDN?"),
+    ("priya", "polars or pandas for the bakery forecast?"),
+]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 5, rank.DF_BATCH])
+def test_feedback_asks_fewer_frequencies_and_picks_the_same_words(
+    sample: Path, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rank, "DF_BATCH", batch)
+    v = Vault.open(sample)
+    pruned = 0
+    for user, query in QUERIES:
+        r = Reader(v, user, None)
+        turns = rank.normalise(r.search(query, kind="turn", limit=rank.TURN_POOL))
+        assert turns, query
+        want, words = _feedback_the_long_way(r, turns, frozenset())
+        asked: list[int] = []
+        counts = r.doc_freqs
+
+        def counting(
+            terms: list[str], asked: list[int] = asked, counts: Any = counts
+        ) -> tuple[int, dict[str, int]]:
+            asked.append(len(terms))
+            return counts(terms)
+
+        r.doc_freqs = counting  # type: ignore[method-assign]
+        assert rank._feedback(r, turns, frozenset()) == want, query
+        assert all(k <= batch for k in asked)
+        pruned += sum(asked) < words
+    assert pruned, "no query had words left unasked: the shortcut was never taken"
+
+
+def test_every_ascii_character_is_kept_or_dropped_as_before() -> None:
+    for i in range(128):
+        c = chr(i)
+        text = f"a{c}b {c}"
+        plain = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
+        assert as_data(text) == " ".join(plain.split()), repr(c)
+
+
+def _standing_texts(v: Vault, user: str) -> list[str]:
+    res = v.recall("write a haiku about autumn", user=user)
+    return [m.text for m in res.memories if m.why.startswith("standing")]
+
+
+def test_newest_standing_lines_follow_every_change(tmp_path: Path) -> None:
+    """One open Vault keeps the newest standing lines while the index stands still; a goal
+    written, edited or removed by hand between two recalls is what the next one shows."""
+    vault = make_vault(tmp_path)
+    ref = turn_ref(vault, "marco-exporter", 1)
+    body = (
+        "## Goals\n\n- Keep the cost exporter under 512Mi of memory [^g1]\n\n"
+        f'[^g1]: {ref} "The cost exporter pod is in a crashloop again"\n'
+    )
+    p = note(vault, "knowledge/exporter-goals.md", "knowledge", "Exporter goals", "active", body)
+    v = Vault.open(vault)
+    first = _standing_texts(v, "marco")
+    assert any("512Mi" in t for t in first)
+    assert standing._NEWEST, "the newest standing lines were not kept"
+    assert _standing_texts(v, "marco") == first  # answered from what was kept
+
+    p.write_text(p.read_text(encoding="utf-8").replace("512Mi", "768Mi"), encoding="utf-8")
+    again = _standing_texts(v, "marco")
+    assert any("768Mi" in t for t in again) and not any("512Mi" in t for t in again)
+
+    note(vault, "knowledge/alerting-goals.md", "knowledge", "Alerting goals", "active",
+         body.replace("Keep the cost exporter under 512Mi of memory",
+                      "Page nobody for the exporter at night"))  # fmt: skip
+    assert any("Page nobody" in t for t in _standing_texts(v, "marco"))
+
+    p.unlink()
+    assert not any("768Mi" in t for t in _standing_texts(v, "marco"))
+
+    # what was kept for one user's scopes is never another user's answer
+    for user, line in (("marco", "Hand the exporter to the platform team"),
+                       ("dana", "Move the analytics bucket first")):  # fmt: skip
+        note(vault, f"knowledge/{user}-goals.md", "knowledge", f"{user}'s goals", "active",
+             body.replace("Keep the cost exporter under 512Mi of memory", line),
+             scope=f"user:{user}")  # fmt: skip
+    marco = _standing_texts(v, "marco")
+    dana = _standing_texts(v, "dana")
+    assert any("Hand the exporter" in t for t in marco)
+    assert not any("Move the analytics" in t for t in marco)
+    assert any("Move the analytics" in t for t in dana)
+    assert not any("Hand the exporter" in t for t in dana)
+    assert any("Page nobody" in t for t in dana)
