@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -139,12 +139,19 @@ def sign_test(better: int, worse: int) -> float:
 
 def compare(rows: list[dict], old_rows: list[dict]) -> None:
     """Per-question R@10 against an earlier run's --json: better / worse / same, by group."""
-    old = {(r["conversation"], r["question"], tuple(r["evidence"])): r["r@10"] for r in old_rows
-           if "conversation" in r}  # fmt: skip
+
+    # files written before rows named their conversation match on question and evidence
+    def key(r: dict) -> tuple:
+        return (r.get("conversation"), r["question"], tuple(r["evidence"]))
+
+    old = {key(r): r["r@10"] for r in old_rows}
+    loose = Counter((r["question"], tuple(r["evidence"])) for r in old_rows)
     groups: dict[str, list[float]] = defaultdict(list)
     missing = 0
     for r in rows:
-        before = old.get((r["conversation"], r["question"], tuple(r["evidence"])))
+        before = old.get(key(r))
+        if before is None and loose[(r["question"], tuple(r["evidence"]))] == 1:
+            before = old.get((None, r["question"], tuple(r["evidence"])))
         if before is None:
             missing += 1
             continue

@@ -62,6 +62,17 @@ def test_compare_counts_better_and_worse_per_group(capsys) -> None:
     assert lines["overall"] == "| overall | 2 | 1 | 1 | +12.5 | 1.00 |"
 
 
+def test_compare_reads_rows_written_before_they_named_their_conversation(capsys) -> None:
+    old = [_row("conv-a", "q1", "multi-hop", 0.0), _row("conv-b", "q2", "temporal", 1.0)]
+    for r in old:
+        del r["conversation"]
+    new = [_row("conv-a", "q1", "multi-hop", 1.0), _row("conv-b", "q2", "temporal", 0.5)]
+    _bench().compare(new, old)
+    out = capsys.readouterr().out
+    assert "(0 questions not in it)" in out
+    assert "| overall | 1 | 1 | 0 | +25.0 | 1.00 |" in out
+
+
 def _tiny_locomo() -> list[dict]:
     turns1 = [
         {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel last week."},
