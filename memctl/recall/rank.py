@@ -153,22 +153,26 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     for h, s in turns[:FEEDBACK_TURNS]:
         path = h.ref.split("#", 1)[0]
         sessions[path] = max(sessions.get(path, 0.0), s)
-    tf: dict[str, float] = {}
+    picked_sessions = sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]
+    per_turn: list[Counter[str]] = []  # per session: in how many of its turns each word is
     spread: Counter[str] = Counter()
-    for path, w in sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]:
-        per_turn: Counter[str] = Counter()  # in how many of the session's turns each word is
+    for path, _ in picked_sessions:
+        c: Counter[str] = Counter()
         for content in r.contents(path):  # cut from the text recall reads anyway
-            per_turn.update(content_terms(content) - known)
-        for t, k in per_turn.items():
-            if len(t) >= 3 and not t.isdigit():
-                x = tf.get(t, 0.0)
-                for _ in range(k):  # w once per turn, as a sum in turn order gives it
-                    x += w
-                tf[t] = x
-                spread[t] += k
-    cands = [t for t in tf if spread[t] >= 2]
+            c.update(content_terms(content) - known)
+        per_turn.append(c)
+        spread.update(c)
+    # only words two turns share can be picked: the rest are never weighed
+    cands = [t for t, k in spread.items() if k >= 2 and len(t) >= 3 and not t.isdigit()]
     if not cands:
         return {}
+    tf: dict[str, float] = {}
+    for t in cands:
+        x = 0.0
+        for (_, w), c in zip(picked_sessions, per_turn, strict=True):
+            for _ in range(c[t]):  # w once per turn, session by session, as a running sum
+                x += w
+        tf[t] = x
     # Asking the index for a word's document frequency is most of the cost, and two long
     # sessions share hundreds of words: ask in order of tf, and stop once no word left can
     # reach the best FEEDBACK_TERMS even at df 1 (its weight is at most tf * log(1 + n)).
