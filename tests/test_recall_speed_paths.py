@@ -10,6 +10,8 @@ check for hidden ASCII characters.
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,9 @@ import pytest
 from searchutil import make_vault, note, turn_ref
 from util import DATA, ok
 
-from memctl.recall import rank, standing
+from memctl import index
+from memctl.notes import render_note
+from memctl.recall import graph, rank, standing
 from memctl.recall.graph import Reader
 from memctl.recall.render import as_data
 from memctl.recall.words import content_terms
@@ -159,3 +163,77 @@ def test_newest_standing_lines_follow_every_change(tmp_path: Path) -> None:
     assert any("Move the analytics" in t for t in dana)
     assert not any("Hand the exporter" in t for t in dana)
     assert any("Page nobody" in t for t in dana)
+
+
+# ---- parsed notes and read sessions are kept per process while their stat holds ---------
+
+
+def _settle() -> None:
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+
+
+def _rewrite_in_place(p: Path, old: bytes, new: bytes, mtime_ns: int | None = None) -> None:
+    """As an editor that writes in place: same file, new bytes; optionally a chosen mtime."""
+    st = p.stat()
+    data = p.read_bytes().replace(old, new)
+    assert data != p.read_bytes()
+    with p.open("r+b") as fh:
+        fh.write(data)
+        fh.truncate()
+    if mtime_ns is not None:
+        os.utime(p, ns=(st.st_atime_ns, mtime_ns))
+
+
+def test_a_kept_note_is_read_again_once_it_changes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    rel = "knowledge/egress-levers.md"
+    v = Vault.open(vault)
+    _settle()
+    first = Reader(v, "dana", None).note(rel)
+    assert first is not None
+    assert ("note", str((vault / rel).resolve())) in graph._PARSED, "a settled note is kept"
+    assert Reader(v, "dana", None).note(rel) is first  # the kept parse, not a new read
+    st = (vault / rel).stat()
+    # same size, mtime a second later: only the stat can tell
+    later = st.st_mtime_ns + 10**9
+    _rewrite_in_place(vault / rel, b"Gateway endpoints", b"Pangolin gateways", later)
+    again = Reader(v, "dana", None).note(rel)
+    assert again is not None and again is not first
+    assert "Pangolin gateways" in (vault / rel).read_text(encoding="utf-8")
+    assert "Pangolin gateways" in render_note(again)
+    (vault / rel).unlink()
+    assert Reader(v, "dana", None).note(rel) is None
+
+
+def test_a_note_read_in_the_tick_it_was_written_is_not_kept(tmp_path: Path) -> None:
+    """A file changed again within its mtime's clock tick keeps its stat: one read that
+    close to a write is never kept, so the second write is seen."""
+    vault = make_vault(tmp_path)
+    rel = "knowledge/egress-levers.md"
+    p = vault / rel
+    p.write_text(p.read_text(encoding="utf-8"), encoding="utf-8")  # written just now
+    v = Vault.open(vault)
+    first = Reader(v, "dana", None).note(rel)
+    assert first is not None
+    mtime = p.stat().st_mtime_ns
+    _rewrite_in_place(p, b"Gateway endpoints", b"Pangolin gateways", mtime)  # same stat
+    again = Reader(v, "dana", None).note(rel)
+    assert again is not None
+    assert "Pangolin gateways" in render_note(again)
+
+
+def test_a_kept_session_is_read_again_once_it_changes(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    ref = turn_ref(vault, "marco-exporter", 1)
+    p = vault / ref.split("#")[0]
+    v = Vault.open(vault)
+    _settle()
+    before = Reader(v, "marco", None).turn_text(ref)
+    assert before is not None and "crashloop" in before
+    assert ("raw", str(p.resolve())) in graph._PARSED, "a settled session is kept"
+    _rewrite_in_place(p, b"in a crashloop again", b"in a bootloop again!")  # a tamper
+    after = Reader(v, "marco", None).turn_text(ref)
+    assert after is not None and "bootloop again!" in after
+    scope_line = b"scope: team"
+    _rewrite_in_place(p, scope_line, b"scope: user:marco")  # moved out of dana's sight
+    assert Reader(v, "dana", None).turn_scope(ref) == "user:marco"

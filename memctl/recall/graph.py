@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from stat import S_ISREG
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memctl import tokens
 from memctl.errors import MemctlError
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     from memctl.search import Hit
     from memctl.vault import Vault
 
+T = TypeVar("T")
 _UNESCAPE_HEAD = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)  # as memctl.raw writes it
 _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
@@ -77,8 +82,8 @@ class Reader:
 
             try:
                 target = inside(self.vault.root, path)
-                self._notes[path] = (
-                    parse_note(read_text(target), path) if target.is_file() else None
+                self._notes[path] = _parsed(
+                    "note", target, lambda t: parse_note(read_text(t), path)
                 )
             except (MemctlError, OSError, UnicodeDecodeError):
                 self._notes[path] = None
@@ -98,19 +103,20 @@ class Reader:
             from memctl.raw import read_header
             from memctl.store import inside, read_text
 
+            def scoped(target: Path) -> tuple[str, str]:
+                text = read_text(target)
+                # memctl writes the header, so the scope line is plain; YAML only if not
+                fm_end = text.find("\n---\n", 3)
+                m = _SCOPE_LINE.search(text, 0, fm_end) if text.startswith("---\n") else None
+                if m is not None and _PLAIN_SCOPE.fullmatch(m.group(1)):
+                    return m.group(1), text
+                return str(read_header(text, path).get("scope") or ""), text
+
             got: tuple[str, str] | None = None
             try:
                 target = inside(self.vault.root, path)
-                if path.startswith("raw/") and target.is_file():
-                    text = read_text(target)
-                    # memctl writes the header, so the scope line is plain; YAML only if not
-                    fm_end = text.find("\n---\n", 3)
-                    m = _SCOPE_LINE.search(text, 0, fm_end) if text.startswith("---\n") else None
-                    if m is not None and _PLAIN_SCOPE.fullmatch(m.group(1)):
-                        scope = m.group(1)
-                    else:
-                        scope = str(read_header(text, path).get("scope") or "")
-                    got = (scope, text)
+                if path.startswith("raw/"):
+                    got = _parsed("raw", target, scoped)
             except (MemctlError, OSError, UnicodeDecodeError, ValueError):
                 got = None
             self._sessions[path] = got
@@ -209,6 +215,42 @@ class Reader:
         """Active notes (visible to the user) that link to the note at `path`."""
         hits = self.search("", kind="note", link=[path], status="active", limit=CITING_LIMIT)
         return [h.ref for h in hits]
+
+
+# Parsed notes and read sessions, per process, by real path: a long-lived process (MCP
+# server, learning loop) recalls the same notes and cites the same sessions prompt after
+# prompt. An entry holds while the file's inode, mtime and size do; a file whose mtime is
+# within RACY_NS of the look could change again without its mtime moving, so it is read
+# every time until it settles (as the index does, and git). The path is still confined
+# (store.inside) on every read; only the reading and parsing are saved.
+_PARSED: dict[tuple[str, str], tuple[tuple[int, int, int], Any, int]] = {}
+_PARSED_CHARS = 0
+PARSED_LIMIT = 32_000_000  # characters of session text and notes kept at most
+
+
+def _parsed(kind: str, target: Path, parse: Callable[[Path], T]) -> T | None:
+    """`parse(target)` for a regular file (None for anything else), from the cache while
+    the file's stat holds."""
+    global _PARSED_CHARS
+    from memctl.index import RACY_NS
+
+    st = target.stat()
+    if not S_ISREG(st.st_mode):
+        return None
+    key = (kind, str(target))
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]  # type: ignore[no-any-return]
+    value = parse(target)
+    if time.time_ns() - st.st_mtime_ns >= RACY_NS:
+        if _PARSED_CHARS + st.st_size > PARSED_LIMIT:
+            _PARSED.clear()
+            _PARSED_CHARS = 0
+        old = _PARSED.pop(key, None)
+        _PARSED_CHARS += st.st_size - (old[2] if old else 0)
+        _PARSED[key] = (stamp, value, st.st_size)
+    return value
 
 
 def _body(text: str, start: int, end: int) -> str:
