@@ -755,9 +755,11 @@ def sync_dir(path: Path) -> None:
 
 
 def read_text(path: Path) -> str:
-    """Read a vault file exactly (no newline translation: `\\r` in a transcript is content)."""
-    with path.open("r", encoding="utf-8", newline="") as fh:
-        return fh.read()
+    """Read a vault file exactly (no newline translation: `\\r` in a transcript is content).
+
+    One decode of the whole file, not a text-mode read: the same string in half the time
+    (recall reads dozens of ~30 KB sessions per prompt on a large vault)."""
+    return Path(path).read_bytes().decode("utf-8")
 
 
 def walk_markdown(root: Path, sub: str = "") -> Iterator[Path]:
