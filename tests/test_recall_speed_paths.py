@@ -22,7 +22,7 @@ from util import DATA, ok
 
 from memctl import index
 from memctl.notes import render_note
-from memctl.recall import graph, rank, standing
+from memctl.recall import graph, rank, standing, words
 from memctl.recall.graph import Reader
 from memctl.recall.render import as_data
 from memctl.recall.words import content_terms
@@ -237,3 +237,17 @@ def test_a_kept_session_is_read_again_once_it_changes(tmp_path: Path) -> None:
     scope_line = b"scope: team"
     _rewrite_in_place(p, scope_line, b"scope: user:marco")  # moved out of dana's sight
     assert Reader(v, "dana", None).turn_scope(ref) == "user:marco"
+
+
+def test_one_analyzer_call_gives_each_texts_terms(sample: Path) -> None:
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    texts = [t for s in v.sessions() for t in r.contents(s["path"])]
+    assert len(texts) > 20
+    odd = ["", "   ", "Ünïcödé wörds and 日本語", "it's DANA's NAT-gateway; 42 x 1.5", "a b c"]
+    for batch in (texts, odd, texts[:3] + odd):
+        assert words.terms_of_each(batch) == [content_terms(t) for t in batch]
+    # a text that holds the break token itself is analyzed on its own
+    tricky = ["egress costs", f"we said {words._BREAK.upper()} twice", "NAT gateway"]
+    assert words.terms_of_each(tricky) == [content_terms(t) for t in tricky]
+    assert words._BREAK in content_terms(tricky[1])

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
-from memctl.recall.words import content_terms, plain, query_terms
+from memctl.recall.words import content_terms, plain, query_terms, terms_of_each
 
 if TYPE_CHECKING:
     from memctl.notes import Note
@@ -158,8 +158,8 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     spread: Counter[str] = Counter()
     for path, _ in picked_sessions:
         c: Counter[str] = Counter()
-        for content in r.contents(path):  # cut from the text recall reads anyway
-            c.update(content_terms(content) - known)
+        for terms in terms_of_each(r.contents(path)):  # cut from the text recall reads anyway
+            c.update(terms - known)
         per_turn.append(c)
         spread.update(c)
     # only words two turns share can be picked: the rest are never weighed
