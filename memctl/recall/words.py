@@ -66,12 +66,17 @@ def _terms_of_each(texts: list[str]) -> list[frozenset[str]]:
         content_terms("")  # fills _STOP_STEMS
     stop = _STOP_STEMS
     assert stop is not None
-    groups: list[set[str]] = [set()]
-    for tok in analyze(f" {_BREAK} ".join(texts)):
-        if tok == _BREAK:
-            groups.append(set())
-        else:
-            groups[-1].add(tok)
+    toks = analyze(f" {_BREAK} ".join(texts))
+    groups: list[set[str]] = []
+    at = 0
+    while True:  # cut at the breaks with list.index, in C, not a test per token
+        try:
+            end = toks.index(_BREAK, at)
+        except ValueError:
+            groups.append(set(toks[at:]))
+            break
+        groups.append(set(toks[at:end]))
+        at = end + 1
     if len(groups) != len(texts):
         return [content_terms(t) for t in texts]
     out: list[frozenset[str]] = []
