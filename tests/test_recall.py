@@ -438,6 +438,27 @@ def test_a_line_that_adds_what_the_query_asks_is_not_a_near_copy(tmp_path: Path)
     assert sum("alert migration" in t for t in _texts(res)) == 1, _texts(res)
 
 
+def test_a_whole_turn_is_shown_whole_and_only_a_cut_one_is_marked(tmp_path: Path) -> None:
+    # A turn over 120 bytes but under TURN_TOKENS tokens was shown with a " …" it never had.
+    whole = "Zebrafish tanks need their filters rinsed every week, " * 4
+    medium = "Zebrafish tanks need their filters rinsed, " + "and then logged, " * 60
+    pasted = "Zebrafish tank log line. " * 120  # longer than the prefix recall tokenizes
+    assert len(whole.encode()) > 120 and tokens.count(whole.strip()) < 120
+    assert tokens.count(medium) > 120 and len(pasted) > 120 * 12
+    # one session each: recall gives at most two turns of a session
+    sessions = [
+        (f"s{i}", "ann", "team", [("Ann", "user", t.strip(), f"2026-09-0{i + 1}T10:00:00Z")])
+        for i, t in enumerate([whole, medium, pasted])
+    ]
+    vault, _ = build_vault(tmp_path / "v", sessions, [])
+    res = recall(vault, "zebrafish tanks filters", user="ann", budget=4000)
+    shown = [m.text for m in res.memories if m.kind == "turn"]
+    assert whole.strip() in shown, shown
+    cut = [t for t in shown if t != whole.strip()]
+    assert len(cut) == 2 and all(t.endswith("…") for t in cut), cut
+    assert all(tokens.count(t) <= 120 for t in cut), cut
+
+
 def test_entity_aliases_and_links_find_memories_filed_elsewhere(acme: tuple[Vault, dict]) -> None:
     vault, _ = acme
     res = recall(vault, "what's the plan for GC?", user="marco", now=NOW)

@@ -53,7 +53,9 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     body = as_data(text[:TURN_CHARS]) if long else as_data(text)
     if long or tokens.upper_bound(body) > TURN_TOKENS:
         cut = tokens.truncate(body, TURN_TOKENS)
-        body = cut if cut != body else tokens.truncate(body + " …", TURN_TOKENS)
+        # a prefix that fits still lacks the rest of the turn: say so; a whole turn that
+        # fits (over TURN_TOKENS bytes, not tokens) is shown as it was said
+        body = tokens.truncate(body + " …", TURN_TOKENS) if long and cut == body else cut
     return Memory(
         kind="turn",
         text=body,
