@@ -3,8 +3,8 @@
 Each test pits one shortcut against the plain computation it replaces (or against a change
 made by hand between two recalls of one open Vault, as an MCP server or learning loop
 sees them): relevance feedback that asks the index for only the document frequencies it
-needs, the newest standing lines kept while the index has not moved, and as_data's
-check for hidden ASCII characters.
+needs, the newest standing lines kept while the index has not moved, as_data's check for
+hidden ASCII characters, and turns refused by the token floor of their fixed parts.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from searchutil import make_vault, note, turn_ref
+from searchutil import make_vault, note, transcript, turn_ref
 from util import DATA, ok
 
 from memctl import index
 from memctl.notes import render_note
-from memctl.recall import graph, rank, standing, words
+from memctl.recall import graph, prompt, rank, standing, words
 from memctl.recall.graph import Reader
 from memctl.recall.render import as_data
 from memctl.recall.words import content_terms
@@ -251,3 +251,111 @@ def test_one_analyzer_call_gives_each_texts_terms(sample: Path) -> None:
     tricky = ["egress costs", f"we said {words._BREAK.upper()} twice", "NAT gateway"]
     assert words.terms_of_each(tricky) == [content_terms(t) for t in tricky]
     assert words._BREAK in content_terms(tricky[1])
+
+
+def _recalls(v: Vault, user: str, query: str, budgets: range) -> list[dict[str, Any]]:
+    out = []
+    for b in budgets:
+        j = v.recall(query, user=user, budget=b).to_json(explain=True)
+        j.pop("seconds", None)
+        out.append(j)
+    return out
+
+
+def test_a_turn_refused_by_its_floor_is_refused_as_the_packer_would(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every budget from nearly nothing to roomy: the same memories, text and decisions
+    (reasons included) with the floor as when every turn is cut, counted and offered."""
+    v = Vault.open(sample)
+    floored = 0
+    real = prompt._turn_floor
+
+    def counting(*a: Any) -> int | None:
+        nonlocal floored
+        got = real(*a)
+        packer = a[1]
+        floored += got is not None and packer.used + got > packer.budget
+        return got
+
+    budgets = range(40, 900, 23)
+    fast: list[dict[str, Any]] = []
+    monkeypatch.setattr(prompt, "_turn_floor", counting)
+    for user, q in QUERIES:
+        fast += _recalls(v, user, q, budgets)
+    monkeypatch.setattr(prompt, "_turn_floor", lambda *a: None)
+    slow = [j for user, q in QUERIES for j in _recalls(v, user, q, budgets)]
+    assert floored > 50, "the floor refused turns without building them"
+    assert fast == slow
+    assert any(
+        not d["kept"] and d["kind"] == "turn" and d["reason"] == "over the token budget"
+        for j in fast
+        for d in j["explain"]
+    )
+
+
+def test_the_floor_never_tops_what_a_turn_costs(sample: Path) -> None:
+    """The floor (cite, one token, heading and source lines) against the real cost of
+    every turn of the sample sessions, packed into a fresh and a part-filled packer."""
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    renderer = prompt.Renderer("md", "Memory for dana: q", {"user": "dana", "query": "q"})
+    refs = [f"{s['path']}#t{n}" for s in v.sessions() for n in range(1, int(s["turns"]) + 1)]
+    assert len(refs) > 100
+    checked = 0
+    for first in (None, refs[0], refs[-1]):
+        packer = prompt.Packer(renderer, 10_000)
+        if first is not None:
+            m = prompt._turn_memory(r, first, 1.0, "", None)
+            assert m is not None and packer.add(m) is not None
+        for ref in refs:
+            m = prompt._turn_memory(r, ref, 1.0, "", None)
+            floor = prompt._turn_floor(r, packer, ref, None)
+            if m is None:
+                continue
+            assert floor is not None and 1 <= floor <= packer.cost(m), ref
+            checked += 1
+    assert checked > 300
+
+
+def test_a_small_turn_still_fits_after_bigger_ones_were_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Turns are tried in rank order: one whose floor no longer fits (a long-named
+    speaker's) must not stop a lower-ranked one that does: the floor is per turn."""
+    vault = tmp_path / "vault"
+    ok("init", vault)
+    big = "Bartholomew Featherstonehaugh-Wolfeschlegelsteinhausen"
+    transcript(tmp_path / "a.jsonl", "zeph-a", [
+        ("user", big, "zephyrine rollout window: zephyrine rollout window, zephyrine rollout."),
+        ("assistant", None, "Noted."),
+    ], 3)  # fmt: skip
+    transcript(tmp_path / "b.jsonl", "zeph-b", [
+        ("user", "Al", "zephyrine rollout done."), ("assistant", None, "Good."),
+    ], 2)  # fmt: skip
+    for name in ("a", "b"):
+        src = tmp_path / f"{name}.jsonl"
+        ok("--vault", vault, "ingest", src, "--user", "al", "--scope", "team")
+    v = Vault.open(vault)
+    first, small = turn_ref(vault, "zeph-a", 1), turn_ref(vault, "zeph-b", 1)
+    floored: set[str] = set()
+    real = prompt._turn_floor
+
+    def watching(r: Reader, packer: prompt.Packer, ref: str, hit: Hit | None) -> int | None:
+        got = real(r, packer, ref, hit)
+        if got is not None and packer.used + got > packer.budget:
+            floored.add(ref)
+        return got
+
+    monkeypatch.setattr(prompt, "_turn_floor", watching)
+    seen = []
+    for b in range(20, 200):
+        floored.clear()
+        res = v.recall("zephyrine rollout window", user="al", budget=b)
+        said = [d.ref for d in res.explain if d.kind == "turn"]
+        assert first in said and small in said and said.index(first) < said.index(small)
+        if first in floored and small in [m.ref for m in res.memories]:
+            seen.append(b)
+            why = next(d.reason for d in res.explain if d.ref == first)
+            assert why == "over the token budget"
+    assert seen, "some budget refuses the long-named turn by its floor, yet fits the short"

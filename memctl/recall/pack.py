@@ -11,6 +11,7 @@ from memctl.recall.results import Decision, Memory, RecallResult
 
 # Group headings, source lines and header are costed again for every item tried.
 _count = functools.lru_cache(maxsize=4096)(tokens.count)
+count_cached = _count
 
 
 class Packer:
@@ -24,14 +25,18 @@ class Packer:
         self.sources: set[str] = set()
         self.used = _count(renderer.head() + renderer.tail()) if budget > 0 else 0
 
-    def cost(self, m: Memory) -> int:
+    def extra(self, m: Memory) -> int:
+        """What adding `m` costs besides its item: its group heading and source lines."""
         key = "\0turns" if m.kind == "turn" else m.ref
         extra = 0 if key in self.groups else _count(self.r.group(m))
         new = [p for p in sessions_of(m) if p not in self.sources]
         if new and not self.sources:
             extra += _count(self.r.sources_head())
         extra += sum(_count(self.r.source(p)) for p in new)
-        return _count(self.r.item(m)) + extra
+        return extra
+
+    def cost(self, m: Memory) -> int:
+        return _count(self.r.item(m)) + self.extra(m)
 
     def add(self, m: Memory) -> Memory | None:
         """The item as packed (with its token cost), or None when it does not fit."""

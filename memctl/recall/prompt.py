@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memctl import tokens
 from memctl.recall import standing
 from memctl.recall.graph import Reader
-from memctl.recall.pack import Packer, finish
+from memctl.recall.pack import Packer, count_cached, finish
 from memctl.recall.rank import (
     BACKGROUND_CLAIMS,
     DUP_JACCARD,
@@ -68,6 +68,33 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
         speaker=cite.speaker or (hit.speaker if hit is not None else None),
         why=why,
     )
+
+
+def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | None:
+    """Tokens adding this turn costs at the least, whatever its body turns out to be; None
+    where that cannot be proved (not md, or no BPE to count with).
+
+    A md turn item is `- [<cite>] "<body>"` and a newline. cl100k's pre-tokenizer has no
+    look-behind, and none of its pieces runs from a `]` on into a space, so the item's
+    count is the count of `- [<cite>]` plus that of the rest, which holds at least one
+    piece: at least one token. The group heading and source lines come on top, counted as
+    the packer counts them. A turn over the budget by this floor is refused without
+    cutting and tokenizing its body, with the packer's own reason.
+    """
+    if packer.r.fmt != "md" or tokens.encoding() is None:
+        return None
+    cite = r.cite(ref)
+    shell = Memory(
+        kind="turn",
+        text="",
+        basis="said",
+        ref=ref,
+        score=0.0,
+        date=cite.date,
+        citations=(cite,),
+        speaker=cite.speaker or (hit.speaker if hit is not None else None),
+    )  # what _turn_memory gives but the body: the same cite, date and speaker
+    return count_cached(packer.r.turn_head(shell)) + 1 + packer.extra(shell)
 
 
 # ---- recall -------------------------------------------------------------------------------
@@ -243,6 +270,14 @@ def recall(
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
         elif per_session[session] >= MAX_TURNS_PER_SESSION and why.startswith(MATCHES):
             reason = f"session already gives {MAX_TURNS_PER_SESSION} turns"
+        if (
+            reason is None
+            and not kept_turn_terms  # else a near-copy would be refused as that first
+            and (hit is not None or r.turn_text(ref) is not None)  # else: cannot be read
+        ):
+            least = _turn_floor(r, packer, ref, hit)
+            if least is not None and packer.used + least > budget:
+                reason = "over the token budget"  # as packer.add would say, body never cut
         tm = None if reason else _turn_memory(r, ref, score, why, hit)
         if reason is None and tm is None:
             reason = "turn cannot be read"

@@ -123,7 +123,7 @@ class Renderer:
             if m.kind == "turn":
                 # quoted, so where the speaker's words end is never in doubt
                 body = json.dumps(" ".join(m.text.split()), ensure_ascii=False)
-                return f"- [{_cite_md(m)}] {body}\n"
+                return f"{self.turn_head(m)} {body}\n"
             return f"- {m.text} [{_cite_md(m)}]\n"
         if self.fmt == "xml":
             cites = " ".join(
@@ -140,6 +140,10 @@ class Renderer:
                 f'scope="{m.scope}" basis="{m.basis}"{date} {cites}>{_esc(m.text)}{more}</claim>\n'
             )
         return json.dumps(m.to_json(), ensure_ascii=False) + "\n"
+
+    def turn_head(self, m: Memory) -> str:
+        """What a md turn item says before its quoted body (prompt._turn_floor counts it)."""
+        return f"- [{_cite_md(m)}]"
 
     def tail(self) -> str:
         return "</memory>\n" if self.fmt == "xml" else ""
