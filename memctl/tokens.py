@@ -169,6 +169,20 @@ class _BPE:
             n += k
         return n
 
+    def lower_bound(self, text: str) -> int:
+        """At most `count(text)`, and no word merged: a word counted before counts as it
+        did, any other as 1 if the table holds it whole, else 2 (a word not in the table
+        is at least two bytes, and merging never ends in one part that is not a token)."""
+        seen = self._counts
+        ranks = self.ranks
+        n = 0
+        for word in self.pattern.findall(text):
+            k = seen.get(word)
+            if k is None:
+                k = 1 if word.encode("utf-8", "surrogatepass") in ranks else 2
+            n += k
+        return n
+
     def encode(self, text: str) -> list[int]:
         return [self.ranks[p] for p in self.pieces(text)]
 
@@ -292,6 +306,15 @@ def estimate(text: str) -> int:
 def upper_bound(text: str) -> int:
     """Never fewer tokens than this: a byte-level BPE token covers at least one byte."""
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def lower_bound(text: str, name: str = DEFAULT_ENCODING) -> int:
+    """Never more tokens than `count` says, at a fraction of its cost for words it has not
+    counted yet: enough to refuse what cannot fit without tokenizing all of it."""
+    if not text:
+        return 0
+    enc = encoding(name)
+    return estimate(text) if enc is None else enc.lower_bound(text)
 
 
 def count(text: str, name: str = DEFAULT_ENCODING) -> int:

@@ -359,3 +359,30 @@ def test_a_small_turn_still_fits_after_bigger_ones_were_refused(
             why = next(d.reason for d in res.explain if d.ref == first)
             assert why == "over the token budget"
     assert seen, "some budget refuses the long-named turn by its floor, yet fits the short"
+
+
+def test_the_token_floor_never_tops_the_count(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tokens.lower_bound against tokens.count on every sample turn and odd text, with
+    no word counted before (the guessing path) and after (then the two agree)."""
+    from memctl import tokens
+
+    enc = tokens.encoding()
+    assert enc is not None
+    monkeypatch.setattr(enc, "_counts", {})
+    monkeypatch.setattr(enc, "_split", {})
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    texts = [t for s in v.sessions() for t in r.contents(s["path"])]
+    texts += [
+        "", " ", "naisouhe fica zephyrine Wolfeschlegelsteinhausen", "日本語のテキスト",
+        "1234567 3.14159 0xDEADBEEF", "it's they're we'll", "\t\n\r  \n", "🙂🙃 é ñ",
+        "- [Dana · 2026-09-01 · ab12cd#t3]", "a" * 300, "```py\nx = {'k': [1, 2]}\n```",
+    ]  # fmt: skip
+    lower = [tokens.lower_bound(t) for t in texts]
+    exact = [tokens.count(t) for t in texts]
+    assert all(lo <= n for lo, n in zip(lower, exact, strict=True))
+    assert sum(lo < n for lo, n in zip(lower, exact, strict=True)) > 10, "it guesses low"
+    assert sum(lower) > 0.6 * sum(exact), "and not so low it never refuses anything"
+    assert [tokens.lower_bound(t) for t in texts] == exact, "counted words count exactly"

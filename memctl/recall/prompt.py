@@ -214,7 +214,10 @@ def recall(
             reason is None
             # bytes bound tokens from above: while they fit, the count cannot say no
             and packer.used + tokens.upper_bound(c.text) > budget
-            and packer.used + tokens.count(c.text) > budget
+            and (  # and a floor that says no spares counting it
+                packer.used + tokens.lower_bound(c.text) > budget
+                or packer.used + tokens.count(c.text) > budget
+            )
         ):
             reason = "over the token budget"  # known before its citations are even read
         if reason is None:
