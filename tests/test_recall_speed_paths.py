@@ -386,3 +386,53 @@ def test_the_token_floor_never_tops_the_count(
     assert sum(lo < n for lo, n in zip(lower, exact, strict=True)) > 10, "it guesses low"
     assert sum(lower) > 0.6 * sum(exact), "and not so low it never refuses anything"
     assert [tokens.lower_bound(t) for t in texts] == exact, "counted words count exactly"
+
+
+@pytest.fixture(scope="module")
+def curated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample sessions ingested and curated: notes full of cited claims."""
+    v = tmp_path_factory.mktemp("claims") / "vault"
+    ok("init", v)
+    for row in (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        path, user, scope = row.split("\t")
+        ok("--vault", v, "ingest", SAMPLES / path, "--user", user, "--scope", scope)
+    ok("--vault", v, "curate")
+    return v
+
+
+def test_a_claim_refused_by_its_floor_is_refused_as_the_packer_would(
+    curated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim floor, its citations unread, against each claim's real cost once they are
+    read; and every budget gives the same memories and decisions with it as without."""
+    v = Vault.open(curated)
+    real = prompt._claim_floor
+    refused = checked = 0
+    readers: dict[str, Reader] = {}
+
+    def checking(packer: prompt.Packer, c: Any) -> int | None:
+        nonlocal refused, checked
+        got = real(packer, c)
+        assert got is not None
+        r = readers[packer.r.attrs["user"]]
+        cites, why = rank.check_cites(r, c.refs)
+        if why is None:
+            m = prompt.Memory(
+                kind="claim", text=c.text, basis=c.basis, ref=c.path, score=c.score,
+                citations=cites, title=words.plain(c.note.title),
+            )  # fmt: skip
+            assert got <= packer.cost(m), (c.text, got, packer.cost(m))
+            checked += 1
+        refused += packer.used + got > packer.budget
+        return got
+
+    budgets = range(40, 900, 23)
+    monkeypatch.setattr(prompt, "_claim_floor", checking)
+    fast: list[dict[str, Any]] = []
+    for user, q in QUERIES:
+        readers[user] = Reader(v, user, None)
+        fast += _recalls(v, user, q, budgets)
+    monkeypatch.setattr(prompt, "_claim_floor", lambda *a: None)
+    slow = [j for user, q in QUERIES for j in _recalls(v, user, q, budgets)]
+    assert checked > 200 and refused > 50, (checked, refused)
+    assert fast == slow

@@ -97,6 +97,33 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
     return count_cached(packer.r.turn_head(shell)) + 1 + packer.extra(shell)
 
 
+def _claim_floor(packer: Packer, c: Claim) -> int | None:
+    """Tokens adding this claim costs at the least, before its citations are read; None
+    where that cannot be proved (not md, or no BPE to count with).
+
+    A md claim item is `- <text> [<basis> · <speaker> <date> <ref>; ...]` and a newline.
+    Reading the cited turns only adds each one's speaker and date, space-separated words
+    between pieces that are there already, and cl100k's pre-tokenizer starts a piece at
+    each of those spaces: the item without them has a subset of the full item's pieces,
+    so its `lower_bound` (a sum over pieces) is at most the full item's count. The group
+    heading and source lines depend on the note and the cited sessions only and are
+    counted as the packer counts them. A claim over the budget by this floor is refused
+    with the packer's own reason, its sessions never read.
+    """
+    if packer.r.fmt != "md" or tokens.encoding() is None:
+        return None
+    shell = Memory(
+        kind="claim",
+        text=c.text,
+        basis=c.basis,
+        ref=c.path,
+        score=c.score,
+        citations=tuple(Cite(ref, None, None, quote) for ref, quote in c.refs),
+        title=plain(c.note.title),
+    )
+    return tokens.lower_bound(packer.r.item(shell)) + packer.extra(shell)
+
+
 # ---- recall -------------------------------------------------------------------------------
 
 MATCHES = "matches the query"
@@ -220,6 +247,9 @@ def recall(
             )
         ):
             reason = "over the token budget"  # known before its citations are even read
+        least = _claim_floor(packer, c) if reason is None else None
+        if least is not None and packer.used + least > budget:
+            reason = "over the token budget"  # known before its citations are read
         if reason is None:
             cites, reason = check_cites(r, c.refs)
         if reason is None:
