@@ -59,15 +59,21 @@ def _feedback_the_long_way(
     return {t: weight[t] / top for t in picked}, len(cands)
 
 
-@pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ten sample sessions, ingested as their users (longer talks than make_vault's)."""
-    v = tmp_path_factory.mktemp("speed") / "vault"
+def _sample_vault(v: Path, curate: bool = False) -> Path:
+    """The ten sample sessions ingested through the CLI as their users, then curated if asked."""
     ok("init", v)
     for row in (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         path, user, scope = row.split("\t")
         ok("--vault", v, "ingest", SAMPLES / path, "--user", user, "--scope", scope)
+    if curate:
+        ok("--vault", v, "curate")
     return v
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ten sample sessions, ingested as their users (longer talks than make_vault's)."""
+    return _sample_vault(tmp_path_factory.mktemp("speed") / "vault")
 
 
 QUERIES = [
@@ -391,13 +397,7 @@ def test_the_token_floor_never_tops_the_count(
 @pytest.fixture(scope="module")
 def curated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample sessions ingested and curated: notes full of cited claims."""
-    v = tmp_path_factory.mktemp("claims") / "vault"
-    ok("init", v)
-    for row in (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        path, user, scope = row.split("\t")
-        ok("--vault", v, "ingest", SAMPLES / path, "--user", user, "--scope", scope)
-    ok("--vault", v, "curate")
-    return v
+    return _sample_vault(tmp_path_factory.mktemp("claims") / "vault", curate=True)
 
 
 def test_a_claim_refused_by_its_floor_is_refused_as_the_packer_would(
@@ -417,10 +417,7 @@ def test_a_claim_refused_by_its_floor_is_refused_as_the_packer_would(
         r = readers[packer.r.attrs["user"]]
         cites, why = rank.check_cites(r, c.refs)
         if why is None:
-            m = prompt.Memory(
-                kind="claim", text=c.text, basis=c.basis, ref=c.path, score=c.score,
-                citations=cites, title=words.plain(c.note.title),
-            )  # fmt: skip
+            m = prompt._claim_memory(c, cites)
             assert got <= packer.cost(m), (c.text, got, packer.cost(m))
             checked += 1
         refused += packer.used + got > packer.budget

@@ -97,6 +97,25 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
     return count_cached(packer.r.turn_head(shell)) + 1 + packer.extra(shell)
 
 
+def _claim_memory(c: Claim, cites: tuple[Cite, ...]) -> Memory:
+    """A claim as packed: dated by its newest cited turn, else by its note."""
+    dates = sorted(d for d in (ct.date for ct in cites) if d)
+    return Memory(
+        kind="claim",
+        text=c.text,
+        basis=c.basis,
+        ref=c.path,
+        score=c.score,
+        date=dates[-1] if dates else c.date,
+        citations=cites,
+        title=plain(c.note.title),
+        store=c.note.store,
+        scope=c.note.scope,
+        section=c.section,
+        why=c.why,
+    )
+
+
 def _claim_floor(packer: Packer, c: Claim) -> int | None:
     """Tokens adding this claim costs at the least, before its citations are read; None
     where that cannot be proved (not md, or no BPE to count with).
@@ -112,15 +131,7 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
     """
     if packer.r.fmt != "md" or tokens.encoding() is None:
         return None
-    shell = Memory(
-        kind="claim",
-        text=c.text,
-        basis=c.basis,
-        ref=c.path,
-        score=c.score,
-        citations=tuple(Cite(ref, None, None, quote) for ref, quote in c.refs),
-        title=plain(c.note.title),
-    )
+    shell = _claim_memory(c, tuple(Cite(ref, None, None, quote) for ref, quote in c.refs))
     return tokens.lower_bound(packer.r.item(shell)) + packer.extra(shell)
 
 
@@ -253,21 +264,7 @@ def recall(
         if reason is None:
             cites, reason = check_cites(r, c.refs)
         if reason is None:
-            dates = sorted(d for d in (ct.date for ct in cites) if d)
-            m = Memory(
-                kind="claim",
-                text=c.text,
-                basis=c.basis,
-                ref=c.path,
-                score=c.score,
-                date=dates[-1] if dates else c.date,
-                citations=cites,
-                title=plain(c.note.title),
-                store=c.note.store,
-                scope=c.note.scope,
-                section=c.section,
-                why=c.why,
-            )
+            m = _claim_memory(c, cites)
             if packer.add(m) is None:
                 reason = "over the token budget"
             else:
