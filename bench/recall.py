@@ -190,6 +190,14 @@ def main() -> None:
     ap.add_argument("--compare", metavar="OLD.json",
                     help="per question, better or worse than an earlier run's --json")  # fmt: skip
     args = ap.parse_args()
+    old_rows = None
+    if args.compare:  # read it before an hour of asking, not after
+        try:
+            old_rows = json.loads(Path(args.compare).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            ap.error(f"--compare {args.compare}: {e}")
+        if not isinstance(old_rows, list):
+            ap.error(f"--compare {args.compare}: not a list of per-question rows from --json")
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     if args.reuse and not args.workdir:
         raise SystemExit("--reuse needs --workdir")
@@ -273,8 +281,8 @@ def main() -> None:
           f"{wall:.0f} s wall)")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
-    if args.compare:
-        compare(rows, json.loads(Path(args.compare).read_text(encoding="utf-8")))
+    if old_rows is not None:
+        compare(rows, old_rows)
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -115,3 +115,18 @@ def test_a_run_compared_with_itself_changes_nothing(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "| overall | 0 | 0 | 2 | +0.0 | 1.00 |" in r.stdout
     assert "| conv-t | 0 | 0 | 2 | +0.0 | 1.00 |" in r.stdout
+
+
+def test_a_bad_compare_file_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    """One line and exit 2 at once, not a traceback after every question was asked."""
+    work = tmp_path / "w"
+    bad = tmp_path / "old.json"
+    for text in (None, "{not json", "{}"):
+        if text is not None:
+            bad.write_text(text, encoding="utf-8")
+        r = subprocess.run([sys.executable, str(ROOT / "bench" / "recall.py"),
+                            "--workdir", str(work), "--compare", str(bad)],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+        assert r.returncode == 2, r.stderr
+        assert "--compare" in r.stderr and "Traceback" not in r.stderr
+        assert not work.exists()  # nothing was built
