@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, is_tty, n, out
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def curate(
     curator: Annotated[
         str | None, typer.Option(help="builtin (default), llm, or an installed plugin.")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Turn uncurated turns into cited notes: verify every quote, merge, one commit."""
     vault = open_vault()
@@ -101,7 +102,7 @@ def review(
     force: Annotated[
         bool, typer.Option("--force", help="Accept even if the note changed since.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Show proposals with their diff; accept or reject them (interactively on a terminal)."""
     vault = open_vault()
@@ -186,7 +187,7 @@ def diff_cmd(
         list[str] | None,
         typer.Option("--store", metavar="STORE", help="Only this store (repeatable)."),
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """What the agent learned: claim-level changes by store and note, with sources and authors."""
     if rev_range and since:
@@ -238,7 +239,7 @@ def verify(
     paths: Annotated[
         list[str] | None, typer.Argument(help="Notes to check (default: every note).")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Check every citation: the quote must be verbatim in the raw turn it names."""
     res = open_vault().verify(paths=paths or None)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, out
 
 
@@ -15,7 +16,7 @@ def doctor(
     repair: Annotated[
         bool, typer.Option("--repair", help="Finish killed commands, rebuild what is derived.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Unfinished journals, git locks, index vs files, INDEX files, citations, secrets."""
     vault = open_vault(recover=False)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, out
 
 
@@ -27,7 +28,7 @@ def forget(
         bool,
         typer.Option("--purge", help="Also erase it from every commit (git-filter-repo)."),
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Remove what REF names and everything learned only from it; one commit."""
     from memctl.forget import forget as run
@@ -74,7 +75,7 @@ def undo(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what would be undone; write nothing.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Revert the last memctl command (not undone yet) as a new commit; repeat to go further."""
     from memctl.undo import undo as run
@@ -101,7 +102,7 @@ def rollback(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what would change; write nothing.")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Restore one note as it was at REV, as a new commit (history is not rewritten)."""
     from memctl.undo import rollback as run
@@ -124,7 +125,7 @@ def rollback(
 @app.command()
 def sync(
     remote: Annotated[str | None, typer.Argument(help="Remote name (default: upstream).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Pull (rebase), re-index what changed, push: share a vault. Never force-pushes."""
     from memctl.sync import sync as run
@@ -151,7 +152,7 @@ def gc(
     apply: Annotated[
         bool, typer.Option("--apply", help="Do it (the default is a dry run).")
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Apply retention policies from config ([retention], stores' ttl); dry run by default."""
     from memctl.gc import gc as run
@@ -182,7 +183,7 @@ def gc(
 @app.command()
 def blame(
     note: Annotated[str, typer.Argument(help="A note path or id.")],
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Each claim with the commit, command, curator, model and author that last wrote it."""
     from dataclasses import asdict
@@ -202,7 +203,7 @@ def blame(
 @app.command()
 def drift(
     note: Annotated[str | None, typer.Argument(help="One note (default: every note).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Claims whose wording moved from their quotes, claims that lost sources, churned notes."""
     from memctl.drift import drift as run

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, is_tty, n, out
 
 
@@ -25,7 +26,7 @@ def init(
             "--force", help="Also make a home folder, or one of many non-note files, a vault."
         ),
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable result.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Create a vault, or adopt a folder of notes: config, stores, INDEX.md, git, first commit.
 

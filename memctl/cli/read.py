@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, n, out, table
 
 
 @app.command()
 def log(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many commits.")] = 20,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Memory commits, newest first."""
     commits = open_vault().log(limit)
@@ -29,7 +30,7 @@ def log(
 @app.command()
 def show(
     ref: Annotated[str, typer.Argument(help="A note path, a session id, or a turn raw/...md#tN.")],
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Print a note, a whole session, or one turn."""
     res = open_vault().show(ref)
@@ -49,7 +50,7 @@ def show(
 
 @app.command()
 def status(
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Counts per store and per user, and what is not committed yet."""
     from memctl.hooks.handlers import LOG_REL, log_lines

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memctl.cli import app, open_vault, state
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, is_tty, out, table
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ _Budget = Annotated[
     int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
 ]
 _Format = Annotated[str, typer.Option("--format", help=_FORMAT_HELP)]
-_Json = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 _Project = Annotated[
     bool,
     typer.Option(
@@ -97,7 +97,7 @@ def recall(
     none: Annotated[
         bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
     ] = False,
-    json_out: _Json = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
     res = open_vault().recall(
@@ -120,7 +120,7 @@ def context(
     none: Annotated[
         bool, typer.Option("--none", help="Give nothing (also MEMCTL_RECALL=off).")
     ] = False,
-    json_out: _Json = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
     res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
@@ -193,7 +193,7 @@ def hooks_install(
         ),
     ] = False,
     dry_run: _DryRun = False,
-    json_out: _Json = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Merge memctl's SessionStart, UserPromptSubmit, Stop and SessionEnd hooks into settings."""
     from memctl.hooks import install
@@ -216,7 +216,7 @@ def hooks_uninstall(
         bool, typer.Option("--portable", help="From the project's shared .claude/settings.json.")
     ] = False,
     dry_run: _DryRun = False,
-    json_out: _Json = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Remove memctl's hooks (and only those) from settings."""
     from memctl.hooks import uninstall

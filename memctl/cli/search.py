@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memctl.cli import app, open_vault
+from memctl.cli.options import JsonFlag
 from memctl.cli.render import emit_json, n
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def search(
     turns: Annotated[bool, typer.Option("--turns", help="Only raw turns.")] = False,
     notes: Annotated[bool, typer.Option("--notes", help="Only notes.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="How many hits.")] = 10,
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Ranked search over every turn and note (BM25, phrases in quotes, filters)."""
     kind = None if turns == notes else ("turn" if turns else "note")
@@ -132,7 +133,7 @@ def _rich(res: SearchResult) -> None:
 
 @app.command()
 def reindex(
-    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    json_out: JsonFlag = False,
 ) -> None:
     """Rebuild the search index from the files (it is never needed for correctness)."""
     res = open_vault().reindex()
