@@ -57,7 +57,8 @@ from memctl.store import atomic_write, stays_inside
 #    turns carry a turn:N key so a claim can find the turns it cites.
 # 7: claim lines carry cite: keys and notes link: keys (recall's citation/link graph).
 # 8: turns carry an `asks` fast field: how much of the turn is questions (search ranks it).
-SCHEMA_VERSION = 8
+# 9: turns carry a `pos` fast field, their number in the session (the answer lift).
+SCHEMA_VERSION = 9
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -171,6 +172,8 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("live", fast=True)
     # percent of a turn's sentences that are questions (memctl.search.W_ASK)
     sb.add_unsigned_field("asks", fast=True)
+    # a turn's number in its session: the turn after a question is found among the candidates
+    sb.add_unsigned_field("pos", fast=True)
     return sb.build()
 
 
@@ -315,6 +318,7 @@ def _session_docs(
         d.add_unsigned("sess", sess)
         d.add_unsigned("live", 1)
         d.add_unsigned("asks", asks(m.content))
+        d.add_unsigned("pos", n)
         said.append(line)
         yield d
 
@@ -1298,6 +1302,8 @@ class Plan:
     should: tuple[tuple[str, str, float], ...]  # (field, token, boost)
     phrases: tuple[tuple[str, ...], ...]  # analyzed tokens; each phrase must match in BODY
     filters: Filters = Filters()
+    # phrases that score in BODY when present but are not required, with their boost
+    near: tuple[tuple[tuple[str, ...], float], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -1372,6 +1378,12 @@ def _filter_queries(f: Filters) -> list[tantivy.Query]:
     return out
 
 
+def _phrase(tokens: Sequence[str]) -> tantivy.Query:
+    if len(tokens) > 1:
+        return tantivy.Query.phrase_query(SCHEMA, BODY, list(tokens))
+    return tantivy.Query.term_query(SCHEMA, BODY, tokens[0])
+
+
 def _text_query(plan: Plan, fields: tuple[str, ...] | None = None) -> tantivy.Query | None:
     should = [
         tantivy.Query.boost_query(tantivy.Query.term_query(SCHEMA, fld, tok), boost)
@@ -1380,12 +1392,9 @@ def _text_query(plan: Plan, fields: tuple[str, ...] | None = None) -> tantivy.Qu
         for fld, tok, boost in plan.should
         if fields is None or fld in fields
     ]
-    phrases = [
-        tantivy.Query.phrase_query(SCHEMA, BODY, list(p))
-        if len(p) > 1
-        else tantivy.Query.term_query(SCHEMA, BODY, p[0])
-        for p in plan.phrases
-    ]
+    if fields is None or BODY in fields:
+        should += [tantivy.Query.boost_query(_phrase(p), boost) for p, boost in plan.near]
+    phrases = [_phrase(p) for p in plan.phrases]
     if not phrases:
         if not should:
             return None
@@ -1466,7 +1475,7 @@ class Reader:
             if f.statuses == ("active",) and not plan.empty:
                 # Nearly everything is active: filter the top hits, and only if too many of
                 # them were not, ask tantivy to filter the whole query.
-                loose = Plan(plan.should, plan.phrases, replace(f, statuses=()))
+                loose = replace(plan, filters=replace(f, statuses=()))
                 hits = self._search(loose, n)
                 if hits:
                     live = self.searcher.fast_field_values("live", [a for _, a in hits])
@@ -1511,11 +1520,18 @@ class Reader:
         return list(self.searcher.search(text, limit=n, count=False).hits)
 
     def asks(self, addrs: Sequence[Any]) -> list[int]:
-        """Each document's `asks` share (0 for notes, claims and pre-schema-8 documents)."""
+        """Each document's `asks` share (0 for notes and claims)."""
+        return self._fast("asks", addrs)
+
+    def positions(self, addrs: Sequence[Any]) -> list[int]:
+        """Each turn's number in its session (0 for notes and claims)."""
+        return self._fast("pos", addrs)
+
+    def _fast(self, name: str, addrs: Sequence[Any]) -> list[int]:
         if not addrs:
             return []
         try:
-            return [int(v or 0) for v in self.searcher.fast_field_values("asks", list(addrs))]
+            return [int(v or 0) for v in self.searcher.fast_field_values(name, list(addrs))]
         except BaseException as exc:
             if _is_broken(exc):
                 raise IndexBroken(str(exc)) from None

@@ -36,7 +36,9 @@ MIN_CANDIDATES = 50  # ranked before blending; more did not change recall
 W_SPEAKER = 0.5  # extra share of score for a turn said by a person the query names
 W_CLAIM = 0.5  # a turn cited by a matching claim line scores at least this share of it
 CLAIM_POOL = 20  # best-matching claim lines whose cited turns are lifted
+W_PHRASE = 1.0  # extra weight of a quoted phrase in a query that has other words too
 W_ASK = 0.6  # a turn made only of questions scores this share (W_ASK ** share asked)
+W_ANSWER = 0.7  # the turn after one that asks scores at least this share of the asker's score
 
 # English function words plus question words: "what did Dana say about egress" must be
 # carried by "dana", "egress", not by "what", "did", "about".
@@ -184,13 +186,27 @@ def _id_like(word: str) -> bool:
 
 
 def build_plan(parsed: ParsedQuery, filters: index.Filters) -> index.Plan:
+    """Weighted terms over the fields; quoted phrases are required only when they are all.
+
+    "What did Caroline take away from "Becoming Nicole"?" names a title, and the turn that
+    answers ("It taught me self-acceptance") need not repeat it: in a question with words
+    outside the quotes, a phrase's words count as loose words and the whole phrase as a
+    bonus, so the turns that have it rank first and the others still rank.
+    """
+    terms = parsed.terms
+    required = parsed.phrases
+    near: tuple[tuple[tuple[str, ...], float], ...] = ()
+    if parsed.phrases and parsed.words:
+        terms += tuple(t for p in parsed.phrases for t in p)
+        required = ()
+        near = tuple((p, W_PHRASE) for p in parsed.phrases if len(p) > 1 and W_PHRASE > 0)
     should: list[tuple[str, str, float]] = []
-    for tok, count in Counter(parsed.terms).items():
+    for tok, count in Counter(terms).items():
         should.append((index.BODY, tok, float(count)))
         should.append((index.WINDOW, tok, W_WINDOW * count))
         should.append((index.WHEN, tok, W_WHEN * count))
     should.extend((index.EXACT, w, W_EXACT) for w in parsed.exact)
-    return index.Plan(tuple(should), parsed.phrases, filters)
+    return index.Plan(tuple(should), required, filters, near)
 
 
 # ---- filters ------------------------------------------------------------------------------
@@ -309,7 +325,7 @@ def speakers_named(
     if not names:
         return cands, set()
     theirs = reader.candidates(
-        index.Plan(plan.should, plan.phrases, replace(f, kinds=("turn",), speakers=names)), n
+        replace(plan, filters=replace(f, kinds=("turn",), speakers=names)), n
     )
     have = {_addr(c) for c in cands}
     return cands + [c for c in theirs if _addr(c) not in have], {_addr(c) for c in theirs}
@@ -326,13 +342,28 @@ def asked_less(
     W_ASK ** (share of its sentences that are questions); on LoCoMo this gave +1 R@10
     overall and +3 multi-hop, on each of the three dev conversations. The session blend
     has run already: a question still tells which conversation is about the topic.
+
+    The turn after one that asks is the likely answer: it scores at least W_ANSWER x the
+    asker's score before the question weight, when both are candidates. "Love that color!
+    For walking or running?" matches "What are Melanie's new shoes for?"; the reply
+    "These are for running" says the answer without the question's words.
     """
     if W_ASK >= 1.0 or not ranked:
         return ranked
-    shares = reader.asks([c.addr for _, c in ranked])
-    return [
+    addrs = [c.addr for _, c in ranked]
+    shares = reader.asks(addrs)
+    out = [
         (s * W_ASK ** (a / 100) if a else s, c) for (s, c), a in zip(ranked, shares, strict=True)
     ]
+    if W_ANSWER <= 0 or not any(shares):
+        return out
+    pos = reader.positions(addrs)
+    at = {(c.sess, p): i for i, ((_, c), p) in enumerate(zip(ranked, pos, strict=True)) if p}
+    for (s, c), a, p in zip(ranked, shares, pos, strict=True):
+        j = at.get((c.sess, p + 1)) if a and p else None
+        if j is not None and out[j][0] < W_ANSWER * s:
+            out[j] = (W_ANSWER * s, out[j][1])
+    return out
 
 
 def claim_keys(
@@ -351,7 +382,7 @@ def claim_keys(
     if f.kinds not in ((), ("turn",)) or f.stores or W_CLAIM <= 0:
         return cands, {}  # a search for notes, or within a store: no turn to lift
     keys = index.Filters(kinds=("claim",), users=f.users, scopes=f.scopes, statuses=("active",))
-    claims = reader.candidates(index.Plan(plan.should, plan.phrases, keys), CLAIM_POOL)
+    claims = reader.candidates(replace(plan, filters=keys), CLAIM_POOL)
     if not claims:
         return cands, {}
     lift: dict[str, float] = {}

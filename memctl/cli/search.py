@@ -23,7 +23,8 @@ def search(
         list[str] | None,
         typer.Argument(
             metavar="QUERY",
-            help='Words to look for; "quoted words" must appear as a phrase.',
+            help='Words to look for; "quoted words" must appear as a phrase, unless other'
+            " words are given too: then the turns that have the phrase rank first.",
         ),
     ] = None,
     store: Annotated[
