@@ -7,6 +7,7 @@ the tree has been quiet for `debounce` seconds.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")
 # What changes a file. watchdog also reports opens and closes without a write (inotify's
@@ -52,6 +54,13 @@ class _Collector(FileSystemEventHandler):
                     self.pending.add(p)
                     self.last = time.monotonic()
 
+    def add(self, p: str) -> None:
+        """Count `p` as changed: a file found by a walk rather than reported by an event."""
+        if self.keep(p):
+            with self.lock:
+                self.pending.add(p)
+                self.last = time.monotonic()
+
     def take(self, quiet: float) -> list[str]:
         with self.lock:
             if not self.pending or time.monotonic() - self.last < quiet:
@@ -59,6 +68,27 @@ class _Collector(FileSystemEventHandler):
             out = sorted(self.pending)
             self.pending.clear()
             return out
+
+
+class _TopLevel(FileSystemEventHandler):
+    """The vault root, watched alone: its own files go to the note collector, and each new
+    folder in it gets a recursive watch of its own."""
+
+    def __init__(
+        self, notes: _Collector, watch: Callable[[Path], None], unwatch: Callable[[Path], None]
+    ) -> None:
+        self.notes, self.watch, self.unwatch = notes, watch, unwatch
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        def path(p: str | bytes) -> Path:
+            return Path(p.decode() if isinstance(p, bytes) else p)
+
+        if event.is_directory:
+            if event.event_type in ("deleted", "moved"):
+                self.unwatch(path(event.src_path))
+            if event.event_type in ("created", "moved"):
+                self.watch(path(event.dest_path if event.event_type == "moved" else event.src_path))
+        self.notes.on_any_event(event)
 
 
 class VaultWatcher:
@@ -81,6 +111,7 @@ class VaultWatcher:
         self._notes = _Collector(self._is_note)
         self._transcripts = _Collector(self._is_transcript)
         self._observer = Observer()
+        self._watched: dict[Path, ObservedWatch] = {}
         self._stop = threading.Event()
         # files this watcher's own ingests wrote, with the stat they were left at: their
         # events may arrive a flush later, and are not edits
@@ -115,8 +146,35 @@ class VaultWatcher:
         name = Path(p).name
         return name.endswith(TRANSCRIPT_SUFFIXES) and not name.startswith(".")
 
+    def _watch_folder(self, d: Path, *, new: bool = True) -> None:
+        """Watch a top-level folder of the vault, unless notes never live there (dot-folders).
+
+        A recursive watch of the root would put an inotify watch on every `.git/objects/xx`
+        and `.memctl/index` folder and wake on every commit and index write, for events the
+        note filter then drops. Whatever a new folder held before its watch was set (`mkdir
+        -p` and a save in one go, a folder moved in) is found by walking it once.
+        """
+        if d.parent != self.root or d.name.startswith(".") or d in self._watched:
+            return
+        if d.is_symlink() or not d.is_dir():
+            return
+        self._watched[d] = self._observer.schedule(self._notes, str(d), recursive=True)
+        if new:
+            for p in sorted(d.rglob("*.md")):
+                self._notes.add(str(p))
+
+    def _unwatch_folder(self, d: Path) -> None:
+        """A top-level folder deleted or moved away: its name may be made again and watched."""
+        watch = self._watched.pop(d, None)
+        if watch is not None:
+            with contextlib.suppress(KeyError):
+                self._observer.unschedule(watch)
+
     def start(self) -> None:
-        self._observer.schedule(self._notes, str(self.root), recursive=True)
+        top = _TopLevel(self._notes, self._watch_folder, self._unwatch_folder)
+        self._observer.schedule(top, str(self.root))
+        for d in sorted(self.root.iterdir()):
+            self._watch_folder(d, new=False)
         for d in self.ingest_dirs:
             self._observer.schedule(self._transcripts, str(d), recursive=True)
         self._observer.start()

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from util import new_vault, ok
 
 
@@ -109,3 +112,68 @@ def test_a_hand_edit_and_a_transcript_in_one_flush_are_both_handled(tmp_path: Pa
         assert not [e.error for e in events if e is not None and e.error]
     finally:
         watcher.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="reads inotify from /proc")
+def test_the_watcher_never_watches_git_or_memctl_folders_and_sees_a_new_folder(
+    tmp_path: Path,
+) -> None:
+    """Notes never live in dot-folders, so inotify watches there (.git/objects/xx,
+    .memctl/index) cost watches and events for nothing; a folder made after start is seen."""
+    from memctl import Vault
+    from memctl.watch import VaultWatcher
+
+    v = new_vault(tmp_path)
+    watcher = VaultWatcher(Vault.open(v), [], debounce=0.2)
+    before = _inotify_inodes()
+    watcher.start()
+    try:
+        time.sleep(0.3)  # watchdog adds its watches on its own thread
+        watched = _inotify_inodes() - before
+        assert watched, "no inotify watch found"
+        hidden = {p.stat().st_ino for p in v.rglob("*") if p.is_dir()
+                  and any(part.startswith(".") for part in p.relative_to(v).parts)}
+        assert len(hidden) > 10  # .git/objects/xx, .memctl/index, ...
+        assert not watched & hidden, len(watched & hidden)
+        assert (v / "knowledge").stat().st_ino in watched
+        # a folder made after start, with a note written into it at once
+        new = v / "projects" / "deep"
+        new.mkdir(parents=True)
+        (new / "kinkajou.md").write_text("# Kinkajou\n\n- the kinkajou queue drains nightly\n")
+        (v / "knowledge" / "tapir.md").write_text("# Tapir\n\n- tapir hosts are in eu-west\n")
+        seen: set[str] = set()
+
+        def both() -> bool:
+            ev = watcher.poll()
+            if ev is not None:
+                assert ev.error is None, ev.error
+                seen.update(ev.reindexed)
+            return {"projects/deep/kinkajou.md", "knowledge/tapir.md"} <= seen
+
+        assert _wait_for(both, timeout=10), seen
+        assert seen == {"projects/deep/kinkajou.md", "knowledge/tapir.md"}  # nothing else
+        assert _hits(v, "kinkajou") == ["projects/deep/kinkajou.md"]
+        # a folder deleted and made again under the same name is watched again
+        shutil.rmtree(v / "projects")
+        time.sleep(0.3)
+        (v / "projects").mkdir()
+        (v / "projects" / "margay.md").write_text("# Margay\n\n- margay runs the backups\n")
+        assert _wait_for(lambda: ((ev := watcher.poll()) is not None
+                                  and seen.update(ev.reindexed) is None
+                                  and "projects/margay.md" in seen), timeout=10), seen
+    finally:
+        watcher.stop()
+
+
+def _inotify_inodes() -> set[int]:
+    """The inodes this process's inotify instances watch, as the kernel lists them."""
+    out: set[int] = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if str(fd.readlink()) != "anon_inode:inotify":
+                continue
+            info = Path(f"/proc/self/fdinfo/{fd.name}").read_text()
+        except OSError:
+            continue
+        out |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", info, re.M)}
+    return out
