@@ -433,3 +433,85 @@ def test_a_claim_refused_by_its_floor_is_refused_as_the_packer_would(
     slow = [j for user, q in QUERIES for j in _recalls(v, user, q, budgets)]
     assert checked > 200 and refused > 50, (checked, refused)
     assert fast == slow
+
+
+def test_the_uncounted_floor_of_heading_and_sources_never_tops_their_count(
+    curated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Packer.extra(m, floor=True)` (lower bounds, nothing counted) against `extra(m)`
+    for every claim and turn of the curated sample, into a fresh and a part-filled packer;
+    the floors try it first and refuse on it alone."""
+    v = Vault.open(curated)
+    r = Reader(v, "dana", None)
+    renderer = prompt.Renderer("md", "Memory for dana: q", {"user": "dana", "query": "q"})
+    mems = []
+    for s in v.sessions():
+        for n in range(1, int(s["turns"]) + 1):
+            m = prompt._turn_memory(r, f"{s['path']}#t{n}", 1.0, "", None)
+            if m is not None:
+                mems.append(m)
+    for store in v.config.stores:
+        for path in v.notes(store):
+            rel = path.relative_to(v.root).as_posix()
+            note = r.note(rel)
+            if note is None:
+                continue
+            for _, c in note.active_claims():
+                refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
+                cites, why = rank.check_cites(r, refs)
+                if why is None and cites:
+                    mems.append(prompt.Memory(kind="claim", text=c.text, basis="stated",
+                                              ref=rel, score=1.0, citations=cites,
+                                              title=note.title))  # fmt: skip
+    assert sum(m.kind == "claim" for m in mems) > 20 and len(mems) > 100
+    from memctl import tokens
+
+    enc = tokens.encoding()
+    assert enc is not None
+    lower = 0
+    for first in (None, mems[0], mems[-1]):
+        packer = prompt.Packer(renderer, 100_000)
+        if first is not None:
+            assert packer.add(first) is not None
+        monkeypatch.setattr(enc, "_counts", {})  # no word counted before: the guessing path
+        cheap = [packer.extra(m, floor=True) for m in mems]
+        prompt.count_cached.cache_clear()  # counted now, word by word
+        exact = [packer.extra(m) for m in mems]
+        for m, lo, n in zip(mems, cheap, exact, strict=True):
+            assert 0 <= lo <= n, (m.ref, lo, n)
+        lower += sum(lo < n for lo, n in zip(cheap, exact, strict=True))
+        assert [packer.extra(m, floor=True) for m in mems] == exact, "counted words: exact"
+    assert lower > 50, "the cheap floor is a floor, not the count under another name"
+
+
+def test_the_floors_refuse_without_counting_sources(
+    curated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At small budgets most claims and turns are refused by the uncounted floor: the
+    same recalls (decisions and reasons too) as with every floor counted, for a fraction
+    of the source lines (paths, words never seen) counted."""
+    from memctl.recall import pack
+
+    counted: list[str] = []
+    real_count, real_extra = pack._count, pack.Packer.extra
+
+    def counting(text: str) -> int:
+        counted.append(text)
+        return int(real_count(text))
+
+    def always_counted(self: pack.Packer, m: Any, floor: bool = False) -> int:
+        return real_extra(self, m)
+
+    def run() -> tuple[list[dict[str, Any]], int]:
+        counted.clear()
+        out = [j for user, q in QUERIES for j in _recalls(v, user, q, range(60, 260, 40))]
+        return out, sum(line.startswith("- ") and " = raw/" in line for line in counted)
+
+    monkeypatch.setattr(pack, "_count", counting)
+    v = Vault.open(curated)
+    fast, cheap = run()
+    monkeypatch.setattr(pack.Packer, "extra", always_counted)
+    slow, full = run()
+    assert fast == slow
+    assert any(d["reason"] == "over the token budget" for j in fast for d in j["explain"])
+    assert cheap * 2 < full, (cheap, full)

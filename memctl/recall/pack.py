@@ -25,14 +25,19 @@ class Packer:
         self.sources: set[str] = set()
         self.used = _count(renderer.head() + renderer.tail()) if budget > 0 else 0
 
-    def extra(self, m: Memory) -> int:
-        """What adding `m` costs besides its item: its group heading and source lines."""
+    def extra(self, m: Memory, floor: bool = False) -> int:
+        """What adding `m` costs besides its item: its group heading and source lines.
+
+        With `floor`, at most that, and cheaper: each part's `tokens.lower_bound` instead
+        of its count (a source line names a path, whose words are rarely counted before).
+        """
+        count = tokens.lower_bound if floor else _count
         key = "\0turns" if m.kind == "turn" else m.ref
-        extra = 0 if key in self.groups else _count(self.r.group(m))
+        extra = 0 if key in self.groups else count(self.r.group(m))
         new = [p for p in sessions_of(m) if p not in self.sources]
         if new and not self.sources:
-            extra += _count(self.r.sources_head())
-        extra += sum(_count(self.r.source(p)) for p in new)
+            extra += count(self.r.sources_head())
+        extra += sum(count(self.r.source(p)) for p in new)
         return extra
 
     def cost(self, m: Memory) -> int:

@@ -79,7 +79,9 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
     count is the count of `- [<cite>]` plus that of the rest, which holds at least one
     piece: at least one token. The group heading and source lines come on top, counted as
     the packer counts them. A turn over the budget by this floor is refused without
-    cutting and tokenizing its body, with the packer's own reason.
+    cutting and tokenizing its body, with the packer's own reason. A lower floor, with
+    every part bounded by `tokens.lower_bound` and nothing counted, is tried first: what
+    it refuses the counted floor refuses too.
     """
     if packer.r.fmt != "md" or tokens.encoding() is None:
         return None
@@ -94,7 +96,11 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
         citations=(cite,),
         speaker=cite.speaker or (hit.speaker if hit is not None else None),
     )  # what _turn_memory gives but the body: the same cite, date and speaker
-    return count_cached(packer.r.turn_head(shell)) + 1 + packer.extra(shell)
+    head = packer.r.turn_head(shell)
+    least = tokens.lower_bound(head) + 1 + packer.extra(shell, floor=True)
+    if packer.used + least > packer.budget:
+        return least
+    return count_cached(head) + 1 + packer.extra(shell)
 
 
 def _claim_memory(c: Claim, cites: tuple[Cite, ...]) -> Memory:
@@ -127,12 +133,17 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
     so its `lower_bound` (a sum over pieces) is at most the full item's count. The group
     heading and source lines depend on the note and the cited sessions only and are
     counted as the packer counts them. A claim over the budget by this floor is refused
-    with the packer's own reason, its sessions never read.
+    with the packer's own reason, its sessions never read. Those lines are bounded by
+    `tokens.lower_bound` first, and counted only when that does not refuse the claim.
     """
     if packer.r.fmt != "md" or tokens.encoding() is None:
         return None
     shell = _claim_memory(c, tuple(Cite(ref, None, None, quote) for ref, quote in c.refs))
-    return tokens.lower_bound(packer.r.item(shell)) + packer.extra(shell)
+    item = tokens.lower_bound(packer.r.item(shell))
+    least = item + packer.extra(shell, floor=True)
+    if packer.used + least > packer.budget:
+        return least
+    return item + packer.extra(shell)
 
 
 # ---- recall -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from memctl.recall.graph import Reader
@@ -157,21 +158,29 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     per_turn: list[Counter[str]] = []  # per session: in how many of its turns each word is
     spread: Counter[str] = Counter()
     for path, _ in picked_sessions:
-        c: Counter[str] = Counter()
-        for terms in terms_of_each(r.contents(path)):  # cut from the text recall reads anyway
-            c.update(terms - known)
+        # counted over all turns at once, in C; the words already known are taken out after
+        c = Counter(chain.from_iterable(terms_of_each(r.contents(path))))
+        for t in known & c.keys():
+            del c[t]
         per_turn.append(c)
         spread.update(c)
     # only words two turns share can be picked: the rest are never weighed
     cands = [t for t, k in spread.items() if k >= 2 and len(t) >= 3 and not t.isdigit()]
     if not cands:
         return {}
+    # tf: each session's weight once per turn holding the word, session by session, as a
+    # running sum (the order fixes the float); words with the same counts share the sum
+    sums: dict[tuple[int, ...], float] = {}
     tf: dict[str, float] = {}
     for t in cands:
-        x = 0.0
-        for (_, w), c in zip(picked_sessions, per_turn, strict=True):
-            for _ in range(c[t]):  # w once per turn, session by session, as a running sum
-                x += w
+        counts = tuple(c[t] for c in per_turn)
+        x = sums.get(counts)
+        if x is None:
+            x = 0.0
+            for (_, w), k in zip(picked_sessions, counts, strict=True):
+                for _ in range(k):
+                    x += w
+            sums[counts] = x
         tf[t] = x
     # Asking the index for a word's document frequency is most of the cost, and two long
     # sessions share hundreds of words: ask in order of tf, and stop once no word left can

@@ -24,12 +24,12 @@ def content_terms(text: str) -> frozenset[str]:
         from memctl.search import STOPWORDS
 
         _STOP_STEMS = {t for w in STOPWORDS for t in analyze(w)} | {"s", "t"}
-    # set operations in C over the distinct tokens, not a Python test per token
-    terms = set(analyze(text))
-    terms -= _STOP_STEMS
+    # set operations in C over the distinct tokens, not a Python test per token;
+    # `difference` walks the text's words, where `-=` would walk every stopword
+    terms = frozenset(analyze(text)).difference(_STOP_STEMS)
     if terms and min(map(len, terms)) < 2:
-        terms = {t for t in terms if len(t) > 1}
-    return frozenset(terms)
+        terms = frozenset(t for t in terms if len(t) > 1)
+    return terms
 
 
 _BREAK = "zqxjzqxjzqxj"  # a token between texts: one token, as the analyzer keeps it
@@ -67,24 +67,25 @@ def _terms_of_each(texts: list[str]) -> list[frozenset[str]]:
     stop = _STOP_STEMS
     assert stop is not None
     toks = analyze(f" {_BREAK} ".join(texts))
-    groups: list[set[str]] = []
+    groups: list[list[str]] = []
     at = 0
     while True:  # cut at the breaks with list.index, in C, not a test per token
         try:
             end = toks.index(_BREAK, at)
         except ValueError:
-            groups.append(set(toks[at:]))
+            groups.append(toks[at:])
             break
-        groups.append(set(toks[at:end]))
+        groups.append(toks[at:end])
         at = end + 1
     if len(groups) != len(texts):
         return [content_terms(t) for t in texts]
     out: list[frozenset[str]] = []
-    for terms in groups:
-        terms -= stop
+    for group in groups:
+        # as content_terms: `difference` walks the text's few words, not every stopword
+        terms = frozenset(group).difference(stop)
         if terms and min(map(len, terms)) < 2:
-            terms = {t for t in terms if len(t) > 1}
-        out.append(frozenset(terms))
+            terms = frozenset(t for t in terms if len(t) > 1)
+        out.append(terms)
     return out
 
 
