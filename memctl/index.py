@@ -1642,6 +1642,9 @@ class Reader:
         return self._fields_at(c.addr)
 
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def _turn_texts(root: Path, fields: list[dict[str, Any]], moved: set[str]) -> list[str | None]:
     """Each hit's text: stored for notes, read from the raw file by byte span for turns.
 
@@ -1660,12 +1663,16 @@ def _turn_texts(root: Path, fields: list[dict[str, Any]], moved: set[str]) -> li
             out.append(None if gone else str(f.get("text", "")))
             continue
         try:
-            with open(f"{base}/{rel}", "rb") as fh:  # noqa: PTH123
-                st = os.fstat(fh.fileno())
+            # a file descriptor and one pread, not a buffered file object: ten hits a search
+            fd = os.open(f"{base}/{rel}", _READ_FLAGS)
+            try:
+                st = os.fstat(fd)
                 if (st.st_mtime_ns, st.st_size) == (span[2], span[3]):
-                    fh.seek(span[0])
-                    out.append(fh.read(span[1] - span[0]).decode("utf-8", "surrogatepass"))
+                    data = os.pread(fd, span[1] - span[0], span[0])  # short only at EOF
+                    out.append(data.decode("utf-8", "surrogatepass"))
                     continue
+            finally:
+                os.close(fd)
         except (OSError, UnicodeDecodeError):
             pass
         # the file moved on since it was indexed: read the turn the slow way
@@ -1695,14 +1702,20 @@ def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int
         frag = sn.fragment()
         ranges = sn.highlighted()
         if frag and ranges:
-            raw = frag.encode("utf-8")
-            marks = tuple(
-                (
-                    len(raw[: r.start].decode("utf-8", "ignore")),
-                    len(raw[: r.end].decode("utf-8", "ignore")),
+            if frag.isascii():  # a byte is a char: the offsets are the ranges themselves
+                n = len(frag)
+                marks = tuple((min(r.start, n), min(r.end, n)) for r in ranges)
+            else:
+                raw = frag.encode("utf-8")
+                marks = tuple(
+                    (
+                        len(raw[: r.start].decode("utf-8", "ignore")),
+                        len(raw[: r.end].decode("utf-8", "ignore")),
+                    )
+                    for r in ranges
                 )
-                for r in ranges
-            )
-            return frag.translate(_FLAT), marks
+            if not frag.isprintable():  # else it holds none of _FLAT's characters
+                frag = frag.translate(_FLAT)
+            return frag, marks
     flat = " ".join(text.split())
     return (flat[: width - 1] + "…" if len(flat) > width else flat), ()
