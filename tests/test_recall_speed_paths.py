@@ -245,18 +245,30 @@ def test_a_kept_session_is_read_again_once_it_changes(tmp_path: Path) -> None:
     assert Reader(v, "dana", None).turn_scope(ref) == "user:marco"
 
 
-def test_one_analyzer_call_gives_each_texts_terms(sample: Path) -> None:
+def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
+    """turn_counts (one analyzer call, stopwords and short tokens taken out of the count)
+    against content_terms of each text, counted one by one."""
     v = Vault.open(sample)
     r = Reader(v, "dana", None)
     texts = [t for s in v.sessions() for t in r.contents(s["path"])]
     assert len(texts) > 20
     odd = ["", "   ", "Ünïcödé wörds and 日本語", "it's DANA's NAT-gateway; 42 x 1.5", "a b c"]
-    for batch in (texts, odd, texts[:3] + odd):
-        assert words.terms_of_each(batch) == [content_terms(t) for t in batch]
+    odd += ["the the THE", "x", "I a s t", "x9 9x", "naïve café"]
+
+    def one_by_one(batch: list[str]) -> Counter[str]:
+        return Counter(t for text in batch for t in content_terms(text))
+
+    for batch in (texts, odd, texts[:3] + odd, odd[:1], []):
+        words._COUNTS.clear()
+        got = words.turn_counts(batch)
+        assert got == one_by_one(batch)
+        assert all(k > 0 for k in got.values())
+        got["egress"] = 99  # a copy: the caller may change it
+        assert words.turn_counts(batch) == one_by_one(batch), "kept counts unchanged"
     # a text that holds the break token itself is analyzed on its own
     tricky = ["egress costs", f"we said {words._BREAK.upper()} twice", "NAT gateway"]
-    assert words.terms_of_each(tricky) == [content_terms(t) for t in tricky]
-    assert words._BREAK in content_terms(tricky[1])
+    assert words.turn_counts(tricky) == one_by_one(tricky)
+    assert words.turn_counts(tricky)[words._BREAK] == 1
 
 
 def _recalls(v: Vault, user: str, query: str, budgets: range) -> list[dict[str, Any]]:
@@ -515,3 +527,25 @@ def test_the_floors_refuse_without_counting_sources(
     assert fast == slow
     assert any(d["reason"] == "over the token budget" for j in fast for d in j["explain"])
     assert cheap * 2 < full, (cheap, full)
+
+
+def test_a_turn_found_once_per_recall_answers_as_a_fresh_look(sample: Path) -> None:
+    """Reader._turn keeps each heading it found for the rest of the recall: scope, cite,
+    role and text asked again (and in another order) equal a fresh Reader's first answer,
+    for every turn of the sample sessions, refs that do not exist included."""
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    refs = [f"{s['path']}#t{n}" for s in v.sessions() for n in range(0, int(s["turns"]) + 2)]
+    refs += ["raw/nowhere.md#t1", "knowledge/team.md#t1", f"{refs[0].split('#')[0]}#tx"]
+    assert len(refs) > 100
+
+    def look(reader: Reader, ref: str) -> tuple[object, ...]:
+        return (reader.turn_scope(ref), reader.cite(ref, "q"), reader.turn_role(ref),
+                reader.turn_text(ref))  # fmt: skip
+
+    first = {ref: look(r, ref) for ref in refs}
+    again = {ref: look(r, ref) for ref in reversed(refs)}
+    fresh = {ref: look(Reader(v, "dana", None), ref) for ref in refs}
+    assert first == again == fresh
+    assert sum(f[0] is None for f in first.values()) == 2 * len(v.sessions()) + 3
+    assert sum(f[3] is not None for f in first.values()) > 100

@@ -58,6 +58,7 @@ class Reader:
         self._synced = False
         self._notes: dict[str, Note | None] = {}
         self._sessions: dict[str, tuple[str, str] | None] = {}
+        self._turns: dict[str, tuple[str, str, int, int] | None] = {}
         self._searcher: Any = None
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
@@ -123,17 +124,24 @@ class Reader:
         return self._sessions[path]
 
     def _turn(self, ref: str) -> tuple[str, str, int, int] | None:
-        """(scope, session text, start and end of the turn's heading line), or None."""
+        """(scope, session text, start and end of the turn's heading line), or None.
+
+        Found once per recall: its scope, cite, role and text are asked for one by one,
+        and finding a heading scans the session text up to it (~100 KB for a long one).
+        """
+        if ref in self._turns:
+            return self._turns[ref]
         path, _, n = ref.partition("#t")
         got = self._session(path) if n.isdigit() else None
-        if got is None:
-            return None
-        text = got[1]
-        at = text.find(f"\n## t{int(n)} · ")  # raw.py escapes a heading inside a turn
-        if at < 0:
-            return None
-        end = text.find("\n", at + 1)
-        return got[0], text, at + 1, len(text) if end < 0 else end
+        found = None
+        if got is not None:
+            text = got[1]
+            at = text.find(f"\n## t{int(n)} · ")  # raw.py escapes a heading inside a turn
+            if at >= 0:
+                end = text.find("\n", at + 1)
+                found = got[0], text, at + 1, len(text) if end < 0 else end
+        self._turns[ref] = found
+        return found
 
     def turn_scope(self, ref: str) -> str | None:
         """The scope of the session a turn belongs to; None when the turn cannot be read."""

@@ -19,12 +19,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
-from itertools import chain
 from typing import TYPE_CHECKING
 
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
-from memctl.recall.words import content_terms, plain, query_terms, terms_of_each
+from memctl.recall.words import content_terms, plain, query_terms, turn_counts
 
 if TYPE_CHECKING:
     from memctl.notes import Note
@@ -155,15 +154,15 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
         path = h.ref.split("#", 1)[0]
         sessions[path] = max(sessions.get(path, 0.0), s)
     picked_sessions = sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]
-    per_turn: list[Counter[str]] = []  # per session: in how many of its turns each word is
-    spread: Counter[str] = Counter()
-    for path, _ in picked_sessions:
-        # counted over all turns at once, in C; the words already known are taken out after
-        c = Counter(chain.from_iterable(terms_of_each(r.contents(path))))
+    # per session: in how many of its turns each word is (cut from the text recall reads
+    # anyway); `spread`: in how many turns of them all
+    per_turn = [turn_counts(r.contents(path)) for path, _ in picked_sessions]
+    for c in per_turn:
         for t in known & c.keys():
             del c[t]
-        per_turn.append(c)
-        spread.update(c)
+    spread: Counter[str] = Counter()
+    for c in sorted(per_turn, key=len, reverse=True):
+        spread.update(c)  # the first is copied in C, the rest walked
     # only words two turns share can be picked: the rest are never weighed
     cands = [t for t, k in spread.items() if k >= 2 and len(t) >= 3 and not t.isdigit()]
     if not cands:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
+from itertools import chain
 
 # ---- words --------------------------------------------------------------------------------
 
@@ -35,58 +37,58 @@ def content_terms(text: str) -> frozenset[str]:
 _BREAK = "zqxjzqxjzqxj"  # a token between texts: one token, as the analyzer keeps it
 
 
-def terms_of_each(texts: list[str]) -> list[frozenset[str]]:
-    """`content_terms` of each text, with one analyzer call for all of them.
+def turn_counts(texts: list[str]) -> Counter[str]:
+    """For each content term (as `content_terms` gives them), in how many of `texts` it is,
+    with one analyzer call for all of them.
 
     Relevance feedback reads every turn of two sessions (~170 on a large vault); a call per
     turn cost a third more than one over the lot. The analyzer tokenizes, lowercases and
     stems each token on its own, so the texts joined by a break token give each text's
     tokens between the breaks. Should a text itself hold the break token, the count of
-    groups shows it, and each text is analyzed alone instead.
+    groups shows it, and each text is analyzed alone instead. Stopwords and one-character
+    tokens are taken out of the count once, not out of every text's set.
     """
-    if len(texts) < 2:
-        return [content_terms(t) for t in texts]
     key = tuple(texts)
-    got = _EACH.get(key)
+    got = _COUNTS.get(key)
     if got is None:
-        got = _terms_of_each(texts)
-        if len(_EACH) >= 64:  # a long-lived process meets the same best sessions again
-            _EACH.clear()
-        _EACH[key] = got
-    return got
+        got = _turn_counts(texts)
+        if len(_COUNTS) >= 64:  # a long-lived process meets the same best sessions again
+            _COUNTS.clear()
+        _COUNTS[key] = got
+    return Counter(got)  # a copy: the caller may take words out
 
 
-_EACH: dict[tuple[str, ...], list[frozenset[str]]] = {}
+_COUNTS: dict[tuple[str, ...], Counter[str]] = {}
 
 
-def _terms_of_each(texts: list[str]) -> list[frozenset[str]]:
+def _turn_counts(texts: list[str]) -> Counter[str]:
     from memctl.index import analyze
 
+    if len(texts) < 2:
+        return Counter(chain.from_iterable(map(content_terms, texts)))
     if _STOP_STEMS is None:
         content_terms("")  # fills _STOP_STEMS
     stop = _STOP_STEMS
     assert stop is not None
     toks = analyze(f" {_BREAK} ".join(texts))
-    groups: list[list[str]] = []
+    groups: list[frozenset[str]] = []
     at = 0
     while True:  # cut at the breaks with list.index, in C, not a test per token
         try:
             end = toks.index(_BREAK, at)
         except ValueError:
-            groups.append(toks[at:])
+            groups.append(frozenset(toks[at:]))
             break
-        groups.append(toks[at:end])
+        groups.append(frozenset(toks[at:end]))
         at = end + 1
     if len(groups) != len(texts):
-        return [content_terms(t) for t in texts]
-    out: list[frozenset[str]] = []
-    for group in groups:
-        # as content_terms: `difference` walks the text's few words, not every stopword
-        terms = frozenset(group).difference(stop)
-        if terms and min(map(len, terms)) < 2:
-            terms = frozenset(t for t in terms if len(t) > 1)
-        out.append(terms)
-    return out
+        return Counter(chain.from_iterable(map(content_terms, texts)))
+    counts = Counter(chain.from_iterable(groups))  # in C, over each text's distinct tokens
+    for t in stop & counts.keys():
+        del counts[t]
+    for t in [t for t in counts if len(t) < 2]:
+        del counts[t]
+    return counts
 
 
 # Words that frame a question rather than say what it is about ("what should I know about
@@ -115,7 +117,12 @@ def plain(text: str) -> str:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    # |a | b| is |a| + |b| - |a & b|: the same integers, so the same float, one set fewer
+    # (recall compares each claim with every line kept before it)
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def near_copy(kept: frozenset[str], new: frozenset[str], asked: frozenset[str], at: float) -> bool:
