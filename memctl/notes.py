@@ -492,7 +492,7 @@ def parse_note(text: str, path: str) -> Note:
         if line.startswith("```") or line.startswith("~~~"):
             in_fence = not in_fence
         if not in_fence:
-            fm = _FOOTDEF.match(line)
+            fm = _FOOTDEF.match(line) if line.startswith("[^") else None  # its first chars
             if fm:
                 label, rest = fm.group("label"), fm.group("rest")
                 cm = _CITE.match(rest)

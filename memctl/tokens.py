@@ -24,6 +24,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import importlib.util
+import itertools
 import marshal
 import math
 import sys
@@ -82,6 +83,7 @@ _SPECS: dict[str, dict[str, Any]] = {
 
 _lock = threading.Lock()
 _NO_RANK = 1 << 62  # above every rank: the pair is not in the table
+_BYTE = [bytes((b,)) for b in range(256)]
 _cache: dict[str, _BPE | None] = {}
 _cache_dir: Path | None = None
 
@@ -95,6 +97,18 @@ class _BPE:
         self.pattern = pattern
         self._counts: dict[str, int] = {}
         self._split: dict[str, list[bytes]] = {}  # words not in the table -> their tokens
+        self._words: dict[str, list[str]] = {}  # texts lately split -> their words
+
+    def words(self, text: str) -> list[str]:
+        """The pre-tokenizer's words of `text`. The last few texts are kept: recall bounds
+        a line, then counts it, and cuts what it counted (the split is a tenth of a count)."""
+        got = self._words.get(text)
+        if got is None:
+            got = self.pattern.findall(text)
+            if len(self._words) >= 256:
+                self._words.clear()
+            self._words[text] = got
+        return got
 
     def _merge(self, piece: bytes) -> list[bytes]:
         # Merge the adjacent pair with the lowest rank until none is in the table; ties go
@@ -102,9 +116,9 @@ class _BPE:
         # pairs beside a merge change, so only those are looked up again, and the lowest
         # rank is found by min() in C (a name or a pasted log line is tens of bytes).
         get = self.ranks.get
-        parts = [piece[i : i + 1] for i in range(len(piece))]
+        parts = [_BYTE[b] for b in piece]
         none = _NO_RANK
-        pair = [get(parts[i] + parts[i + 1], none) for i in range(len(parts) - 1)]
+        pair = [get(a + b, none) for a, b in itertools.pairwise(parts)]
         while pair:
             best = min(pair)
             if best == none:
@@ -123,7 +137,7 @@ class _BPE:
         out: list[bytes] = []
         ranks = self.ranks
         split = self._split
-        for word in self.pattern.findall(text):
+        for word in self.words(text):
             b = word.encode("utf-8", "surrogatepass")
             if b in ranks:
                 out.append(b)
@@ -145,7 +159,7 @@ class _BPE:
         # Per pre-tokenized word, its token count, keyed by the str itself: recall counts
         # the same names, paths and phrasing many times over, and a text whose every word
         # was seen before is summed in C without encoding anything.
-        words = self.pattern.findall(text)
+        words = self.words(text)
         seen = self._counts
         try:
             return sum(map(seen.__getitem__, words))
@@ -176,7 +190,7 @@ class _BPE:
         seen = self._counts
         ranks = self.ranks
         n = 0
-        for word in self.pattern.findall(text):
+        for word in self.words(text):
             k = seen.get(word)
             if k is None:
                 k = 1 if word.encode("utf-8", "surrogatepass") in ranks else 2

@@ -549,3 +549,52 @@ def test_a_turn_found_once_per_recall_answers_as_a_fresh_look(sample: Path) -> N
     assert first == again == fresh
     assert sum(f[0] is None for f in first.values()) == 2 * len(v.sessions()) + 3
     assert sum(f[3] is not None for f in first.values()) > 100
+
+
+def test_turn_headings_are_found_where_the_heading_regex_finds_them(sample: Path) -> None:
+    """graph._heads (str.find, then the regex on candidate lines) against
+    `_TURN_HEAD.finditer` on every sample session and on random heading-like text."""
+    import random
+
+    v = Vault.open(sample)
+    texts = [(sample / s["path"]).read_text(encoding="utf-8") for s in v.sessions()]
+    texts += ["", "## t", "## t1 · a\n## t2 · b", "x\n## t1 · \n", "## t1 · a\r\n## t2 · b\n"]
+    texts += ["\n## t3 · x\n## tx · y\n\\## t4 · z\n## t5 · w", "## t1 ·\n## t2 · last"]
+    rng = random.Random(7)
+    bits = ["\n", "## t", "1", "23", " · ", " ", "x", "\\", "#", "·"]
+    texts += ["".join(rng.choice(bits) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    found = 0
+    for text in texts:
+        want = [m.start() for m in graph._TURN_HEAD.finditer(text)]
+        assert graph._heads(text) == want, repr(text[:80])
+        found += len(want)
+    assert found > 100
+
+
+def test_the_words_kept_for_a_text_count_and_cut_as_a_fresh_split(sample: Path) -> None:
+    """_BPE.words keeps the last texts' pre-tokenized words: counts, floors and pieces
+    from it equal those of an encoder that splits every text anew, before and after the
+    kept texts are dropped (more than it keeps)."""
+    from memctl import tokens
+
+    enc = tokens.encoding()
+    assert enc is not None
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    turns = [t for s in v.sessions() for t in r.contents(s["path"])]
+    texts = turns + [f"{t} #{i}" for i, t in enumerate(turns)] + [t[:40] for t in turns]
+    texts += ["", " ", "naisouhe fica", "- [Dana · 2026-09-01 · ab12cd#t3]", "日本語 🙂"]
+    assert len(texts) > 300
+
+    def split_anew(t: str) -> tuple[int, list[bytes]]:
+        f = tokens._BPE(enc.name, enc.ranks, enc.pattern)
+        return f.count(t), f.pieces(t)
+
+    for _ in range(2):  # the second pass meets the kept words (and drops some)
+        low = [enc.lower_bound(t) for t in texts]
+        got = [(enc.count(t), enc.pieces(t)) for t in texts]
+        assert got == [split_anew(t) for t in texts]
+        assert all(lo <= n for lo, (n, _) in zip(low, got, strict=True))
+        assert [enc.lower_bound(t) for t in texts] == [n for n, _ in got], "counted: exact"
+        assert all(enc.words(t) == enc.pattern.findall(t) for t in texts)
+    assert len(enc._words) <= 256
