@@ -62,9 +62,14 @@ def _load_libc() -> Any:
     if _libc is None:
         try:
             import ctypes
-            import ctypes.util
 
-            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            try:
+                # glibc's soname; find_library would run `ldconfig -p` to say so (~4 ms)
+                lib = ctypes.CDLL("libc.so.6", use_errno=True)
+            except OSError:
+                import ctypes.util
+
+                lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
             lib.inotify_init1.argtypes = [ctypes.c_int]
             lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
             _libc = lib

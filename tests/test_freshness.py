@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -349,3 +350,23 @@ def test_a_forked_child_never_reads_its_parents_watch(tmp_path: Path) -> None:
 def test_without_watches_the_stats_decide(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fsnotify, "available", lambda root: False)
     _never_vouched_yet_sees(vault, vault / NOTE)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_libc_is_loaded_by_its_soname_without_a_subprocess(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ctypes.util.find_library runs `ldconfig -p` (~4 ms on the first recall that
+    watches); glibc's libc.so.6 is loaded straight away, and gives a working watch."""
+    import subprocess
+
+    def no_subprocess(*a: object, **k: object) -> None:
+        raise AssertionError("a subprocess was started to find libc")
+
+    monkeypatch.setattr(fsnotify, "_libc", None)
+    monkeypatch.setattr(subprocess, "Popen", no_subprocess)
+    lib = fsnotify._load_libc()
+    assert lib, "no libc: inotify watches would silently never be used"
+    w = fsnotify.Watch()
+    assert w.add([str(Path(__file__).parent)]) and w.quiet()
+    w.close()
