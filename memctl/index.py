@@ -58,7 +58,8 @@ from memctl.store import atomic_write, stays_inside
 # 7: claim lines carry cite: keys and notes link: keys (recall's citation/link graph).
 # 8: turns carry an `asks` fast field: how much of the turn is questions (search ranks it).
 # 9: turns carry a `pos` fast field, their number in the session (the answer lift).
-SCHEMA_VERSION = 9
+# 10: turns carry a `kinds` field: the WordNet kinds of their words (memctl.kinds).
+SCHEMA_VERSION = 10
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -70,6 +71,7 @@ BODY = "body"  # stemmed: a turn's speaker and text; a note's title, aliases, ta
 WINDOW = "win"  # stemmed: the turn together with the turns before it (answers follow questions)
 WHEN = "when"  # stemmed: date words ("May 2023 8 Monday"), so a question can name a date
 EXACT = "exact"  # whole lowercased values: message/note/session ids, speakers, paths, tags
+KINDS = "kinds"  # stemmed: kinds of a turn's words ("spain" -> country); list questions only
 
 CONTEXT_TURNS = 2  # previous turns folded into a turn's window field
 # A file whose mtime is this close to the scan could change again without its mtime moving
@@ -165,6 +167,8 @@ def _schema() -> tantivy.Schema:
     sb.add_text_field(WINDOW, tokenizer_name="en", index_option="basic")
     sb.add_text_field(WHEN, tokenizer_name="en", index_option="basic")
     sb.add_text_field(EXACT, tokenizer_name="exact", index_option="basic")
+    # each kind once per turn, so presence is all there is to record
+    sb.add_text_field(KINDS, tokenizer_name="en", index_option="basic")
     sb.add_integer_field("ts", indexed=True, fast=True)
     sb.add_unsigned_field("sess", fast=True)
     # 1 for turns and active notes: the default "active only" filter is checked on the top
@@ -260,6 +264,8 @@ def _session_docs(
     rel: str, data: bytes, header: RawHeader, messages: list[Message], st: tuple[int, int]
 ) -> Iterator[tantivy.Document]:
     """One document per turn, made lazily so a 100k-turn session never exists twice in RAM."""
+    from memctl.kinds import kinds_text  # the table is read only by a process that indexes
+
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
     spans = _content_spans(data, contents)
     sess = _sess_key(rel)
@@ -305,6 +311,8 @@ def _session_docs(
         d.add_text(BODY, speaker)
         d.add_text(BODY, m.content)
         d.add_text(WINDOW, "\n".join([*said[-CONTEXT_TURNS:], line]))
+        if kinds := kinds_text(m.content):
+            d.add_text(KINDS, kinds)
         d.add_text(EXACT, speaker)
         d.add_text(EXACT, header.session)
         if m.id is not None:

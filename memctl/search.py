@@ -6,7 +6,9 @@ words. Claim lines that match the query lift the turns they cite (`claim_keys`).
 best scores of each session are then blended into its turns, so a turn from the
 conversation that is about the topic beats a stray mention elsewhere, and a turn said by
 a person the query names is lifted (`speakers_named`), and a turn that mostly asks is
-ranked below the turns that say something (`asked_less`). bench/recall.py measures this
+ranked below the turns that say something (`asked_less`). A list question ("What European
+countries has Maria been to?") also matches its kind noun against the WordNet kinds of each
+turn's words (index.KINDS, memctl.kinds), so "Spain" answers it. bench/recall.py measures this
 on LoCoMo; bench/README.md has the numbers behind each knob.
 """
 
@@ -39,6 +41,7 @@ CLAIM_POOL = 20  # best-matching claim lines whose cited turns are lifted
 W_PHRASE = 1.0  # extra weight of a quoted phrase in a query that has other words too
 W_ASK = 0.6  # a turn made only of questions scores this share (W_ASK ** share asked)
 W_ANSWER = 0.7  # the turn after one that asks scores at least this share of the asker's score
+W_KIND = 1.0  # the kind noun of a list question, matched against the kinds of a turn's words
 
 # English function words plus question words: "what did Dana say about egress" must be
 # carried by "dana", "egress", not by "what", "did", "about".
@@ -56,6 +59,14 @@ STOPWORDS = frozenset(
     would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split()
 )
 
+# A question that asks for a list of a kind: "What European countries has Maria been to?",
+# "Which books did she read?". Its plural noun phrase (up to three words) names the kind; the
+# turns that answer name instances ("Spain"), found through their words' kinds (index.KINDS).
+_LIST_KIND = re.compile(
+    r"\s*(?:what|which)\s+((?:[a-z-]+\s+){0,2}?[a-z-]+s)\b\s+"
+    r"(?:has|have|had|did|does|do|is|are|was|were|might|would|could)\b",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(r'"([^"]*)"|“([^”]*)”')
 _WORD = re.compile(r"[\w'’]+")
 _EDGE_PUNCT = ".,;:!?()[]{}<>\"'`“”‘’"
@@ -141,6 +152,7 @@ class ParsedQuery:
     terms: tuple[str, ...]
     exact: tuple[str, ...]
     words: tuple[str, ...] = ()  # the loose content words, lowercased, unstemmed
+    kind: tuple[str, ...] = ()  # analyzed kind noun phrase of a list-shaped question
 
 
 def _content_tokens(words: list[str]) -> list[str]:
@@ -174,8 +186,14 @@ def parse_query(text: str) -> ParsedQuery:
     whole = " ".join(loose.split()).lower()
     if " " in whole and not phrases:
         exact.append(whole)  # a title, alias or speaker written out in full
+    m = _LIST_KIND.match(text)
+    kind = tuple(dict.fromkeys(index.analyze(m.group(1)))) if m else ()
     return ParsedQuery(
-        tuple(phrases), tuple(terms), tuple(dict.fromkeys(exact)), tuple(dict.fromkeys(content))
+        tuple(phrases),
+        tuple(terms),
+        tuple(dict.fromkeys(exact)),
+        tuple(dict.fromkeys(content)),
+        kind,
     )
 
 
@@ -206,6 +224,8 @@ def build_plan(parsed: ParsedQuery, filters: index.Filters) -> index.Plan:
         should.append((index.WINDOW, tok, W_WINDOW * count))
         should.append((index.WHEN, tok, W_WHEN * count))
     should.extend((index.EXACT, w, W_EXACT) for w in parsed.exact)
+    if W_KIND > 0:  # only a list question has a kind: other queries never read the field
+        should.extend((index.KINDS, tok, W_KIND) for tok in parsed.kind)
     return index.Plan(tuple(should), required, filters, near)
 
 
