@@ -91,10 +91,14 @@ def test_only_indexing_reads_the_table(vault: tuple[Vault, dict[str, str]], tmp_
         f"v = Vault.open({str(vault[0].root)!r})\n"
         "v.search('Where did Ann spend two weeks?')\n"
         f"v.search({LIST_Q!r})\n"
+        f"v.recall({LIST_Q!r}, user='ann')\n"  # what the UserPromptSubmit hook asks
         "print('LOADED', 'memctl.kinds' in sys.modules)\n"
+        "from memctl.index import rebuild\n"
+        "rebuild(v)\n"
+        "print('INDEXED', 'memctl.kinds' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "LOADED False" in out.stdout, out.stderr
+    assert "LOADED False" in out.stdout and "INDEXED True" in out.stdout, out.stderr
 
 
 def test_the_table_and_its_license_ship_in_the_package(tmp_path: Path) -> None:
