@@ -58,6 +58,18 @@ def test_the_table_knows_kinds_of_nouns_and_their_plurals() -> None:
     assert "country" in kinds.kinds_text("Spain, then Spain again").split()
 
 
+def test_the_binary_search_finds_every_line_of_the_table_and_nothing_else() -> None:
+    """The lookup reads the sorted file in place; a wrong bound would lose words silently."""
+    lines = [ln for ln in kinds.TABLE.read_bytes().split(b"\n") if ln]
+    keys = [ln.split(b" ", 1)[0] for ln in lines]
+    assert keys == sorted(set(keys))  # sorted and unique, as the search needs
+    assert [kinds._line(k) for k in keys] == lines
+    have = set(keys)
+    # words just before, between and after the keys are not in it
+    probes = {k[:-1] for k in keys} | {k + b"a" for k in keys} | {b"", b"0", b"~"}
+    assert not [w for w in sorted(probes - have) if kinds._line(w) is not None]
+
+
 def test_a_list_question_finds_the_instance_that_shares_no_word(
     vault: tuple[Vault, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
