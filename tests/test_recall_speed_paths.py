@@ -598,3 +598,27 @@ def test_the_words_kept_for_a_text_count_and_cut_as_a_fresh_split(sample: Path) 
         assert [enc.lower_bound(t) for t in texts] == [n for n, _ in got], "counted: exact"
         assert all(enc.words(t) == enc.pattern.findall(t) for t in texts)
     assert len(enc._words) <= 256
+
+
+def test_near_copy_refused_by_sizes_alone_is_refused_by_the_overlap_too() -> None:
+    """near_copy returns at once when the two sets' sizes alone keep their overlap below
+    the threshold; against the plain jaccard test on random sets and every threshold
+    recall uses or might."""
+    import random
+
+    def the_long_way(kept: frozenset[int], new: frozenset[int], asked: frozenset[int],
+                     at: float) -> bool:  # fmt: skip
+        both, either = len(kept & new), len(kept | new)
+        return (both / either if kept and new else 0.0) >= at and not ((new - kept) & asked)
+
+    rng = random.Random(11)
+    near = 0
+    for _ in range(100_000):
+        pool = range(rng.randint(1, 25))
+        kept, new = (frozenset(rng.sample(pool, rng.randint(0, len(pool)))) for _ in "ab")
+        asked = frozenset(rng.sample(pool, rng.randint(0, min(3, len(pool)))))
+        at = rng.choice([0.0, 0.3, 0.5, 2 / 3, 0.7, rank.DUP_JACCARD, 0.75, 1.0])
+        got = words.near_copy(kept, new, asked, at)  # type: ignore[arg-type]
+        assert got == the_long_way(kept, new, asked, at), (kept, new, asked, at)
+        near += got
+    assert 5_000 < near < 95_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from itertools import chain
+from itertools import chain, compress
 
 # ---- words --------------------------------------------------------------------------------
 
@@ -86,7 +86,8 @@ def _turn_counts(texts: list[str]) -> Counter[str]:
     counts = Counter(chain.from_iterable(groups))  # in C, over each text's distinct tokens
     for t in stop & counts.keys():
         del counts[t]
-    for t in [t for t in counts if len(t) < 2]:
+    keys = list(counts)
+    for t in compress(keys, map((2).__gt__, map(len, keys))):  # one-character tokens, in C
         del counts[t]
     return counts
 
@@ -132,4 +133,9 @@ def near_copy(kept: frozenset[str], new: frozenset[str], asked: frozenset[str], 
     and so drops the very line a question about Terraform wants; the shorter line is kept
     only when the longer adds nothing asked.
     """
+    a, b = len(kept), len(new)
+    if a and b and min(a, b) / max(a, b) < at:
+        # the overlap is at most the smaller set, the union at least the larger: jaccard
+        # is at most this ratio (and rounding keeps the order), so below `at` too
+        return False
     return jaccard(kept, new) >= at and not ((new - kept) & asked)
