@@ -456,25 +456,7 @@ def test_the_uncounted_floor_of_heading_and_sources_never_tops_their_count(
     v = Vault.open(curated)
     r = Reader(v, "dana", None)
     renderer = prompt.Renderer("md", "Memory for dana: q", {"user": "dana", "query": "q"})
-    mems = []
-    for s in v.sessions():
-        for n in range(1, int(s["turns"]) + 1):
-            m = prompt._turn_memory(r, f"{s['path']}#t{n}", 1.0, "", None)
-            if m is not None:
-                mems.append(m)
-    for store in v.config.stores:
-        for path in v.notes(store):
-            rel = path.relative_to(v.root).as_posix()
-            note = r.note(rel)
-            if note is None:
-                continue
-            for _, c in note.active_claims():
-                refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
-                cites, why = rank.check_cites(r, refs)
-                if why is None and cites:
-                    mems.append(prompt.Memory(kind="claim", text=c.text, basis="stated",
-                                              ref=rel, score=1.0, citations=cites,
-                                              title=note.title))  # fmt: skip
+    mems = _floor_mems(v, r)
     assert sum(m.kind == "claim" for m in mems) > 20 and len(mems) > 100
     from memctl import tokens
 
@@ -511,7 +493,7 @@ def test_the_floors_refuse_without_counting_sources(
         counted.append(text)
         return int(real_count(text))
 
-    def always_counted(self: pack.Packer, m: Any, floor: bool = False) -> int:
+    def always_counted(self: pack.Packer, m: Any, floor: bool = False, **_: Any) -> int:
         return real_extra(self, m)
 
     def run() -> tuple[list[dict[str, Any]], int]:
@@ -622,3 +604,121 @@ def test_near_copy_refused_by_sizes_alone_is_refused_by_the_overlap_too() -> Non
         assert got == the_long_way(kept, new, asked, at), (kept, new, asked, at)
         near += got
     assert 5_000 < near < 95_000
+
+
+def _floor_mems(v: Vault, r: Reader) -> list[prompt.Memory]:
+    """Every turn and cited claim of a vault as a memory, for pitting costs against floors."""
+    mems = []
+    for s in v.sessions():
+        for n in range(1, int(s["turns"]) + 1):
+            m = prompt._turn_memory(r, f"{s['path']}#t{n}", 1.0, "", None)
+            if m is not None:
+                mems.append(m)
+    for store in v.config.stores:
+        for path in v.notes(store):
+            rel = path.relative_to(v.root).as_posix()
+            note = r.note(rel)
+            if note is None:
+                continue
+            for _, c in note.active_claims():
+                refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
+                cites, why = rank.check_cites(r, refs)
+                if why is None and cites:
+                    mems.append(prompt.Memory(kind="claim", text=c.text, basis="stated",
+                                              ref=rel, score=1.0, citations=cites,
+                                              title=note.title))  # fmt: skip
+    return mems
+
+
+def test_extra_with_room_is_exact_when_it_fits_and_over_when_the_whole_is(
+    curated: Path,
+) -> None:
+    """`Packer.extra(m, room=k)` stops adding source lines once over `k`: for every claim
+    and turn of the curated sample, fresh and part-filled packers, counted and floored,
+    and every room around the answer, it gives the whole when that is at most `k` and more
+    than `k` when the whole is, and sometimes stops short."""
+    v = Vault.open(curated)
+    r = Reader(v, "dana", None)
+    renderer = prompt.Renderer("md", "Memory for dana: q", {"user": "dana", "query": "q"})
+    mems = _floor_mems(v, r)
+    assert sum(m.kind == "claim" for m in mems) > 20 and len(mems) > 100
+    # and claims citing several sessions, whose source lines can stop short
+    by_session = {m.citations[0].ref.split("#")[0]: m.citations[0] for m in mems
+                  if m.kind == "turn"}  # fmt: skip
+    cites = list(by_session.values())
+    assert len(cites) >= 4
+    for k in range(2, len(cites) + 1):
+        mems.append(prompt.Memory(kind="claim", text="a claim", basis="stated",
+                                  ref=f"knowledge/many-{k}.md", score=1.0,
+                                  citations=tuple(cites[:k]), title="Many"))  # fmt: skip
+    short = checked = 0
+    for first in (None, mems[0], mems[-1]):
+        packer = prompt.Packer(renderer, 100_000)
+        if first is not None:
+            assert packer.add(first) is not None
+        for m in mems:
+            for floor in (True, False):
+                whole = packer.extra(m, floor=floor)
+                for room in (*range(0, whole, max(1, whole // 25)), whole, whole + 1):
+                    got = packer.extra(m, floor=floor, room=room)
+                    if whole <= room:
+                        assert got == whole, (m.ref, floor, room, got, whole)
+                    else:
+                        assert room < got <= whole, (m.ref, floor, room, got, whole)
+                        short += got < whole
+                    checked += 1
+    assert checked > 10_000 and short > 1_000, (checked, short)
+
+
+def test_the_floors_stopped_early_refuse_what_the_whole_floor_refuses(
+    curated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim and turn floors return as soon as the item (or the item and part of its
+    heading and source lines) is over the room left: against the whole floor of the same
+    parts, every call at every budget refuses alike, and gives the same number when it
+    does not refuse; and the early return is taken."""
+    v = Vault.open(curated)
+    real_claim, real_turn = prompt._claim_floor, prompt._turn_floor
+    calls = early = 0
+
+    def whole(packer: prompt.Packer, item: int, m: prompt.Memory) -> int | None:
+        least = item + packer.extra(m, floor=True)
+        if packer.used + least > packer.budget:
+            return least
+        return None
+
+    def same(packer: prompt.Packer, got: int | None, least: int | None, full: int) -> None:
+        nonlocal calls, early
+        assert got is not None
+        over = packer.used + got > packer.budget
+        assert over == (least is not None), (got, least)
+        if least is None:
+            assert got == full, (got, full)
+        else:
+            assert got <= least, (got, least)
+            early += got < least
+        calls += 1
+
+    def claim(packer: prompt.Packer, c: Any) -> int | None:
+        got = real_claim(packer, c)
+        shell = prompt._claim_memory(c, tuple(prompt.Cite(f, None, None, q) for f, q in c.refs))
+        item = prompt.tokens.lower_bound(packer.r.item(shell))
+        same(packer, got, whole(packer, item, shell), item + packer.extra(shell))
+        return got
+
+    def turn(r: Reader, packer: prompt.Packer, ref: str, hit: Hit | None) -> int | None:
+        got = real_turn(r, packer, ref, hit)
+        cite = r.cite(ref)
+        shell = prompt.Memory(kind="turn", text="", basis="said", ref=ref, score=0.0,
+                              date=cite.date, citations=(cite,),
+                              speaker=cite.speaker or (hit.speaker if hit else None))  # fmt: skip
+        head = packer.r.turn_head(shell)
+        least = whole(packer, prompt.tokens.lower_bound(head) + 1, shell)
+        same(packer, got, least, prompt.count_cached(head) + 1 + packer.extra(shell))
+        return got
+
+    monkeypatch.setattr(prompt, "_claim_floor", claim)
+    monkeypatch.setattr(prompt, "_turn_floor", turn)
+    for user, q in QUERIES:
+        _recalls(v, user, q, range(40, 900, 23))
+    assert calls > 500 and early > 100, (calls, early)

@@ -25,11 +25,14 @@ class Packer:
         self.sources: set[str] = set()
         self.used = _count(renderer.head() + renderer.tail()) if budget > 0 else 0
 
-    def extra(self, m: Memory, floor: bool = False) -> int:
+    def extra(self, m: Memory, floor: bool = False, *, room: int | None = None) -> int:
         """What adding `m` costs besides its item: its group heading and source lines.
 
         With `floor`, at most that, and cheaper: each part's `tokens.lower_bound` instead
         of its count (a source line names a path, whose words are rarely counted before).
+        With `room`, the parts stop being added once their sum is over it: the answer is
+        exact when it is at most `room`, and over `room` when the whole would be; a caller
+        that only asks whether it fits learns the same without the rest of the lines.
         """
         count = tokens.lower_bound if floor else _count
         key = "\0turns" if m.kind == "turn" else m.ref
@@ -37,7 +40,12 @@ class Packer:
         new = [p for p in sessions_of(m) if p not in self.sources]
         if new and not self.sources:
             extra += count(self.r.sources_head())
-        extra += sum(count(self.r.source(p)) for p in new)
+        if room is None:
+            return extra + sum(count(self.r.source(p)) for p in new)
+        for p in new:
+            if extra > room:
+                break
+            extra += count(self.r.source(p))
         return extra
 
     def cost(self, m: Memory) -> int:

@@ -97,8 +97,12 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
         speaker=cite.speaker or (hit.speaker if hit is not None else None),
     )  # what _turn_memory gives but the body: the same cite, date and speaker
     head = packer.r.turn_head(shell)
-    least = tokens.lower_bound(head) + 1 + packer.extra(shell, floor=True)
-    if packer.used + least > packer.budget:
+    room = packer.budget - packer.used
+    least = tokens.lower_bound(head) + 1
+    if least > room:
+        return least  # over already: the heading and source lines only add to it
+    least += packer.extra(shell, floor=True, room=room - least)
+    if least > room:
         return least
     return count_cached(head) + 1 + packer.extra(shell)
 
@@ -139,9 +143,12 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
     if packer.r.fmt != "md" or tokens.encoding() is None:
         return None
     shell = _claim_memory(c, tuple(Cite(ref, None, None, quote) for ref, quote in c.refs))
+    room = packer.budget - packer.used
     item = tokens.lower_bound(packer.r.item(shell))
-    least = item + packer.extra(shell, floor=True)
-    if packer.used + least > packer.budget:
+    if item > room:
+        return item  # over already: the heading and source lines only add to it
+    least = item + packer.extra(shell, floor=True, room=room - item)
+    if least > room:
         return least
     return item + packer.extra(shell)
 
