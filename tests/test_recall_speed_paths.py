@@ -722,3 +722,28 @@ def test_the_floors_stopped_early_refuse_what_the_whole_floor_refuses(
     for user, q in QUERIES:
         _recalls(v, user, q, range(40, 900, 23))
     assert calls > 500 and early > 100, (calls, early)
+
+
+def test_near_copy_of_a_list_is_the_first_near_copy_in_it() -> None:
+    """near_copy_of(list, ...) against `near_copy` pair by pair: the same first index (or
+    none) for random lists of random sets, empty sets among them, at every threshold
+    recall uses or might."""
+    import random
+
+    rng = random.Random(12)
+    found = missed = 0
+    for _ in range(20_000):
+        pool = range(rng.randint(1, 12))
+
+        def pick(pool: range = pool) -> frozenset[int]:
+            return frozenset(rng.sample(pool, rng.randint(0, len(pool))))
+
+        kept = [pick() for _ in range(rng.randint(0, 6))]
+        new, asked = pick(), frozenset(rng.sample(pool, rng.randint(0, min(2, len(pool)))))
+        at = rng.choice([0.0, 0.3, 0.5, 2 / 3, rank.DUP_JACCARD, 0.75, 1.0])
+        want = next((i for i, k in enumerate(kept) if words.near_copy(k, new, asked, at)), -1)  # type: ignore[arg-type]
+        got = words.near_copy_of(kept, new, asked, at)  # type: ignore[arg-type]
+        assert got == want, (kept, new, asked, at)
+        found += want >= 0
+        missed += want < 0 and bool(kept)
+    assert found > 1_000 and missed > 1_000, (found, missed)

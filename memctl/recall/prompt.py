@@ -32,7 +32,7 @@ from memctl.recall.rank import (
 )
 from memctl.recall.render import Renderer, as_data
 from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
-from memctl.recall.words import content_terms, near_copy, plain
+from memctl.recall.words import content_terms, near_copy, near_copy_of, plain
 
 if TYPE_CHECKING:
     from memctl.search import Hit
@@ -247,6 +247,7 @@ def recall(
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
     kept: list[Claim] = []
+    kept_terms: list[frozenset[str]] = []  # each kept claim's terms, for near_copy_of
     per_note: Counter[str] = Counter()
     background: Counter[str] = Counter()
     for c in claims:
@@ -257,13 +258,14 @@ def recall(
             reason = f"note already gives {MAX_CLAIMS_PER_NOTE} claims"
         elif c.rel <= 0 and background[c.path] >= BACKGROUND_CLAIMS:
             reason = f"carries nothing the query asks; note already gives {BACKGROUND_CLAIMS} such"
-        elif (c.path, c.text) in given or any(
-            near_copy(t, c.terms, asked, DUP_JACCARD) for t in given.values()
+        elif (c.path, c.text) in given or (
+            near_copy_of(given.values(), c.terms, asked, DUP_JACCARD) >= 0
         ):
             reason = "near-copy of a line already given as standing context"
         else:
-            dup = next((k for k in kept if near_copy(k.terms, c.terms, asked, DUP_JACCARD)), None)
-            if dup is not None:
+            i = near_copy_of(kept_terms, c.terms, asked, DUP_JACCARD)
+            if i >= 0:
+                dup = kept[i]
                 reason = f"near-copy of a kept claim in {dup.path}: {dup.text[:60]!r}"
         cites: tuple[Cite, ...] = ()
         if (
@@ -287,6 +289,7 @@ def recall(
                 reason = "over the token budget"
             else:
                 kept.append(c)
+                kept_terms.append(c.terms)
                 per_note[c.path] += 1
                 background[c.path] += c.rel <= 0
         explain.append(Decision(c.path, "claim", reason is None, reason or c.why, c.score, c.text))
