@@ -27,6 +27,7 @@ import importlib.util
 import itertools
 import marshal
 import math
+import re
 import sys
 import threading
 from pathlib import Path
@@ -56,6 +57,21 @@ _SPECS: dict[str, dict[str, Any]] = {
                 r"""\s""",
             ]
         ),
+        # the same pattern for plain text (ASCII and PLAIN_PUNCTUATION), where \p{L} is
+        # [A-Za-z], \p{N} is [0-9] and \s is [\t-\r ] (Unicode White_Space; `re`'s \s
+        # also takes \x1c-\x1f); for `re`, which has no Unicode property classes
+        "ascii_pat": "|".join(
+            [
+                r"""'(?i:[sdmt]|ll|ve|re)""",
+                r"""[^\r\nA-Za-z0-9]?+[A-Za-z]++""",
+                r"""[0-9]{1,3}+""",
+                r""" ?[^\t-\r A-Za-z0-9]++[\r\n]*+""",
+                r"""[\t-\r ]++$""",
+                r"""[\t-\r ]*[\r\n]""",
+                r"""[\t-\r ]+(?![^\t-\r ])""",
+                r"""[\t-\r ]""",
+            ]
+        ),
         "special": {
             "<|endoftext|>": 100257,
             "<|fim_prefix|>": 100258,
@@ -77,9 +93,26 @@ _SPECS: dict[str, dict[str, Any]] = {
                 r"""\s+""",
             ]
         ),
+        "ascii_pat": "|".join(
+            [
+                r"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[0-9]{1,3}""",
+                r""" ?[^\t-\r A-Za-z0-9]+[\r\n/]*""",
+                r"""[\t-\r ]*[\r\n]+""",
+                r"""[\t-\r ]+(?![^\t-\r ])""",
+                r"""[\t-\r ]+""",
+            ]
+        ),
         "special": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
     },
 }
+
+# Punctuation outside ASCII that is no letter, digit, mark or whitespace: each pattern's
+# classes treat it as they treat "-" or ".", so text that holds only these beside ASCII
+# splits the same by the ASCII pattern (recall's own labels hold "·"; prose holds the rest).
+PLAIN_PUNCTUATION = "\u00b7\u00d7\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u2192"
+_not_plain = re.compile(f"[^\\x00-\\x7f{PLAIN_PUNCTUATION}]").search
 
 _lock = threading.Lock()
 _NO_RANK = 1 << 62  # above every rank: the pair is not in the table
@@ -91,10 +124,15 @@ _cache_dir: Path | None = None
 class _BPE:
     """tiktoken's byte-pair encoding (encode_ordinary), for counting and cutting text."""
 
-    def __init__(self, name: str, ranks: dict[bytes, int], pattern: Any) -> None:
+    def __init__(
+        self, name: str, ranks: dict[bytes, int], pattern: Any, ascii_pattern: re.Pattern[str]
+    ) -> None:
         self.name = name
         self.ranks = ranks
         self.pattern = pattern
+        # Most of what recall counts is ASCII (or ASCII and PLAIN_PUNCTUATION), where `re`
+        # splits the same words ~3x faster than `regex` with its Unicode property tables.
+        self.ascii_pattern = ascii_pattern
         self._counts: dict[str, int] = {}
         self._split: dict[str, list[bytes]] = {}  # words not in the table -> their tokens
         self._words: dict[str, list[str]] = {}  # texts lately split -> their words
@@ -104,7 +142,8 @@ class _BPE:
         a line, then counts it, and cuts what it counted (the split is a tenth of a count)."""
         got = self._words.get(text)
         if got is None:
-            got = self.pattern.findall(text)
+            plain = text.isascii() or _not_plain(text) is None
+            got = (self.ascii_pattern if plain else self.pattern).findall(text)
             if len(self._words) >= 256:
                 self._words.clear()
             self._words[text] = got
@@ -276,9 +315,10 @@ def _load(name: str) -> _BPE | None:
     except ImportError:
         return None
     pattern = regex.compile(spec["pat_str"])
+    ascii_pattern = re.compile(spec["ascii_pat"])
     ranks = _cached_ranks(name, spec["sha256"])
     if ranks is not None:
-        return _BPE(name, ranks, pattern)
+        return _BPE(name, ranks, pattern, ascii_pattern)
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != spec["sha256"]:
         return None  # a damaged or different table would count wrong: estimate instead
@@ -292,7 +332,7 @@ def _load(name: str) -> _BPE | None:
     else:
         ranks = {a2b(line[: line.index(b" ")]): i for i, line in enumerate(lines)}
     _keep_ranks(name, spec["sha256"], ranks)
-    return _BPE(name, ranks, pattern)
+    return _BPE(name, ranks, pattern, ascii_pattern)
 
 
 def encoding(name: str = DEFAULT_ENCODING) -> _BPE | None:

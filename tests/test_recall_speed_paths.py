@@ -569,7 +569,7 @@ def test_the_words_kept_for_a_text_count_and_cut_as_a_fresh_split(sample: Path) 
     assert len(texts) > 300
 
     def split_anew(t: str) -> tuple[int, list[bytes]]:
-        f = tokens._BPE(enc.name, enc.ranks, enc.pattern)
+        f = tokens._BPE(enc.name, enc.ranks, enc.pattern, enc.ascii_pattern)
         return f.count(t), f.pieces(t)
 
     for _ in range(2):  # the second pass meets the kept words (and drops some)

@@ -183,3 +183,52 @@ def test_count_then_cut_gives_tiktokens_tokens(monkeypatch: pytest.MonkeyPatch) 
     assert enc._split, "no word needed merging"
     for text in texts:
         assert enc.encode(text) == ref.encode_ordinary(text), text[:80]
+
+
+def _plain_texts(seed: int, n: int) -> list[str]:
+    """Random plain text (ASCII and tokens.PLAIN_PUNCTUATION) with the characters the
+    patterns tell apart crowded in: letters of both cases, digits, every control character
+    (\\x1c-\\x1f are whitespace to `re` but not to Unicode), contractions, runs of spaces
+    and line ends."""
+    import random
+
+    rng = random.Random(seed)
+    atoms = [chr(c) for c in range(128)] + list(tokens.PLAIN_PUNCTUATION) + [
+        "'s", "'T", "'ll", "'VE", "'re", "'d", "'M", " ", "  ", "\n", "\r\n", "\t",
+        "ab", "CD", "Ef", "gH", "123", "45678", "://", "-", "/", ".", " \n", "\n ", " · ",
+    ]  # fmt: skip
+    return ["".join(rng.choices(atoms, k=rng.randint(0, 40))) for _ in range(n)]
+
+
+def test_plain_punctuation_is_no_letter_digit_mark_or_space() -> None:
+    regex = pytest.importorskip("regex")
+    other = regex.compile(r"[\p{L}\p{N}\p{M}\p{White_Space}]")
+    assert tokens.PLAIN_PUNCTUATION and not tokens.PLAIN_PUNCTUATION.isascii()
+    assert [c for c in tokens.PLAIN_PUNCTUATION if other.match(c)] == []
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_plain_text_splits_into_the_same_words_by_either_pattern(name: str) -> None:
+    """Plain text is split by the `re` pattern, the rest by the `regex` one (tiktoken's)."""
+    enc = tokens.encoding(name)
+    assert enc is not None
+    texts = [*_plain_texts(7, 20_000), *(t for t in _texts() if t.isascii())]
+    assert sum(not t.isascii() for t in texts) > 5_000
+    for text in texts:
+        assert enc.ascii_pattern.findall(text) == enc.pattern.findall(text), repr(text)
+        assert enc.words(text) == enc.pattern.findall(text), repr(text)
+    for text in ["é · x", "a · 日本", "x\u00a0y · z", "Ⅻ · 1", "e\u0301 · e"]:  # not plain
+        assert enc.words(text) == enc.pattern.findall(text), repr(text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_plain_text_gives_tiktokens_tokens(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tokens.bundled_table(name)
+    assert table is not None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(table.parent))
+    tiktoken = pytest.importorskip("tiktoken")
+    ref = tiktoken.get_encoding(name)
+    enc = tokens.encoding(name)
+    assert enc is not None
+    for text in _plain_texts(8, 3_000):
+        assert enc.encode(text) == ref.encode_ordinary(text), repr(text)
