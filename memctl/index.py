@@ -973,22 +973,24 @@ def _apply_locked(
 
 _QUICK: dict[str, tuple[Any, list[str], list[int], list[str], list[tuple[int, int]]]] = {}
 
-# A process that checks the same vault again and again (MCP server, learning loop) watches
-# its folders (memctl.fsnotify) from its second check on: once a check has passed with every
-# folder watched, no event since means nothing changed, and the ~1 stat per folder and note
-# is skipped. A one-shot command (CLI, hook) checks once and never sets a watch.
+# A process that checks the same vault again and again (MCP server, learning loop, any
+# program holding a Vault) watches its folders (memctl.fsnotify) from its first check on:
+# once a check has passed with every folder watched, no event since means nothing changed,
+# and the ~1 stat per folder and note is skipped. Setting the watch costs about a third of
+# a check on top of it, so a one-shot command (CLI, hook: `Vault.one_shot`) checks once
+# and never sets one; should it check again, it watches from its second check.
 _WATCH_LOCK = threading.Lock()
 _WATCH: dict[str, tuple[Any, Any]] = {}  # stat.json path -> (its Watch, the stats it vouches for)
 _CHECKS: dict[str, int] = {}  # stat.json path -> checks made in this process
-WATCH_AFTER = 2  # the check at which a process starts to watch
+WATCH_AFTER = 2  # the check at which a one-shot command starts to watch (any other: the first)
 
 
-def _unchanged(gen: _Gen, root: Path) -> bool:
+def _unchanged(gen: _Gen, root: Path, after: int = WATCH_AFTER) -> bool:
     """True when no folder and no note moved since the index saw them and none is racy.
 
     One lstat per folder and one stat per note, compared as two lists in C; the paths are
     joined once per process per stat.json. A watched vault whose watch saw nothing since
-    a check passed is unchanged without a stat.
+    a check passed is unchanged without a stat; the watch is set at check `after`.
     """
     raw = gen.stats()
     if raw.get("quick") != QUICK_VERSION or raw["racy"]:
@@ -1004,7 +1006,7 @@ def _unchanged(gen: _Gen, root: Path) -> bool:
         _QUICK[key] = got
     _, dirs, dir_mtime, files, file_stat = got
     with _WATCH_LOCK:
-        watch = _watch(key, root, raw)
+        watch = _watch(key, root, raw, after)
         if watch is True:
             return True
         try:
@@ -1024,7 +1026,7 @@ def _unchanged(gen: _Gen, root: Path) -> bool:
             return False  # a folder or note vanished
 
 
-def _watch(key: str, root: Path, raw: Any) -> Any:
+def _watch(key: str, root: Path, raw: Any, after: int) -> Any:
     """True when the vault's watch vouches that nothing changed since `raw` was checked;
     else a fresh watch set on every folder (before the caller's stats look), or None."""
     from memctl import fsnotify
@@ -1038,7 +1040,7 @@ def _watch(key: str, root: Path, raw: Any) -> Any:
             return True
         old[0].close()
         del _WATCH[key]
-    if checks < WATCH_AFTER:
+    if checks < after:
         return None
     for k in [k for k in _WATCH if k != key]:  # one vault watched at a time, as _QUICK
         _WATCH.pop(k)[0].close()
@@ -1066,7 +1068,7 @@ def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
     rewrite = False
     if gen is not None and not force:
         try:
-            if _unchanged(gen, root):
+            if _unchanged(gen, root, WATCH_AFTER if vault.one_shot else 1):
                 return report
         except _BROKEN:
             rewrite = True  # stat.json is unreadable: the full manifest settles it below

@@ -103,6 +103,9 @@ class Vault:
         # the front end prints them as they come when it sets `on_notice`.
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
+        # Set by a caller that exits after a command or two (the CLI, a hook): the search
+        # index's freshness check then never pays for a folder watch it would not reuse.
+        self.one_shot = False
 
     @property
     def history(self) -> History:
@@ -125,12 +128,14 @@ class Vault:
         env: dict[str, str] | None = None,
         notice: Callable[[str], None] | None = None,
         recover: bool = True,
+        one_shot: bool = False,
         **flags: Any,
     ) -> Vault:
         """Find the vault: explicit path, then MEMCTL_VAULT, then walking up from the cwd.
 
         A journal left by a killed command is finished or undone here when no other
-        process holds the lock (else by whichever command takes it next).
+        process holds the lock (else by whichever command takes it next). `one_shot`:
+        this process exits after a command or two (see `Vault.one_shot`).
         """
         env = dict(os.environ) if env is None else env
         if path is not None:
@@ -156,6 +161,7 @@ class Vault:
             root = found
         vault = cls(root, load_config(root, env, **flags))
         vault.on_notice = notice
+        vault.one_shot = one_shot
         if recover:
             vault.recover_if_needed()
         else:

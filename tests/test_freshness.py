@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -345,6 +346,55 @@ def test_a_forked_child_never_reads_its_parents_watch(tmp_path: Path) -> None:
     (tmp_path / "x").write_text("x")
     assert not w.quiet()
     w.close()
+
+
+_CHECKS_IN_A_PROCESS = """
+import sys
+from memctl import index
+from memctl.vault import Vault
+
+def vouched():
+    gen = index._current(v.root)[0]
+    got = index._WATCH.get(str(gen.dir / index.STATS))
+    return got is not None and got[1] is not None
+
+how, root = sys.argv[1], sys.argv[2]
+if how == "cli":
+    from memctl import cli
+    try:
+        cli.main(["--vault", root, "search", "egress"])
+    except SystemExit:
+        pass
+    print("watches", len(index._WATCH), "checks", sum(index._CHECKS.values()), file=sys.stderr)
+    sys.exit(0)
+v = Vault.open(root, one_shot=how == "one-shot")
+seen = []
+for _ in range(2):
+    v.search("egress")
+    seen.append(vouched())
+print("watches", len(index._WATCH), "vouched", seen, file=sys.stderr)
+"""
+
+
+@watched_here
+def test_a_program_holding_a_vault_watches_from_its_first_check(vault: Path) -> None:
+    """A Vault a program holds (MCP server, learning loop, a library user) is watched from
+    its first check, so its second prompt costs no stat walk; a one-shot command (the CLI,
+    a hook: `one_shot`) never pays for a watch it would not reuse, unless it checks again."""
+    settle = Vault.open(vault)
+    index.sync(settle)  # the note the fixture wrote is indexed
+    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    index.sync(settle)  # and the index's stats of it are no longer too new to trust
+
+    def run(how: str) -> str:
+        r = subprocess.run([sys.executable, "-c", _CHECKS_IN_A_PROCESS, how, str(vault)],
+                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stderr.strip().splitlines()[-1]
+
+    assert run("library") == "watches 1 vouched [True, True]"
+    assert run("one-shot") == "watches 1 vouched [False, True]"
+    assert run("cli") == "watches 0 checks 1"
 
 
 def test_without_watches_the_stats_decide(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

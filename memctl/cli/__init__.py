@@ -39,16 +39,22 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'memctl.cli' has no attribute {name!r}")
 
 
-def open_vault(*, recover: bool = True, **flags: Any) -> Vault:
+def open_vault(*, recover: bool = True, one_shot: bool = True, **flags: Any) -> Vault:
     """The single point where the CLI turns options and environment into a Vault.
 
     Opening finishes what a killed command left (one line on stderr says what), unless
-    `recover` is off, for `memctl doctor` to report it first.
+    `recover` is off, for `memctl doctor` to report it first. A command runs once and
+    exits (`one_shot`), except those that serve until stopped (`mcp`, `watch`).
     """
     from memctl.vault import Vault
 
     return Vault.open(
-        state.vault_path, env=dict(os.environ), notice=_notice, recover=recover, **flags
+        state.vault_path,
+        env=dict(os.environ),
+        notice=_notice,
+        recover=recover,
+        one_shot=one_shot,
+        **flags,
     )
 
 

@@ -297,7 +297,7 @@ def mcp(
     """Serve the vault over MCP on stdio: search, recall, context, read, remember, list."""
     from memctl import mcp as server
 
-    vault = open_vault()
+    vault = open_vault(one_shot=False)
     if is_tty():
         sys.stderr.write(f"memctl: serving {vault.root} over MCP on stdio (Ctrl-C to stop)\n")
     server.serve(vault, user=as_user)

@@ -30,7 +30,7 @@ def watch(
     """Watch the vault (and optional transcript folders) until Ctrl-C."""
     from memctl.watch import VaultWatcher
 
-    vault = open_vault()
+    vault = open_vault(one_shot=False)
     for d in ingest or []:
         if not d.is_dir():
             from memctl.errors import InputError

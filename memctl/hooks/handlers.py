@@ -189,7 +189,7 @@ def handle(
             return HookOutcome()
         from memctl.vault import Vault
 
-        vault = Vault.open(root, env=dict(env))
+        vault = Vault.open(root, env=dict(env), one_shot=True)
         if name == "session-start":
             res = vault.context(user=user)
         elif name == "user-prompt-submit":
@@ -246,7 +246,7 @@ def _stop_work(
     path = Path(transcript).expanduser()
     if not path.is_file():
         return log(root, "stop", f"transcript {path} does not exist; nothing to ingest")
-    vault = Vault.open(root, env=dict(env))
+    vault = Vault.open(root, env=dict(env), one_shot=True)
     res = vault.ingest(
         [path],
         fmt="claude_code",
