@@ -1339,10 +1339,28 @@ class Doc:
 
 
 def _any_of(name: str, values: Sequence[str]) -> tantivy.Query:
+    """Documents with any of these key values: the same set a term set query matches.
+
+    A term set query gathers every document of each value into a bit set before the
+    search starts: `scope:team` is most of the vault, and that cost ~0.3 ms of every
+    filtered search (a recall makes six). A disjunction of term queries is walked lazily,
+    only where the query's own terms lead it; it stays the faster form up to hundreds of
+    values (bench on a 100k-turn vault), and a list past ANY_OF_TERMS keeps the set query.
+    """
     keys = [f"{name}:{v}" for v in values]
     if len(keys) == 1:
         return tantivy.Query.term_query(SCHEMA, KEY, keys[0], index_option="basic")
-    return tantivy.Query.term_set_query(SCHEMA, KEY, keys)
+    if len(keys) > ANY_OF_TERMS:
+        return tantivy.Query.term_set_query(SCHEMA, KEY, keys)
+    return tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Should, tantivy.Query.term_query(SCHEMA, KEY, k, index_option="basic"))
+            for k in keys
+        ]
+    )
+
+
+ANY_OF_TERMS = 512  # filter values asked as one disjunction at most
 
 
 def _key(value: str) -> tantivy.Query:

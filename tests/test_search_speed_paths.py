@@ -2,8 +2,9 @@
 
 Each test pits one shortcut against the plain computation it replaced: a turn's text read
 by its byte span through a bare file descriptor (against the turn as the raw file parses),
-and the snippet's highlight offsets and flattening for ASCII text (against the byte-prefix
-decoding and translation every snippet once paid).
+the snippet's highlight offsets and flattening for ASCII text (against the byte-prefix
+decoding and translation every snippet once paid), and filter lists asked as disjunctions
+of terms (against the term set queries they were).
 """
 
 from __future__ import annotations
@@ -121,3 +122,56 @@ def test_snippets_and_highlights_are_as_before(vault: Path) -> None:
                     ascii_seen += got[0].isascii()
                     other_seen += not got[0].isascii()
     assert ascii_seen > 5 and other_seen > 2, (ascii_seen, other_seen)
+
+
+
+def test_filter_lists_match_what_a_term_set_matched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter of several values is asked as a disjunction of terms (walked lazily), not a
+    term set query (a bit set of every matching document first): the same hits, in the same
+    order, with the same scores, for every filter that takes a list."""
+    from searchutil import make_vault, note, turn_ref
+
+    root = make_vault(tmp_path)
+    turns = [("dana-egress", 1), ("dana-egress", 2), ("marco-exporter", 1), ("priya-forecast", 2)]
+    refs = [turn_ref(root, s, n) for s, n in turns]
+    cites = "".join(f'[^c{j}]: {ref} "egress"\n' for j, ref in enumerate(refs))
+    homes = [("knowledge", "team"), ("decisions", "team"), ("profile", "user:dana"),
+             ("knowledge", "user:priya")]  # fmt: skip
+    for i, (store, scope) in enumerate(homes):
+        body = ""
+        for sec in ("Goals", "Facts"):
+            body += f"## {sec}\n\n"
+            body += "".join(f"- {sec} {i}.{j}: egress NAT gateway forecast Berlin [^c{j}]\n"
+                            for j in range(len(refs)))  # fmt: skip
+            body += "\n"
+        note(root, f"{store}/keys-{i}.md", store, f"Keys {i}", "active", body + cites, scope=scope)
+    v = Vault.open(root)
+    index.sync(v)
+    r = index.Reader(v)
+    scopes = ["team", "user:dana", "user:marco", "user:priya", "global"]
+    filters = [
+        {"scope": scopes[:2]},
+        {"scope": scopes},
+        {"kind": "turn", "scope": ["team", "user:priya"]},
+        {"kind": "note", "store": ["knowledge", "decisions", "instructions"], "status": "all"},
+        {"kind": "note", "status": ["active", "superseded", "proposed"]},
+        {"kind": "claim", "cite": refs, "scope": scopes},
+        {"kind": "claim", "cite": refs[1:3], "status": "active", "store": ["profile", "decisions"]},
+        {"kind": "claim", "section": ["facts", "goals", "claims"], "scope": scopes[1:]},
+        {"user": ["dana", "marco"], "speaker": ["dana", "marco", "priya"]},
+    ]
+    asked = 0
+    for q in ("", "egress", "NAT gateway charges", "forecast Berlin", "CloudFront Fastly"):
+        for fk in filters:
+            plan = build_plan(parse_query(q), make_filters(**fk))
+            monkeypatch.setattr(index, "ANY_OF_TERMS", 1)  # every list as a term set
+            before = [(c.score, c.sess, c.addr.segment_ord, c.addr.doc)
+                      for c in r.candidates(plan, 50)]  # fmt: skip
+            monkeypatch.setattr(index, "ANY_OF_TERMS", 512)
+            after = [(c.score, c.sess, c.addr.segment_ord, c.addr.doc)
+                     for c in r.candidates(plan, 50)]  # fmt: skip
+            assert after == before, (q, fk)
+            asked += bool(before)
+    assert asked >= 30, asked
