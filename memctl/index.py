@@ -59,7 +59,8 @@ from memctl.store import atomic_write, stays_inside
 # 8: turns carry an `asks` fast field: how much of the turn is questions (search ranks it).
 # 9: turns carry a `pos` fast field, their number in the session (the answer lift).
 # 10: turns carry a `kinds` field: the WordNet kinds of their words (memctl.kinds).
-SCHEMA_VERSION = 10
+# 11: turns carry a `dated` fast field: a time word in the turn or the two before it.
+SCHEMA_VERSION = 11
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -178,6 +179,8 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("asks", fast=True)
     # a turn's number in its session: the turn after a question is found among the candidates
     sb.add_unsigned_field("pos", fast=True)
+    # 1 when the turn or one of the two before it has a time word (memctl.search.W_DATED)
+    sb.add_unsigned_field("dated", fast=True)
     return sb.build()
 
 
@@ -231,6 +234,29 @@ def asks(text: str) -> int:
     return round(100 * sum(p.endswith("?") for p in parts) / len(parts))
 
 
+# Words that date what a turn tells: "yesterday", "last week", "two years ago", "in June".
+# "may" and "march" are verbs as often as months, so they are left out.
+TIME_WORDS = frozenset(
+    """yesterday today tonight tomorrow ago recent recently lately week weeks weekly weekend
+    weekends month months monthly year years yearly monday tuesday wednesday thursday friday
+    saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays january
+    february april june july august september october november december""".split()
+)
+# punctuation and digits become spaces, so "Sunday's" and "(yesterday)" split into words
+_NOT_WORD = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~0123456789‘’“”…—–", " "))
+
+
+def dated(text: str) -> bool:
+    """Whether a turn says when: it has one of TIME_WORDS as a word of its own.
+
+    "When did Melanie start her pottery class?" is answered by "I signed up for a pottery
+    class last week", and the turns that say more about pottery without a time do not
+    answer it; the index records this per turn (with the two turns before it, the same
+    exchange) so search can lift those turns for a question that asks when.
+    """
+    return not TIME_WORDS.isdisjoint(text.lower().translate(_NOT_WORD).split())
+
+
 def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] | None]:
     """Byte span of each turn's content in a raw file, or None where it cannot be trusted.
 
@@ -271,6 +297,7 @@ def _session_docs(
     sess = _sess_key(rel)
     path_key, user_key, scope_key = f"path:{rel}", f"user:{header.user}", f"scope:{header.scope}"
     said: list[str] = []
+    dates: list[bool] = []  # whether each turn so far has a time word of its own
     ts = parse_time(header.started) if isinstance(header.started, str) else None
     # The stored blob is `_dumps` of {kind, ref, session, speaker, role, user, scope,
     # span | text, id?, timestamp?}, spelled out from pieces that are the same for the whole
@@ -327,6 +354,8 @@ def _session_docs(
         d.add_unsigned("live", 1)
         d.add_unsigned("asks", asks(m.content))
         d.add_unsigned("pos", n)
+        dates.append(dated(m.content))
+        d.add_unsigned("dated", int(any(dates[-CONTEXT_TURNS - 1 :])))
         said.append(line)
         yield d
 
@@ -1550,6 +1579,10 @@ class Reader:
     def asks(self, addrs: Sequence[Any]) -> list[int]:
         """Each document's `asks` share (0 for notes and claims)."""
         return self._fast("asks", addrs)
+
+    def dated(self, addrs: Sequence[Any]) -> list[int]:
+        """1 for each turn whose window has a time word (`index.dated`), else 0."""
+        return self._fast("dated", addrs)
 
     def positions(self, addrs: Sequence[Any]) -> list[int]:
         """Each turn's number in its session (0 for notes and claims)."""
