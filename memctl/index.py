@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
@@ -44,7 +46,7 @@ import tantivy
 
 from memctl.errors import LockTimeoutError, MemctlError
 from memctl.model import Message
-from memctl.raw import RawHeader, parse_session, parse_time
+from memctl.raw import RawHeader, parse_session, parse_time, session_contents
 from memctl.store import atomic_write, stays_inside
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
@@ -60,7 +62,8 @@ from memctl.store import atomic_write, stays_inside
 # 9: turns carry a `pos` fast field, their number in the session (the answer lift).
 # 10: turns carry a `kinds` field: the WordNet kinds of their words (memctl.kinds).
 # 11: turns carry a `dated` fast field: a time word in the turn or the two before it.
-SCHEMA_VERSION = 11
+# 12: a session's first turn stores its turns' token counts (`fb`, recall's feedback).
+SCHEMA_VERSION = 12
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -100,6 +103,37 @@ _EXACT_ANALYZER = (
 def analyze(text: str) -> list[str]:
     """Tokens exactly as the stemmed fields index them (lowercase, English stemming)."""
     return list(_ANALYZER.analyze(text))
+
+
+_BREAK = "zqxjzqxjzqxj"  # a token between texts: one token, as the analyzer keeps it
+
+
+def token_counts(texts: list[str]) -> Counter[str]:
+    """For each token `analyze` gives, in how many of `texts` it is, with one analyzer call
+    for all of them (recall's feedback counts, memctl.recall.words.turn_counts).
+
+    Relevance feedback reads every turn of two sessions (~170 on a large vault); a call per
+    turn cost a third more than one over the lot. The analyzer tokenizes, lowercases and
+    stems each token on its own, so the texts joined by a break token give each text's
+    tokens between the breaks. Should a text itself hold the break token, the count of
+    groups shows it, and each text is analyzed alone instead.
+    """
+    if len(texts) < 2:
+        return Counter(itertools.chain.from_iterable(set(analyze(t)) for t in texts))
+    toks = analyze(f" {_BREAK} ".join(texts))
+    groups: list[frozenset[str]] = []
+    at = 0
+    while True:  # cut at the breaks with list.index, in C, not a test per token
+        try:
+            end = toks.index(_BREAK, at)
+        except ValueError:
+            groups.append(frozenset(toks[at:]))
+            break
+        groups.append(frozenset(toks[at:end]))
+        at = end + 1
+    if len(groups) != len(texts):
+        return Counter(itertools.chain.from_iterable(set(analyze(t)) for t in texts))
+    return Counter(itertools.chain.from_iterable(groups))  # in C, over each text's tokens
 
 
 class IndexBroken(Exception):
@@ -154,6 +188,7 @@ class ReindexResult:
 # ---- schema -------------------------------------------------------------------------------
 
 KEY = "key"  # exact filter values, one field for all: "kind:turn", "user:dana", "path:raw/..."
+FEEDBACK = "fb"
 
 
 def _schema() -> tantivy.Schema:
@@ -181,6 +216,9 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("pos", fast=True)
     # 1 when the turn or one of the two before it has a time word (memctl.search.W_DATED)
     sb.add_unsigned_field("dated", fast=True)
+    # stored only, on a session's first turn: its feedback counts (`feedback_counts`), apart
+    # from `doc` so that a hit on the turn decodes none of them
+    sb.add_bytes_field(FEEDBACK, stored=True)
     return sb.build()
 
 
@@ -357,7 +395,56 @@ def _session_docs(
         dates.append(dated(m.content))
         d.add_unsigned("dated", int(any(dates[-CONTEXT_TURNS - 1 :])))
         said.append(line)
+        if n == 1 and (fb := _feedback_blob(data, st)) is not None:
+            d.add_bytes(FEEDBACK, fb)
         yield d
+
+
+FEEDBACK_CHUNK = 512  # turns counted at a time: a huge session is never all tokens at once
+
+
+def _feedback_blob(data: bytes, st: tuple[int, int]) -> bytes | None:
+    """A session's feedback counts with the stat of the bytes they were counted from.
+
+    Recall's relevance feedback asks, of the two best sessions, in how many of their turns
+    each content term is (memctl.recall.words.turn_counts over raw.session_contents, the
+    cut recall makes of the file's text): tokenizing and stemming ~150 turns twice was a
+    tenth of a recall on a 100k-turn vault. Counted here (every token: recall leaves out
+    its stopwords) over the same cut of the same text, the counts hold while the file's
+    stat does (`feedback_counts`). A count over turns is a sum over any split of them, so a
+    huge session is counted a chunk at a time.
+    """
+    try:
+        text = data.decode("utf-8")  # as recall reads it (store.read_text)
+    except UnicodeDecodeError:
+        return None  # recall cannot read it either
+    counts: Counter[str] = Counter()
+    texts = session_contents(text)
+    while chunk := list(itertools.islice(texts, FEEDBACK_CHUNK)):
+        counts.update(token_counts(chunk))
+    return _dumps({"st": list(st), "n": counts})
+
+
+def feedback_counts(searcher: Any, rel: str, st: tuple[int, int]) -> Counter[str] | None:
+    """`token_counts` of the session at `rel`'s turns as the index keeps them, or None when
+    it keeps none, or none counted from a file with this stat (mtime_ns, size)."""
+    q = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, _key(f"path:{rel}")),
+            (tantivy.Occur.Must, _key("turn:1")),
+            (tantivy.Occur.Must, _key("kind:turn")),
+        ]
+    )
+    hits = searcher.search(q, limit=1, count=False).hits
+    if not hits:
+        return None
+    blob = searcher.doc(hits[0][1]).get_first(FEEDBACK)
+    if not blob:
+        return None
+    got = json.loads(blob.decode("utf-8", "surrogatepass"))
+    if tuple(got["st"]) != tuple(st):
+        return None
+    return Counter(got["n"])
 
 
 def _as_datetime(value: Any) -> datetime | None:

@@ -16,9 +16,11 @@ so no message text can forge a turn boundary.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -466,3 +468,42 @@ def read_header(text_head: str, path: str) -> dict[str, Any]:
 def now_utc() -> datetime:
     """One clock for the layer so tests can reason about dates."""
     return datetime.now(UTC)
+
+
+# ---- turns cut back out of a session's text ----------------------------------------------
+
+TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
+META_LINE = re.compile(r"<!-- memctl:turn [^\n]*-->\n\n")
+
+
+def turn_heads(text: str) -> list[int]:
+    """Where each turn heading line starts: `TURN_HEAD.finditer` in effect, but the
+    regex is tried only on lines that begin `## t`, found with str.find (a session of
+    300 turns: 0.39 -> 0.16 ms)."""
+    out: list[int] = []
+    start = 0
+    while True:
+        if text.startswith("## t", start) and TURN_HEAD.match(text, start):
+            out.append(start)
+        at = text.find("\n## t", start)
+        if at < 0:
+            return out
+        start = at + 1
+
+
+def session_contents(text: str) -> Iterator[str]:
+    """What each turn of a session's text says, in order: cut at the turn headings, after
+    each one's metadata line, without parsing the messages (recall's Reader.contents; the
+    index counts recall's feedback terms over this very cut)."""
+    heads = [*turn_heads(text), len(text)]
+    for at, nxt in itertools.pairwise(heads):
+        m = META_LINE.match(text, text.find("\n", at) + 1)
+        if m is not None and m.end() <= nxt:
+            yield turn_body(text, m.end(), nxt)
+
+
+def turn_body(text: str, start: int, end: int) -> str:
+    """A turn's content between its metadata line and the next heading, unescaped."""
+    body = text[start:end]
+    body = body[:-2] if body.endswith("\n\n") else body.rstrip("\n")
+    return _UNESCAPE.sub(r"\1", body) if "## t" in body else body

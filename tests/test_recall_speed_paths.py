@@ -3,8 +3,9 @@
 Each test pits one shortcut against the plain computation it replaces (or against a change
 made by hand between two recalls of one open Vault, as an MCP server or learning loop
 sees them): relevance feedback that asks the index for only the document frequencies it
-needs, the newest standing lines kept while the index has not moved, as_data's check for
-hidden ASCII characters, and turns refused by the token floor of their fixed parts.
+needs, and its per-session term counts kept by the index while the file's stat holds, the
+newest standing lines kept while the index has not moved, as_data's check for hidden ASCII
+characters, and turns refused by the token floor of their fixed parts.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from searchutil import make_vault, note, transcript, turn_ref
 from util import DATA, ok
 
-from memctl import index
+from memctl import index, raw
 from memctl.notes import render_note
 from memctl.recall import graph, prompt, rank, standing, words
 from memctl.recall.graph import Reader
@@ -266,9 +267,76 @@ def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
         got["egress"] = 99  # a copy: the caller may change it
         assert words.turn_counts(batch) == one_by_one(batch), "kept counts unchanged"
     # a text that holds the break token itself is analyzed on its own
-    tricky = ["egress costs", f"we said {words._BREAK.upper()} twice", "NAT gateway"]
+    tricky = ["egress costs", f"we said {index._BREAK.upper()} twice", "NAT gateway"]
     assert words.turn_counts(tricky) == one_by_one(tricky)
-    assert words.turn_counts(tricky)[words._BREAK] == 1
+    assert words.turn_counts(tricky)[index._BREAK] == 1
+
+
+
+def _counted(r: Reader, path: str) -> Counter[str]:
+    """A session's feedback counts the long way: its turns cut from the file, counted."""
+    words._COUNTS.clear()
+    return words.turn_counts(r.contents(path))
+
+
+def test_the_feedback_counts_the_index_keeps_are_those_of_the_file(sample: Path) -> None:
+    """Every session ingested through the CLI: the counts the index keeps on its first turn
+    are the counts of the turns recall cuts from the file, and recall takes them from there."""
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    searcher = index.Reader(v).searcher
+    paths = [s["path"] for s in v.sessions()]
+    assert len(paths) >= 10
+    for path in paths:
+        st = (sample / path).stat()
+        kept = index.feedback_counts(searcher, path, (st.st_mtime_ns, st.st_size))
+        assert kept is not None, path
+        assert kept == index.token_counts(r.contents(path)), path
+        assert words.content_counts(kept) == _counted(r, path), path
+        assert r.turn_counts(path) == _counted(r, path)
+        assert index.feedback_counts(searcher, path, (st.st_mtime_ns + 1, st.st_size)) is None
+    assert r.turn_counts("raw/none/such.md") == Counter()
+    assert r.turn_counts("../outside.md") == Counter()
+
+
+def test_a_session_changed_since_indexed_is_counted_from_the_file(tmp_path: Path) -> None:
+    """Changed in place (same size, only the mtime moved) and not indexed again: the kept
+    counts are not those of the file, so the file's turns are counted."""
+    vault = make_vault(tmp_path)
+    ref = turn_ref(vault, "marco-exporter", 1)
+    path = ref.split("#")[0]
+    v = Vault.open(vault)
+    assert "pangolin" not in Reader(v, "marco", None).turn_counts(path)
+    st = (vault / path).stat()
+    _rewrite_in_place(vault / path, b"in a crashloop again", b"in a pangolins again",
+                      st.st_mtime_ns + 10**9)  # fmt: skip
+    r = Reader(v, "marco", None)
+    got = r.turn_counts(path)
+    assert got["pangolin"] == 1 and "crashloop" not in got
+    assert got == _counted(r, path)
+
+
+def test_the_index_counts_a_session_a_chunk_at_a_time_as_in_one_go(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A huge session is counted FEEDBACK_CHUNK turns at a time when indexed: the same counts
+    as one count over all its turns; a file that is not UTF-8 keeps none."""
+    import json
+
+    v = Vault.open(sample)
+    r = Reader(v, "dana", None)
+    path = max((s["path"] for s in v.sessions()), key=lambda p: len(r.contents(p)))
+    data = (sample / path).read_bytes()
+    assert len(r.contents(path)) > 7
+    for chunk in (1, 2, 3, 7, index.FEEDBACK_CHUNK):
+        monkeypatch.setattr(index, "FEEDBACK_CHUNK", chunk)
+        blob = index._feedback_blob(data, (5, 6))
+        assert blob is not None
+        got = json.loads(blob)
+        assert got["st"] == [5, 6]
+        assert Counter(got["n"]) == index.token_counts(r.contents(path)), chunk
+        assert words.content_counts(Counter(got["n"])) == _counted(r, path), chunk
+    assert index._feedback_blob(data + b"\xff", (5, 6)) is None
 
 
 def _recalls(v: Vault, user: str, query: str, budgets: range) -> list[dict[str, Any]]:
@@ -534,8 +602,8 @@ def test_a_turn_found_once_per_recall_answers_as_a_fresh_look(sample: Path) -> N
 
 
 def test_turn_headings_are_found_where_the_heading_regex_finds_them(sample: Path) -> None:
-    """graph._heads (str.find, then the regex on candidate lines) against
-    `_TURN_HEAD.finditer` on every sample session and on random heading-like text."""
+    """raw.turn_heads (str.find, then the regex on candidate lines) against
+    `TURN_HEAD.finditer` on every sample session and on random heading-like text."""
     import random
 
     v = Vault.open(sample)
@@ -547,8 +615,8 @@ def test_turn_headings_are_found_where_the_heading_regex_finds_them(sample: Path
     texts += ["".join(rng.choice(bits) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     found = 0
     for text in texts:
-        want = [m.start() for m in graph._TURN_HEAD.finditer(text)]
-        assert graph._heads(text) == want, repr(text[:80])
+        want = [m.start() for m in raw.TURN_HEAD.finditer(text)]
+        assert raw.turn_heads(text) == want, repr(text[:80])
         found += len(want)
     assert found > 100
 

@@ -9,9 +9,9 @@ not every note in the vault.
 
 from __future__ import annotations
 
-import itertools
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memctl import tokens
 from memctl.errors import MemctlError
+from memctl.raw import META_LINE as _META_LINE
+from memctl.raw import TURN_HEAD as _TURN_HEAD
+from memctl.raw import session_contents
+from memctl.raw import turn_body as _body
 from memctl.recall.results import Cite, visible_scopes
+from memctl.recall.words import content_counts, turn_counts
 
 if TYPE_CHECKING:
     from memctl.notes import Note
@@ -29,13 +34,10 @@ if TYPE_CHECKING:
     from memctl.vault import Vault
 
 T = TypeVar("T")
-_UNESCAPE_HEAD = re.compile(r"^\\(\\*## t\d+ · )", re.MULTILINE)  # as memctl.raw writes it
 _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
-_TURN_HEAD = re.compile(r"^## t(\d+) · ([^\n]*)$", re.MULTILINE)
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_META_LINE = re.compile(r"<!-- memctl:turn [^\n]*-->\n\n")
 _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 
 # ---- reading the vault for one recall -----------------------------------------------------
@@ -184,16 +186,32 @@ class Reader:
         """What each turn of a raw session says, in order (nothing when it cannot be read),
         in one pass over the text: the same cut as `turn_text`."""
         got = self._session(path)
-        if got is None:
-            return []
-        text = got[1]
-        heads = [*_heads(text), len(text)]
-        out: list[str] = []
-        for at, nxt in itertools.pairwise(heads):
-            m = _META_LINE.match(text, text.find("\n", at) + 1)
-            if m is not None and m.end() <= nxt:
-                out.append(_body(text, m.end(), nxt))
-        return out
+        return [] if got is None else list(session_contents(got[1]))
+
+    def turn_counts(self, path: str) -> Counter[str]:
+        """`words.turn_counts(self.contents(path))`: for each content term of a session, in
+        how many of its turns it is; relevance feedback asks it of the two best sessions.
+
+        The index keeps these counts for every session it holds (memctl.index, `fb`),
+        counted over the very cut `contents` makes (raw.session_contents) of the text it
+        indexed, stopwords left in: while the file's stat (mtime and size) is the one
+        indexed, they are its counts, as a turn's byte span is its text (index._turn_texts);
+        counting them here cost ~1 ms a session. Else, or from an index that keeps none,
+        they are counted.
+        """
+        from memctl import index
+        from memctl.store import inside
+
+        if self._session(path) is None:
+            return Counter()
+        try:
+            if self._searcher is None:
+                self._searcher = index.Reader(self.vault).searcher
+            st = inside(self.vault.root, path).stat()
+            kept = index.feedback_counts(self._searcher, path, (st.st_mtime_ns, st.st_size))
+        except Exception:  # an index we cannot read here only costs the counting
+            kept = None
+        return content_counts(kept) if kept is not None else turn_counts(self.contents(path))
 
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""
@@ -259,28 +277,6 @@ def _parsed(kind: str, target: Path, parse: Callable[[Path], T]) -> T | None:
         _PARSED_CHARS += st.st_size - (old[2] if old else 0)
         _PARSED[key] = (stamp, value, st.st_size)
     return value
-
-
-def _heads(text: str) -> list[int]:
-    """Where each turn heading line starts: `_TURN_HEAD.finditer` in effect, but the
-    regex is tried only on lines that begin `## t`, found with str.find (a session of
-    300 turns: 0.39 -> 0.16 ms)."""
-    out: list[int] = []
-    start = 0
-    while True:
-        if text.startswith("## t", start) and _TURN_HEAD.match(text, start):
-            out.append(start)
-        at = text.find("\n## t", start)
-        if at < 0:
-            return out
-        start = at + 1
-
-
-def _body(text: str, start: int, end: int) -> str:
-    """A turn's content between its metadata line and the next heading, unescaped."""
-    body = text[start:end]
-    body = body[:-2] if body.endswith("\n\n") else body.rstrip("\n")
-    return _UNESCAPE_HEAD.sub(r"\1", body) if "## t" in body else body
 
 
 CITING_LIMIT = 200  # claim lines or notes read per citation/link question

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
-from memctl.recall.words import content_terms, plain, query_terms, turn_counts
+from memctl.recall.words import content_terms, plain, query_terms
 
 if TYPE_CHECKING:
     from memctl.notes import Note
@@ -156,7 +156,7 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
     picked_sessions = sorted(sessions.items(), key=lambda kv: -kv[1])[:FEEDBACK_SESSIONS]
     # per session: in how many of its turns each word is (cut from the text recall reads
     # anyway); `spread`: in how many turns of them all
-    per_turn = [turn_counts(r.contents(path)) for path, _ in picked_sessions]
+    per_turn = [r.turn_counts(path) for path, _ in picked_sessions]
     for c in per_turn:
         for t in known & c.keys():
             del c[t]

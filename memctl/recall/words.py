@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterable
-from itertools import chain, compress
+from itertools import compress
 
 # ---- words --------------------------------------------------------------------------------
 
@@ -35,19 +35,10 @@ def content_terms(text: str) -> frozenset[str]:
     return terms
 
 
-_BREAK = "zqxjzqxjzqxj"  # a token between texts: one token, as the analyzer keeps it
-
-
 def turn_counts(texts: list[str]) -> Counter[str]:
     """For each content term (as `content_terms` gives them), in how many of `texts` it is,
-    with one analyzer call for all of them.
-
-    Relevance feedback reads every turn of two sessions (~170 on a large vault); a call per
-    turn cost a third more than one over the lot. The analyzer tokenizes, lowercases and
-    stems each token on its own, so the texts joined by a break token give each text's
-    tokens between the breaks. Should a text itself hold the break token, the count of
-    groups shows it, and each text is analyzed alone instead. Stopwords and one-character
-    tokens are taken out of the count once, not out of every text's set.
+    with one analyzer call for all of them (memctl.index.token_counts). Stopwords and
+    one-character tokens are taken out of the count once, not out of every text's set.
     """
     key = tuple(texts)
     got = _COUNTS.get(key)
@@ -63,28 +54,17 @@ _COUNTS: dict[tuple[str, ...], Counter[str]] = {}
 
 
 def _turn_counts(texts: list[str]) -> Counter[str]:
-    from memctl.index import analyze
+    from memctl.index import token_counts
 
-    if len(texts) < 2:
-        return Counter(chain.from_iterable(map(content_terms, texts)))
+    return content_counts(token_counts(texts))
+
+
+def content_counts(counts: Counter[str]) -> Counter[str]:
+    """`counts` of every token with stopwords and one-character tokens taken out, in place."""
     if _STOP_STEMS is None:
         content_terms("")  # fills _STOP_STEMS
     stop = _STOP_STEMS
     assert stop is not None
-    toks = analyze(f" {_BREAK} ".join(texts))
-    groups: list[frozenset[str]] = []
-    at = 0
-    while True:  # cut at the breaks with list.index, in C, not a test per token
-        try:
-            end = toks.index(_BREAK, at)
-        except ValueError:
-            groups.append(frozenset(toks[at:]))
-            break
-        groups.append(frozenset(toks[at:end]))
-        at = end + 1
-    if len(groups) != len(texts):
-        return Counter(chain.from_iterable(map(content_terms, texts)))
-    counts = Counter(chain.from_iterable(groups))  # in C, over each text's distinct tokens
     for t in stop & counts.keys():
         del counts[t]
     keys = list(counts)
