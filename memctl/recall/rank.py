@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from memctl.recall.graph import Reader
@@ -169,22 +170,21 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
         return {}
     # tf: each session's weight once per turn holding the word, session by session, as a
     # running sum (the order fixes the float); words with the same counts share the sum
+    # (each session's counts of all the words looked up by map in C: a genexpr per word
+    # cost more than the sums)
+    counts = list(zip(*(map(c.get, cands, repeat(0)) for c in per_turn), strict=True))
     sums: dict[tuple[int, ...], float] = {}
-    tf: dict[str, float] = {}
-    for t in cands:
-        counts = tuple(c[t] for c in per_turn)
-        x = sums.get(counts)
-        if x is None:
-            x = 0.0
-            for (_, w), k in zip(picked_sessions, counts, strict=True):
-                for _ in range(k):
-                    x += w
-            sums[counts] = x
-        tf[t] = x
+    for key in set(counts):
+        x = 0.0
+        for (_, w), k in zip(picked_sessions, key, strict=True):
+            for _ in range(k):
+                x += w
+        sums[key] = x
+    tf = dict(zip(cands, map(sums.__getitem__, counts), strict=True))
     # Asking the index for a word's document frequency is most of the cost, and two long
     # sessions share hundreds of words: ask in order of tf, and stop once no word left can
     # reach the best FEEDBACK_TERMS even at df 1 (its weight is at most tf * log(1 + n)).
-    cands.sort(key=lambda t: -tf[t])
+    cands.sort(key=tf.__getitem__, reverse=True)  # stable: equal tf keep their order
     weight: dict[str, float] = {}
     n = 1
     for at in range(0, len(cands), DF_BATCH):
