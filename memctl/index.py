@@ -321,13 +321,22 @@ def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] |
 
 def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> Iterator[tantivy.Document]:
     header, messages = parse_session(text, rel)
-    return _session_docs(rel, data, header, messages, st)
+    return _session_docs(rel, data, header, messages, st, text)
 
 
 def _session_docs(
-    rel: str, data: bytes, header: RawHeader, messages: list[Message], st: tuple[int, int]
+    rel: str,
+    data: bytes,
+    header: RawHeader,
+    messages: list[Message],
+    st: tuple[int, int],
+    text: str,
 ) -> Iterator[tantivy.Document]:
-    """One document per turn, made lazily so a 100k-turn session never exists twice in RAM."""
+    """One document per turn, made lazily so a 100k-turn session never exists twice in RAM.
+
+    `text` is `data` decoded (the caller holds it already: decoding a big session again
+    cost time and a third copy of it).
+    """
     from memctl.kinds import kinds_text  # the table is read only by a process that indexes
 
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
@@ -395,15 +404,15 @@ def _session_docs(
         dates.append(dated(m.content))
         d.add_unsigned("dated", int(any(dates[-CONTEXT_TURNS - 1 :])))
         said.append(line)
-        if n == 1 and (fb := _feedback_blob(data, st)) is not None:
-            d.add_bytes(FEEDBACK, fb)
+        if n == 1:
+            d.add_bytes(FEEDBACK, _feedback_blob(text, st))
         yield d
 
 
 FEEDBACK_CHUNK = 512  # turns counted at a time: a huge session is never all tokens at once
 
 
-def _feedback_blob(data: bytes, st: tuple[int, int]) -> bytes | None:
+def _feedback_blob(text: str, st: tuple[int, int]) -> bytes:
     """A session's feedback counts with the stat of the bytes they were counted from.
 
     Recall's relevance feedback asks, of the two best sessions, in how many of their turns
@@ -414,10 +423,6 @@ def _feedback_blob(data: bytes, st: tuple[int, int]) -> bytes | None:
     stat does (`feedback_counts`). A count over turns is a sum over any split of them, so a
     huge session is counted a chunk at a time.
     """
-    try:
-        text = data.decode("utf-8")  # as recall reads it (store.read_text)
-    except UnicodeDecodeError:
-        return None  # recall cannot read it either
     counts: Counter[str] = Counter()
     texts = session_contents(text)
     while chunk := list(itertools.islice(texts, FEEDBACK_CHUNK)):
@@ -948,7 +953,7 @@ class _Writer:
         try:
             text = data.decode("utf-8")
             if rel.startswith("raw/"):
-                self.add_session(rel, data, *parse_session(text, rel), st)
+                self.add_session(rel, data, *parse_session(text, rel), st, text)
             else:
                 f = note_fields(rel, text, self.folders)
                 self.writer.add_document(_note_doc(rel, text, self.folders, f))
@@ -966,9 +971,10 @@ class _Writer:
         header: RawHeader,
         messages: list[Message],
         st: tuple[int, int],
+        text: str,
     ) -> None:
         add = self.writer.add_document
-        for d in _session_docs(rel, data, header, messages, st):
+        for d in _session_docs(rel, data, header, messages, st, text):
             add(d)
         self.turns += len(messages)
 
@@ -1270,7 +1276,9 @@ class Feed:
             stat = (st.st_mtime_ns, st.st_size)
             if rel in self.entries or rel in self._gen.files:  # type: ignore[union-attr]
                 self.writer.delete(rel)
-            self.writer.add_session(rel, data, header, messages, stat)
+            # (should `text` hold a lone surrogate, recall cannot read the file, and never
+            # asks for the counts kept with it)
+            self.writer.add_session(rel, data, header, messages, stat, text)
             self.entries[rel] = _entry(stat, hashlib.sha256(data).hexdigest(), time.time_ns())
         except BaseException as exc:
             if not _is_broken(exc):
