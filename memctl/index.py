@@ -46,7 +46,7 @@ import tantivy
 
 from memctl.errors import LockTimeoutError, MemctlError
 from memctl.model import Message
-from memctl.raw import RawHeader, parse_session, parse_time, session_contents
+from memctl.raw import RawHeader, parse_session, parse_time
 from memctl.store import atomic_write, stays_inside
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
@@ -63,7 +63,8 @@ from memctl.store import atomic_write, stays_inside
 # 10: turns carry a `kinds` field: the WordNet kinds of their words (memctl.kinds).
 # 11: turns carry a `dated` fast field: a time word in the turn or the two before it.
 # 12: a session's first turn stores its turns' token counts (`fb`, recall's feedback).
-SCHEMA_VERSION = 12
+# 13: without `fb` again: the kept counts slowed every search more than they sped recall.
+SCHEMA_VERSION = 13
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -188,7 +189,6 @@ class ReindexResult:
 # ---- schema -------------------------------------------------------------------------------
 
 KEY = "key"  # exact filter values, one field for all: "kind:turn", "user:dana", "path:raw/..."
-FEEDBACK = "fb"
 
 
 def _schema() -> tantivy.Schema:
@@ -216,9 +216,6 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("pos", fast=True)
     # 1 when the turn or one of the two before it has a time word (memctl.search.W_DATED)
     sb.add_unsigned_field("dated", fast=True)
-    # stored only, on a session's first turn: its feedback counts (`feedback_counts`), apart
-    # from `doc` so that a hit on the turn decodes none of them
-    sb.add_bytes_field(FEEDBACK, stored=True)
     return sb.build()
 
 
@@ -321,22 +318,13 @@ def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] |
 
 def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> Iterator[tantivy.Document]:
     header, messages = parse_session(text, rel)
-    return _session_docs(rel, data, header, messages, st, text)
+    return _session_docs(rel, data, header, messages, st)
 
 
 def _session_docs(
-    rel: str,
-    data: bytes,
-    header: RawHeader,
-    messages: list[Message],
-    st: tuple[int, int],
-    text: str,
+    rel: str, data: bytes, header: RawHeader, messages: list[Message], st: tuple[int, int]
 ) -> Iterator[tantivy.Document]:
-    """One document per turn, made lazily so a 100k-turn session never exists twice in RAM.
-
-    `text` is `data` decoded (the caller holds it already: decoding a big session again
-    cost time and a third copy of it).
-    """
+    """One document per turn, made lazily so a 100k-turn session never exists twice in RAM."""
     from memctl.kinds import kinds_text  # the table is read only by a process that indexes
 
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
@@ -404,52 +392,7 @@ def _session_docs(
         dates.append(dated(m.content))
         d.add_unsigned("dated", int(any(dates[-CONTEXT_TURNS - 1 :])))
         said.append(line)
-        if n == 1:
-            d.add_bytes(FEEDBACK, _feedback_blob(text, st))
         yield d
-
-
-FEEDBACK_CHUNK = 512  # turns counted at a time: a huge session is never all tokens at once
-
-
-def _feedback_blob(text: str, st: tuple[int, int]) -> bytes:
-    """A session's feedback counts with the stat of the bytes they were counted from.
-
-    Recall's relevance feedback asks, of the two best sessions, in how many of their turns
-    each content term is (memctl.recall.words.turn_counts over raw.session_contents, the
-    cut recall makes of the file's text): tokenizing and stemming ~150 turns twice was a
-    tenth of a recall on a 100k-turn vault. Counted here (every token: recall leaves out
-    its stopwords) over the same cut of the same text, the counts hold while the file's
-    stat does (`feedback_counts`). A count over turns is a sum over any split of them, so a
-    huge session is counted a chunk at a time.
-    """
-    counts: Counter[str] = Counter()
-    texts = session_contents(text)
-    while chunk := list(itertools.islice(texts, FEEDBACK_CHUNK)):
-        counts.update(token_counts(chunk))
-    return _dumps({"st": list(st), "n": counts})
-
-
-def feedback_counts(searcher: Any, rel: str, st: tuple[int, int]) -> Counter[str] | None:
-    """`token_counts` of the session at `rel`'s turns as the index keeps them, or None when
-    it keeps none, or none counted from a file with this stat (mtime_ns, size)."""
-    q = tantivy.Query.boolean_query(
-        [
-            (tantivy.Occur.Must, _key(f"path:{rel}")),
-            (tantivy.Occur.Must, _key("turn:1")),
-            (tantivy.Occur.Must, _key("kind:turn")),
-        ]
-    )
-    hits = searcher.search(q, limit=1, count=False).hits
-    if not hits:
-        return None
-    blob = searcher.doc(hits[0][1]).get_first(FEEDBACK)
-    if not blob:
-        return None
-    got = json.loads(blob.decode("utf-8", "surrogatepass"))
-    if tuple(got["st"]) != tuple(st):
-        return None
-    return Counter(got["n"])
 
 
 def _as_datetime(value: Any) -> datetime | None:
@@ -953,7 +896,7 @@ class _Writer:
         try:
             text = data.decode("utf-8")
             if rel.startswith("raw/"):
-                self.add_session(rel, data, *parse_session(text, rel), st, text)
+                self.add_session(rel, data, *parse_session(text, rel), st)
             else:
                 f = note_fields(rel, text, self.folders)
                 self.writer.add_document(_note_doc(rel, text, self.folders, f))
@@ -971,10 +914,9 @@ class _Writer:
         header: RawHeader,
         messages: list[Message],
         st: tuple[int, int],
-        text: str,
     ) -> None:
         add = self.writer.add_document
-        for d in _session_docs(rel, data, header, messages, st, text):
+        for d in _session_docs(rel, data, header, messages, st):
             add(d)
         self.turns += len(messages)
 
@@ -1276,9 +1218,7 @@ class Feed:
             stat = (st.st_mtime_ns, st.st_size)
             if rel in self.entries or rel in self._gen.files:  # type: ignore[union-attr]
                 self.writer.delete(rel)
-            # (should `text` hold a lone surrogate, recall cannot read the file, and never
-            # asks for the counts kept with it)
-            self.writer.add_session(rel, data, header, messages, stat, text)
+            self.writer.add_session(rel, data, header, messages, stat)
             self.entries[rel] = _entry(stat, hashlib.sha256(data).hexdigest(), time.time_ns())
         except BaseException as exc:
             if not _is_broken(exc):

@@ -58,7 +58,7 @@ def test_stored_turn_blob_is_the_json_of_its_fields(
     data = render_session(h, messages).encode("utf-8")
     st_ = (1_700_000_000_123_456_789, len(data))
     spans = index._content_spans(data, [m.content.encode() for m in messages])
-    docs = list(index._session_docs(rel, data, h, messages, st_, data.decode("utf-8")))
+    docs = list(index._session_docs(rel, data, h, messages, st_))
     assert len(docs) == len(messages)
     for n, (d, m) in enumerate(zip(docs, messages, strict=True), 1):
         assert d.to_dict()["doc"][0] == _expected(rel, n, m, spans[n - 1], st_, h)

@@ -273,69 +273,6 @@ def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
 
 
 
-def _counted(r: Reader, path: str) -> Counter[str]:
-    """A session's feedback counts the long way: its turns cut from the file, counted."""
-    words._COUNTS.clear()
-    return words.turn_counts(r.contents(path))
-
-
-def test_the_feedback_counts_the_index_keeps_are_those_of_the_file(sample: Path) -> None:
-    """Every session ingested through the CLI: the counts the index keeps on its first turn
-    are the counts of the turns recall cuts from the file, and recall takes them from there."""
-    v = Vault.open(sample)
-    r = Reader(v, "dana", None)
-    searcher = index.Reader(v).searcher
-    paths = [s["path"] for s in v.sessions()]
-    assert len(paths) >= 10
-    for path in paths:
-        st = (sample / path).stat()
-        kept = index.feedback_counts(searcher, path, (st.st_mtime_ns, st.st_size))
-        assert kept is not None, path
-        assert kept == index.token_counts(r.contents(path)), path
-        assert words.content_counts(kept) == _counted(r, path), path
-        assert r.turn_counts(path) == _counted(r, path)
-        assert index.feedback_counts(searcher, path, (st.st_mtime_ns + 1, st.st_size)) is None
-    assert r.turn_counts("raw/none/such.md") == Counter()
-    assert r.turn_counts("../outside.md") == Counter()
-
-
-def test_a_session_changed_since_indexed_is_counted_from_the_file(tmp_path: Path) -> None:
-    """Changed in place (same size, only the mtime moved) and not indexed again: the kept
-    counts are not those of the file, so the file's turns are counted."""
-    vault = make_vault(tmp_path)
-    ref = turn_ref(vault, "marco-exporter", 1)
-    path = ref.split("#")[0]
-    v = Vault.open(vault)
-    assert "pangolin" not in Reader(v, "marco", None).turn_counts(path)
-    st = (vault / path).stat()
-    _rewrite_in_place(vault / path, b"in a crashloop again", b"in a pangolins again",
-                      st.st_mtime_ns + 10**9)  # fmt: skip
-    r = Reader(v, "marco", None)
-    got = r.turn_counts(path)
-    assert got["pangolin"] == 1 and "crashloop" not in got
-    assert got == _counted(r, path)
-
-
-def test_the_index_counts_a_session_a_chunk_at_a_time_as_in_one_go(
-    sample: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A huge session is counted FEEDBACK_CHUNK turns at a time when indexed: the same counts
-    as one count over all its turns."""
-    import json
-
-    v = Vault.open(sample)
-    r = Reader(v, "dana", None)
-    path = max((s["path"] for s in v.sessions()), key=lambda p: len(r.contents(p)))
-    text = (sample / path).read_bytes().decode("utf-8")
-    assert len(r.contents(path)) > 7
-    for chunk in (1, 2, 3, 7, index.FEEDBACK_CHUNK):
-        monkeypatch.setattr(index, "FEEDBACK_CHUNK", chunk)
-        got = json.loads(index._feedback_blob(text, (5, 6)))
-        assert got["st"] == [5, 6]
-        assert Counter(got["n"]) == index.token_counts(r.contents(path)), chunk
-        assert words.content_counts(Counter(got["n"])) == _counted(r, path), chunk
-
-
 def _recalls(v: Vault, user: str, query: str, budgets: range) -> list[dict[str, Any]]:
     out = []
     for b in budgets:

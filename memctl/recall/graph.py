@@ -25,7 +25,7 @@ from memctl.raw import TURN_HEAD as _TURN_HEAD
 from memctl.raw import session_contents
 from memctl.raw import turn_body as _body
 from memctl.recall.results import Cite, visible_scopes
-from memctl.recall.words import content_counts, turn_counts
+from memctl.recall.words import turn_counts
 
 if TYPE_CHECKING:
     from memctl.notes import Note
@@ -192,26 +192,11 @@ class Reader:
         """`words.turn_counts(self.contents(path))`: for each content term of a session, in
         how many of its turns it is; relevance feedback asks it of the two best sessions.
 
-        The index keeps these counts for every session it holds (memctl.index, `fb`),
-        counted over the very cut `contents` makes (raw.session_contents) of the text it
-        indexed, stopwords left in: while the file's stat (mtime and size) is the one
-        indexed, they are its counts, as a turn's byte span is its text (index._turn_texts);
-        counting them here cost ~1 ms a session. Else, or from an index that keeps none,
-        they are counted.
+        Counted here from the file, not kept in the index: kept on each session's first turn
+        (schema 12) they saved ~2 ms of a first-ask recall on a 100k-turn vault, but grew the
+        index's doc store by a third and slowed every search (bench/README.md, issue 11).
         """
-        from memctl import index
-        from memctl.store import inside
-
-        if self._session(path) is None:
-            return Counter()
-        try:
-            if self._searcher is None:
-                self._searcher = index.Reader(self.vault).searcher
-            st = inside(self.vault.root, path).stat()
-            kept = index.feedback_counts(self._searcher, path, (st.st_mtime_ns, st.st_size))
-        except Exception:  # an index we cannot read here only costs the counting
-            kept = None
-        return content_counts(kept) if kept is not None else turn_counts(self.contents(path))
+        return turn_counts(self.contents(path))
 
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""
