@@ -24,6 +24,11 @@ class Run(util.Run):
         return [h["ref"] for h in self.json()["hits"]]
 
 
+def turn_refs(vault: Any, query: str, limit: int = 5) -> list[str]:
+    """The refs of the turns `vault.search` ranks for `query`, best first."""
+    return [h.ref for h in vault.search(query, kind="turn", limit=limit).hits]
+
+
 def cli(*args: str | Path) -> Run:
     """The real CLI entry point in this process: same parsing, rendering and exit codes,
     without paying interpreter start-up on every call."""

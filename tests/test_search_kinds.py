@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from searchutil import turn_refs
 from test_recall import build_vault
 
 from memctl import index, kinds, search
@@ -46,10 +47,6 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vault, dict[str, st
     return build_vault(tmp_path_factory.mktemp("kinds") / "v", SESSIONS, [])
 
 
-def _refs(vault: Vault, q: str, limit: int = 5) -> list[str]:
-    return [h.ref for h in vault.search(q, kind="turn", limit=limit).hits]
-
-
 def test_the_table_knows_kinds_of_nouns_and_their_plurals() -> None:
     assert {"european", "country"} <= set(kinds.kinds("spain"))
     assert kinds.kinds("countries") == kinds.kinds("country") != ()
@@ -76,9 +73,9 @@ def test_a_list_question_finds_the_instance_that_shares_no_word(
     v, paths = vault
     spain = f"{paths['s-trip']}#t1"
     assert search.parse_query(LIST_Q).kind == ("european", "countri")
-    assert spain in _refs(v, LIST_Q, 3)  # with the turns that share "countries", "visit"
+    assert spain in turn_refs(v, LIST_Q, 3)  # with the turns that share "countries", "visit"
     monkeypatch.setattr(search, "W_KIND", 0.0)
-    assert spain not in _refs(v, LIST_Q)  # no word in common: only its kinds find it
+    assert spain not in turn_refs(v, LIST_Q)  # no word in common: only its kinds find it
 
 
 def test_an_ordinary_query_never_reads_the_kinds_field(
@@ -89,10 +86,10 @@ def test_an_ordinary_query_never_reads_the_kinds_field(
     for q in queries:
         plan = search.build_plan(search.parse_query(q), index.Filters())
         assert all(fld != index.KINDS for fld, _, _ in plan.should), q
-    before = [_refs(v, q) for q in queries]
+    before = [turn_refs(v, q) for q in queries]
     assert any(before)
     monkeypatch.setattr(search, "W_KIND", 0.0)
-    assert [_refs(v, q) for q in queries] == before
+    assert [turn_refs(v, q) for q in queries] == before
 
 
 def test_only_indexing_reads_the_table(vault: tuple[Vault, dict[str, str]], tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ Real files, a real git commit and the real index (tests/test_recall.py `build_va
 from __future__ import annotations
 
 import pytest
+from searchutil import turn_refs
 from test_recall import build_vault
 
 from memctl import search
@@ -62,23 +63,19 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vault, dict[str, st
     return build_vault(tmp_path_factory.mktemp("questions") / "v", SESSIONS, [])
 
 
-def _refs(vault: Vault, q: str, limit: int = 5) -> list[str]:
-    return [h.ref for h in vault.search(q, kind="turn", limit=limit).hits]
-
-
 def test_a_quoted_title_in_a_question_ranks_first_and_requires_nothing(
     vault: tuple[Vault, dict[str, str]],
 ) -> None:
     # the answer ("Self-acceptance ...") never repeats the title the question quotes
     v, paths = vault
     books = paths["s-books"]
-    got = _refs(v, 'What did Caroline take away from the book "Becoming Nicole"?')
+    got = turn_refs(v, 'What did Caroline take away from the book "Becoming Nicole"?')
     assert got[0] == f"{books}#t1"  # the turn with the phrase comes first
     assert f"{books}#t3" in got[:3]
     # quotes alone still mean "this phrase, in this order"
-    assert _refs(v, '"Becoming Nicole"') == [f"{books}#t1"]
-    assert _refs(v, '"Nicole Becoming"') == []
-    assert _refs(v, 'what about "Nicole Becoming"?') == []  # stopwords are no other words
+    assert turn_refs(v, '"Becoming Nicole"') == [f"{books}#t1"]
+    assert turn_refs(v, '"Nicole Becoming"') == []
+    assert turn_refs(v, 'what about "Nicole Becoming"?') == []  # stopwords are no other words
 
 
 def test_the_reply_to_a_question_ranks_with_the_question(
@@ -88,7 +85,7 @@ def test_the_reply_to_a_question_ranks_with_the_question(
     v, paths = vault
     answer = f"{paths['s-shoes']}#t3"
     q = "Are the new shoes for walking or running?"
-    assert _refs(v, q, 2) == [f"{paths['s-shoes']}#t2", answer]
+    assert turn_refs(v, q, 2) == [f"{paths['s-shoes']}#t2", answer]
     monkeypatch.setattr(search, "W_ANSWER", 0.0)
-    assert answer not in _refs(v, q, 2)
-    assert answer in _refs(v, q, 3)  # found all the same, through its window
+    assert answer not in turn_refs(v, q, 2)
+    assert answer in turn_refs(v, q, 3)  # found all the same, through its window

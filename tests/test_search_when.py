@@ -9,6 +9,7 @@ June") are lifted for such a question. Real files, a real git commit and the rea
 from __future__ import annotations
 
 import pytest
+from searchutil import turn_refs
 from test_recall import build_vault
 
 from memctl import index, search
@@ -49,18 +50,14 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vault, dict[str, st
     return build_vault(tmp_path_factory.mktemp("when") / "v", SESSIONS, [])
 
 
-def _refs(vault: Vault, q: str, limit: int = 5) -> list[str]:
-    return [h.ref for h in vault.search(q, kind="turn", limit=limit).hits]
-
-
 def test_a_when_question_ranks_the_turn_that_dates_the_event_first(
     vault: tuple[Vault, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     v, paths = vault
     dated, wordier = f"{paths['s-signup']}#t1", f"{paths['s-later']}#t1"
-    assert _refs(v, WHEN_Q, 2) == [dated, wordier]
+    assert turn_refs(v, WHEN_Q, 2) == [dated, wordier]
     monkeypatch.setattr(search, "W_DATED", 0.0)
-    assert _refs(v, WHEN_Q, 2) == [wordier, dated]  # more of the question's words, no time
+    assert turn_refs(v, WHEN_Q, 2) == [wordier, dated]  # more of the question's words, no time
 
 
 def test_only_a_question_that_asks_when_is_lifted(
@@ -81,10 +78,10 @@ def test_only_a_question_that_asks_when_is_lifted(
     ]
     assert all(search.parse_query(q).when for q in asks_when)
     assert not any(search.parse_query(q).when for q in other)
-    before = [_refs(v, q) for q in other]
+    before = [turn_refs(v, q) for q in other]
     assert all(before)
     monkeypatch.setattr(search, "W_DATED", 0.0)
-    assert [_refs(v, q) for q in other] == before
+    assert [turn_refs(v, q) for q in other] == before
 
 
 def test_a_turn_is_dated_by_its_own_words_or_the_two_turns_before_it(
