@@ -188,8 +188,8 @@ def build_vault(conv: dict, root: Path) -> tuple[Path, int]:
 
 def read_claims(vault: Path) -> list[Learned]:
     """Every active claim with the LoCoMo ids of the turns it cites (library read, no writes)."""
-    from memctl.notes import parse_note
-    from memctl.raw import parse_session
+    from memctl.core.notes import parse_note
+    from memctl.core.raw import parse_session
 
     ids: dict[str, str] = {}  # "raw/...md#t3" -> "D1:3"
     for f in sorted((vault / "raw").rglob("*.md")):
@@ -291,7 +291,7 @@ def replay_answers(conv: dict) -> list[dict]:
 
 def replay_cost(requests: list, answers: list[dict], model: str) -> tuple[int, int, float | None]:
     """Tokens of what went over the wire (memctl's tokenizer) and litellm's offline price."""
-    from memctl import tokens
+    from memctl.core import tokens
 
     tin = sum(tokens.count(m["content"]) for r in requests for m in r.messages)
     tout = sum(tokens.count(json.dumps(a["json"])) for a in answers)

@@ -133,9 +133,9 @@ def add_synthetic(vault: Path, turns: int, notes: int, work: Path) -> list[tuple
 
 
 def _write_notes(vault_path: Path, n: int, vocab: list[str], rng: random.Random) -> None:
-    from memctl.notes import Claim, new_note, render_note
-    from memctl.raw import parse_session
-    from memctl.store import Transaction, read_text
+    from memctl.core.notes import Claim, new_note, render_note
+    from memctl.core.raw import parse_session
+    from memctl.core.store import Transaction, read_text
     from memctl.vault import Vault
 
     vault = Vault.open(vault_path)
@@ -165,11 +165,11 @@ def _write_notes(vault_path: Path, n: int, vocab: list[str], rng: random.Random)
                     Claim(quote.rstrip(".") + ".", (label,))
                 )
             tx.write(path, render_note(note))
-        vault._refresh_indexes(tx)
+        vault.refresh_indexes(tx)
         vault.history.commit(
             tx.touched, f"bench: {n} synthetic notes", {}, author=vault.config.agent
         )
-        vault._after_write(tx.touched)
+        vault.after_write(tx.touched)
 
 
 _INPROC = """

@@ -1,4 +1,4 @@
-"""Redaction cost per turn: memctl.redact against detect-secrets on the same clean turns.
+"""Redaction cost per turn: memctl.core.redact against detect-secrets on the same clean turns.
 
     python bench/redact.py
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from memctl.redact import redact
+from memctl.core.redact import redact
 
 _TURNS = [
     "Sure — here's how I'd restructure the ingest loop. First, read the JSONL file line by "
@@ -50,8 +50,8 @@ def main() -> None:
     clean = best_us_per_call(redact, turns, rounds=250)
     secret_turn = turns[0][:200] + " password=hunter2secret AKIAQ7XK2M4PLR8TZW3N"
     dirty = best_us_per_call(redact, [secret_turn], rounds=100)
-    print(f"memctl.redact   clean 300-char turn: {clean:8.2f} us ({1e6 / clean:,.0f} turns/s)")
-    print(f"memctl.redact   turn with 2 secrets: {dirty:8.2f} us")
+    print(f"memctl.core.redact   clean 300-char turn: {clean:8.2f} us ({1e6 / clean:,.0f} turns/s)")
+    print(f"memctl.core.redact   turn with 2 secrets: {dirty:8.2f} us")
     corpus()
     try:
         from detect_secrets.core.scan import scan_line

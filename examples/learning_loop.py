@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from memctl.learning import LearningMachine
+from memctl import LearningMachine
 from memctl.vault import Vault
 
 SYSTEM = "You are a helpful engineering assistant. Be brief."

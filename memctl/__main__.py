@@ -1,5 +1,5 @@
 """`python -m memctl` runs the CLI."""
 
-from memctl.cli import main
+from memctl.faces.cli import main
 
 main()

@@ -1,62 +1,58 @@
-"""The library facade: everything the CLI, hooks and MCP server do goes through `Vault`."""
+"""The front door: `Vault`, one method per thing a user or agent does with a vault.
+
+A Vault is the floor (`memctl.core.floor.Floor`: files, lock, git, index) with the user
+actions on top; each method composes the features below it (ingest/, curate/, recall/,
+gitops/, index/) and returns a result object. The CLI, hooks, MCP server and
+LearningMachine call these methods and nothing lower.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import getpass
 import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from memctl.catalog import Catalog
-from memctl.config import CONFIG_REL, DEFAULT_CONFIG_TOML, Config, load_config
-from memctl.errors import (
-    ConflictError,
-    InputError,
-    LockTimeoutError,
-    MemctlError,
-    NotATranscriptError,
-    VaultNotFoundError,
+from memctl.core.config import (
+    CONFIG_REL,
+    DEFAULT_CONFIG_TOML,
+    HOOK_ALERTS_REL,
+    Config,
+    load_config,
 )
-from memctl.history import History, Identity
-from memctl.model import Message, Transcript
-from memctl.raw import (
-    file_name_id,
-    header_data,
-    legacy_file_name_ids,
-    make_header,
-    message_record,
-    now_utc,
-    parse_session,
-    read_header,
-    remember_parsed,
-    render_header,
-    render_session,
-    render_turn,
-    session_path,
-    slugify,
-)
-from memctl.results import (
-    FileProblem,
-    IngestResult,
-    InitResult,
-    SessionChange,
-    ShowResult,
-    StatusResult,
-)
-from memctl.store import Transaction, VaultLock, read_text, register_guard, walk_markdown
+from memctl.core.floor import Floor, find_root
+from memctl.core.history import History
+from memctl.core.model import Message
+from memctl.core.raw import message_record, parse_session
+from memctl.core.store import Transaction, VaultLock, read_text
+from memctl.errors import InputError, LockTimeoutError, MemctlError, VaultNotFoundError
+from memctl.results import IngestResult, InitResult, ShowResult, StatusResult
 from memctl.version import __version__
 
 if TYPE_CHECKING:
-    from datetime import datetime
+    from collections.abc import Iterable, Mapping
+    from datetime import date, datetime
 
-    from memctl.doctor import DoctorResult
-    from memctl.index import Feed  # tantivy loads only when a command needs it
+    from memctl.core.provenance import VerifyResult
+    from memctl.core.refs import Ref
+    from memctl.curate.engine import CurateResult
+    from memctl.curate.proposals import ReviewResult
+    from memctl.curate.remember import Remembered
+    from memctl.gitops.doctor import DoctorResult
+    from memctl.gitops.drift import BlameLine, DriftResult
+    from memctl.gitops.forget import ForgetResult
+    from memctl.gitops.gc import GcResult
+    from memctl.gitops.learned import DiffResult
+    from memctl.gitops.sync import SyncResult
+    from memctl.gitops.undo import UndoResult
+    from memctl.index.schema import ReindexResult
+    from memctl.index.search import SearchResult
     from memctl.recall import RecallResult
-    from memctl.refs import Ref
+    from memctl.recall.access import UserAccess
+
+__all__ = ["GITIGNORE", "HOOK_ALERTS_REL", "Vault", "find_root"]
 
 GITIGNORE = """\
 # memctl: the index and caches are rebuilt from the files; never commit them.
@@ -73,50 +69,44 @@ GITIGNORE = """\
 ProgressFn = Callable[[int, int, str], None]
 
 
-def _valid_scope(scope: str) -> str:
-    if scope in ("team", "global") or (scope.startswith("user:") and len(scope) > 5):
-        return scope
-    raise InputError(f"invalid scope {scope!r}: use 'user:NAME', 'team' or 'global'")
 
 
-def find_root(start: Path) -> Path | None:
-    """Walk up from `start` to the first folder holding `.memctl/`."""
-    cur = start.resolve()
-    for cand in (cur, *cur.parents):
-        if (cand / ".memctl").is_dir():
-            return cand
-    return None
-
-
-class Vault:
+class Vault(Floor):
     """A memctl vault: markdown files in a git repository, plus a rebuildable index."""
 
     def __init__(self, root: Path, config: Config) -> None:
-        self.root = root
-        self.config = config
-        self._history: History | None = None
-        self.lock = VaultLock(root)
+        super().__init__(root, config)
+        # whoever takes the lock first finishes or undoes what a killed command left
         self.lock.on_acquire = self._recover
-        register_guard(root, self._write_guard)
-        self.catalog = Catalog(root)
-        # One line per thing done on the user's behalf that they should hear of (a recovery);
-        # the front end prints them as they come when it sets `on_notice`.
-        self.notices: list[str] = []
-        self.on_notice: Callable[[str], None] | None = None
-        # Set by a caller that exits after a command or two (the CLI, a hook): the search
-        # index's freshness check then never pays for a folder watch it would not reuse.
-        self.one_shot = False
 
-    @property
-    def history(self) -> History:
-        """The git repository, opened on first use so that reading commands skip gitpython."""
-        if self._history is None:
-            self._history = History(self.root)
-        return self._history
+    # ---- crash recovery (memctl/gitops/recovery.py) ------------------------------------------
 
-    @history.setter
-    def history(self, value: History) -> None:
-        self._history = value
+    def recover_if_needed(self) -> None:
+        """Take the lock briefly if a killed command left work behind (the lock recovers)."""
+        from memctl.gitops import recovery
+
+        if not recovery.needed(self.root):
+            return
+        old = self.lock.timeout
+        self.lock.timeout = 0.0
+        try:
+            with self.lock:
+                pass
+        except LockTimeoutError:
+            pass  # a live writer has it; it, or the command after it, recovers
+        finally:
+            self.lock.timeout = old
+
+    def _recover(self) -> None:
+        from memctl.gitops import recovery
+
+        if not recovery.needed(self.root):
+            return
+        # a lock taken without waiting is a reader's (a hook on every prompt, a search's
+        # index refresh): it never waits for someone else's git either
+        res = recovery.recover(self, 0.0 if self.lock.timeout == 0 else 5.0)
+        if res:
+            self.notice(res.summary())
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -168,80 +158,6 @@ class Vault:
             vault.lock.on_acquire = None
         return vault
 
-    # ---- crash recovery (memctl/recovery.py) -------------------------------------------------
-
-    def recover_if_needed(self) -> None:
-        """Take the lock briefly if a killed command left work behind (the lock recovers)."""
-        from memctl import recovery
-
-        if not recovery.needed(self.root):
-            return
-        old = self.lock.timeout
-        self.lock.timeout = 0.0
-        try:
-            with self.lock:
-                pass
-        except LockTimeoutError:
-            pass  # a live writer has it; it, or the command after it, recovers
-        finally:
-            self.lock.timeout = old
-
-    def _recover(self) -> None:
-        from memctl import recovery
-
-        if not recovery.needed(self.root):
-            return
-        # a lock taken without waiting is a reader's (a hook on every prompt, a search's
-        # index refresh): it never waits for someone else's git either
-        res = recovery.recover(self, 0.0 if self.lock.timeout == 0 else 5.0)
-        if res:
-            self._notice(res.summary())
-
-    def _write_guard(self) -> Callable[[str, Path], None]:
-        """The check each Transaction runs before it first changes a path (see store.py)."""
-        checked = False
-
-        def guard(rel: str, target: Path) -> None:
-            nonlocal checked
-            if not checked:
-                if self.history.has_commits():
-                    self.history.check_writable()
-                checked = True
-            if rel.startswith("raw/") and not rel.endswith("/INDEX.md"):
-                return  # a transcript may quote anything, conflict markers included
-            if not target.is_file() or target.suffix not in (".md", ".json", ".toml"):
-                return
-            text = read_text(target)
-            line = _conflict_marker(text)
-            if line:
-                raise MemctlError(
-                    "conflict marker left by a merge; resolve it and commit first",
-                    rel,
-                    line,
-                    exit_code=3,
-                )
-            if rel.endswith("INDEX.md") and self.history.is_dirty(rel):
-                # memctl regenerates INDEX files; a person's uncommitted edit is kept in a
-                # commit of its own first, so that nothing of theirs vanishes unrecorded
-                sha = self.history.commit(
-                    [rel],
-                    f"edit: {rel} edited by hand (kept before memctl rewrote it)",
-                    {"Memctl-Version": __version__, "Memctl-Command": "edit"},
-                    author=self.human_identity(),
-                )
-                if sha:
-                    self._notice(
-                        f"{rel} had uncommitted hand edits: kept in commit {sha[:10]}, "
-                        "then rewritten (see `git show " + sha[:10] + "`)"
-                    )
-
-        return guard
-
-    def _notice(self, line: str) -> None:
-        self.notices.append(line)
-        if self.on_notice is not None:
-            self.on_notice(line)
-
     @classmethod
     def init(
         cls,
@@ -257,8 +173,9 @@ class Vault:
         refused unless `force`, because a vault commits what it holds. A failure removes
         whatever this call created.
         """
-        from memctl import mergedrivers, templates
+        from memctl.core import templates
         from memctl.curate.engine import STATE_REL, render_state
+        from memctl.gitops import mergedrivers
 
         env = dict(os.environ) if env is None else env
         root = Path(path).expanduser().resolve()
@@ -335,43 +252,8 @@ class Vault:
             vault.reindex()  # a fresh clone: searchable at once
         return vault, InitResult(str(root), not existed, adopted, sha, others)
 
-    # ---- identities ----------------------------------------------------------------------
 
-    def human_identity(self) -> Identity:
-        """The person running memctl: config, else their git identity, else a neutral one."""
-        if self.config.human is not None:
-            return self.config.human
-        try:
-            reader = self.history.repo.config_reader()
-            name = reader.get_value("user", "name", "")
-            email = reader.get_value("user", "email", "")
-        except Exception:
-            name = email = ""
-        return Identity(str(name) or "memctl user", str(email) or "user@memctl.invalid")
-
-    def default_user(self) -> str:
-        if self.config.user:
-            return self.config.user
-        try:
-            return getpass.getuser()
-        except Exception:
-            return "user"
-
-    # ---- ingest --------------------------------------------------------------------------
-
-    def _session_map(self) -> dict[str, str]:
-        """session id -> raw path, from the session headers (cached by file stat)."""
-        out: dict[str, str] = {}
-        self._origins: dict[str, str] = {}
-        for rel, data in self.catalog.headers():
-            sid = data.get("session")
-            if sid is not None:
-                out[str(sid)] = rel
-                source = data.get("source")
-                if isinstance(source, dict):
-                    self._origins[str(sid)] = str(source.get("origin"))
-        self.catalog.save()
-        return out
+    # ---- ingest (memctl/ingest/) -----------------------------------------------------------
 
     def ingest(
         self,
@@ -383,350 +265,228 @@ class Vault:
         session: str | None = None,
         redact: bool | None = None,
         stdin: IO[bytes] | None = None,
-        progress: ProgressFn | None = None,
+        progress: Callable[[int, int, str], None] | None = None,
     ) -> IngestResult:
         """Write transcripts verbatim as raw sessions; all of it, or none of it."""
-        from memctl import formats, index
+        from memctl.ingest.run import ingest
 
-        if not sources:
-            raise InputError("nothing to ingest: give files, folders or - for stdin")
-        chosen = user or self.config.user or None
-        login = self.default_user()
-        fixed_scope = scope or self.config.scope
-        if fixed_scope:
-            fixed_scope = _valid_scope(fixed_scope)
-        do_redact = self.config.redact if redact is None else redact
-        paths: list[Path] = []
-        use_stdin = False
-        for s in sources:
-            if str(s) == "-":
-                use_stdin = True
-                continue
-            p = Path(s)
-            if not p.exists():
-                raise InputError("no such file or folder", p)
-            paths.append(p)
-        files = formats.iter_files(paths)
-        named = {p for p in paths if not p.is_dir()}
-        failed: list[FileProblem] = []
-        skipped: list[FileProblem] = []
-        if not files and not use_stdin:
-            raise InputError("no transcript files found", paths[0] if paths else None)
-        changes: list[SessionChange] = []
-        with self.lock:
-            sessions = self._session_map()
-            tx = Transaction(self.root, command="ingest", redact=do_redact)
-            feed = index.Feed(self)
-            stager = self.history.stager()
-            try:
-                units: list[Path | IO[bytes]] = list(files)
-                if use_stdin:
-                    units.append(stdin if stdin is not None else _stdin_bytes())
-                for i, unit in enumerate(units):
-                    label = str(unit) if isinstance(unit, Path) else "<stdin>"
-                    if progress:
-                        progress(i, len(units), label)
-                    # A file found in a folder stands alone: if it is bad, its writes are
-                    # undone and it is reported; named files are all-or-nothing together.
-                    alone = isinstance(unit, Path) and unit not in named
-                    mark = tx.mark() if alone else None
-                    known = dict(sessions) if alone else sessions
-                    done: list[SessionChange] = []
-                    try:
-                        for tr in formats.read_transcripts(unit, fmt, session=session):
-                            who, source = (chosen, "flag") if chosen else _speaker(tr, login)
-                            where = fixed_scope or _valid_scope(f"user:{who}")
-                            change = self._write_transcript(
-                                tx, tr, who, where, do_redact, sessions, feed
-                            )
-                            done.append(
-                                dataclasses.replace(change, user=who, user_from=source)
-                            )
-                    except (InputError, ConflictError) as exc:
-                        if mark is None:
-                            raise
-                        undone = tx.undo_to(mark)
-                        feed.drop(undone)
-                        sessions.clear()
-                        sessions.update(known)
-                        problem = FileProblem(
-                            exc.path or label, exc.line, exc.message, exc.exit_code
-                        )
-                        (skipped if isinstance(exc, NotATranscriptError) else failed).append(
-                            problem
-                        )
-                        continue
-                    if mark is not None:
-                        tx.release(mark)
-                    changes.extend(done)
-                    for change in done:
-                        if change.action != "unchanged":
-                            stager.add(change.path)
-                if progress:
-                    progress(len(units), len(units), "")
-                sha = None
-                changed = [c for c in changes if c.action != "unchanged"]
-                if changed:
-                    self._refresh_indexes(tx)
-                    turns = sum(c.turns_added for c in changed)
-                    n = len(changed)
-                    tx.flush()
-                    stager.wait()
-                    sha = self.history.commit(
-                        tx.touched,
-                        f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}",
-                        {
-                            "Memctl-Version": __version__,
-                            "Memctl-Command": "ingest",
-                            "Memctl-Sessions": str(n),
-                            "Memctl-Turns": str(turns),
-                            "Memctl-Redactions": str(sum(c.redactions for c in changed)),
-                        },
-                        author=self.human_identity(),
-                    )
-                tx.done()
-                feed.finish(tx.touched)
-            except BaseException:
-                feed.abort()
-                stager.wait()
-                tx.rollback()
-                with contextlib.suppress(Exception):
-                    self.history.unstage(stager.staged)
-                raise
-        return IngestResult(changes, sha, len(units), failed, skipped)
+        return ingest(
+            self,
+            sources,
+            fmt=fmt,
+            user=user,
+            scope=scope,
+            session=session,
+            redact=redact,
+            stdin=stdin,
+            progress=progress,
+        )
 
-    def _session_id(self, tr: Transcript, sessions: dict[str, str]) -> str:
-        """The id a transcript's session goes by (see `raw.file_name_id` for the rule).
+    # ---- search (memctl/index/) ------------------------------------------------------------
 
-        A file-name id first looks for the session under the ids older memctl gave it, so
-        a vault written before the rule grows its sessions in place instead of doubling them.
-        """
-        from memctl.formats._common import NameId
-
-        sid = str(tr.session_id or "session")  # a plain str: YAML knows no NameId
-        if not isinstance(tr.session_id, NameId):
-            return sid
-        qualified = file_name_id(sid, tr.origin)
-        if qualified in sessions:
-            return qualified
-        *older, bare = legacy_file_name_ids(sid, tr.origin)
-        for old in older:
-            if old in sessions:
-                return old
-        if bare in sessions and self._same_source(bare, sessions[bare], tr):
-            return bare
-        return qualified
-
-    def _same_source(self, sid: str, rel: str, tr: Transcript) -> bool:
-        """Is the session older memctl recorded under the bare file name `sid` this one?
-
-        Its origin names the file when it was recorded as an absolute path; a relative one
-        (the path as typed, from a folder we no longer know) cannot be compared, so there
-        the turns decide: a transcript that continues the session's turns, or that they
-        continue, is that session; another conversation is another session.
-        """
-        origin = getattr(self, "_origins", {}).get(sid)
-        if origin and Path(origin).is_absolute():
-            return Path(origin).resolve() == Path(tr.origin).resolve()
-        try:
-            _, old = parse_session(read_text(self.root / rel), rel)
-        except (OSError, MemctlError):
-            return False
-        norm = [_normalise(m) for m in tr.messages]
-        k = min(len(old), len(norm))
-        return k > 0 and old[:k] == norm[:k]
-
-    def _write_transcript(
+    def search(
         self,
-        tx: Transaction,
-        tr: Transcript,
+        query: str,
+        *,
+        kind: str | Iterable[str] | None = None,
+        store: str | Iterable[str] | None = None,
+        user: str | Iterable[str] | None = None,
+        scope: str | Iterable[str] | None = None,
+        speaker: str | Iterable[str] | None = None,
+        status: str | Iterable[str] | None = "active",
+        since: str | date | datetime | None = None,
+        until: str | date | datetime | None = None,
+        limit: int = 10,
+        sync: bool = True,
+        now: datetime | None = None,
+        section: str | Iterable[str] | None = None,
+        cite: str | Iterable[str] | None = None,
+        link: str | Iterable[str] | None = None,
+        snippets: bool = True,
+    ) -> SearchResult:
+        """Ranked hits over turns, notes and claims; every filter narrows, none widens."""
+        from memctl.index.search import search
+
+        return search(
+            self,
+            query,
+            kind=kind,
+            store=store,
+            user=user,
+            scope=scope,
+            speaker=speaker,
+            status=status,
+            since=since,
+            until=until,
+            limit=limit,
+            sync=sync,
+            now=now,
+            section=section,
+            cite=cite,
+            link=link,
+            snippets=snippets,
+        )
+
+    def reindex(self, paths: Iterable[str | Path] | None = None) -> ReindexResult:
+        """Rebuild the search index from the files (only `paths` and what moved, if given)."""
+        from memctl.index.writer import rebuild
+
+        return rebuild(self, paths)
+
+    # ---- learning stores (memctl/curate/) --------------------------------------------------
+
+    def curate(
+        self,
+        *,
+        store: str | list[str] | None = None,
+        session: str | None = None,
+        dry_run: bool = False,
+        model: str | None = None,
+        curator: str | None = None,
+        today: str | None = None,
+    ) -> CurateResult:
+        """Turn uncurated turns into cited notes, one commit per run."""
+        from memctl.curate.engine import run
+
+        return run(
+            self,
+            store=store,
+            session=session,
+            dry_run=dry_run,
+            model=model,
+            curator=curator,
+            today=today,
+        )
+
+    def review(
+        self,
+        *,
+        accept: list[str] | tuple[str, ...] = (),
+        reject: list[str] | tuple[str, ...] = (),
+        accept_all: bool = False,
+        reject_all: bool = False,
+        force: bool = False,
+        today: str | None = None,
+    ) -> ReviewResult:
+        """Proposals awaiting a human: list them, or accept or reject some or all."""
+        from memctl.curate.proposals import review
+
+        return review(
+            self,
+            accept=accept,
+            reject=reject,
+            accept_all=accept_all,
+            reject_all=reject_all,
+            force=force,
+            today=today,
+        )
+
+    def verify(self, paths: list[str] | None = None, raw: bool = True) -> VerifyResult:
+        """Check every citation (or those in `paths`) against its raw turn, and raw hashes."""
+        from memctl.core.provenance import verify_vault
+
+        return verify_vault(self, paths, raw)
+
+    def remember(
+        self,
         user: str,
-        scope: str,
-        do_redact: bool,
-        sessions: dict[str, str],
-        feed: Feed,
-    ) -> SessionChange:
-        if do_redact:
-            tr, redactions = _redact_transcript(tr)
-        else:
-            redactions = 0
-        messages = tr.messages
-        if not messages:
-            raise InputError("transcript has no messages", tr.origin, tr.line)
-        sid = self._session_id(tr, sessions)
-        # found by the id its header records: a session keeps the name it was first given
-        rel = sessions.get(sid) or session_path(sid, messages, now_utc())
-        title = tr.title or _title_from(messages)
-        target = tx.path(rel)
-        if target.exists():
-            header, old = parse_session(read_text(target), rel)
-            if header.session != sid:
-                raise ConflictError(
-                    f"{rel} holds session {header.session!r}, not {sid!r}; its header was "
-                    "changed by hand (run `memctl doctor`)",
-                    tr.origin,
-                    tr.line,
-                )
-            norm = [_normalise(m) for m in messages]
-            common = min(len(old), len(norm))
-            for k in range(common):
-                if old[k] != norm[k]:
-                    raise ConflictError(
-                        f"session {sid!r} differs from {rel} at turn t{k + 1}; refusing to "
-                        "rewrite history (ingest it with a different --session to keep both)",
-                        tr.origin,
-                        tr.line,
-                    )
-            if len(norm) <= len(old):
-                return SessionChange(sid, rel, "unchanged", 0, len(old), 0, tr.origin)
-            new = norm[len(old) :]
-            allm = old + new
-            h = make_header(
-                header.session,
-                header.title,
-                header.source_format,
-                header.origin,
-                header.user,
-                header.scope,
-                allm,
-                dict(header.extra),
-            )
-            text = read_text(target)
-            body_start = text.index("\n---\n", 3) + 5
-            appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
-            new_text = render_header(h) + text[body_start:] + appended
-            written = tx.write(rel, new_text)
-            feed.session(rel, new_text, h, allm, written)
-            self.catalog.put(rel, header_data(h), written, new_text)
-            remember_parsed(rel, new_text, h, allm)
-            sessions[sid] = rel
-            return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
-        extra = {"source_meta": tr.meta} if tr.meta else {}
-        h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
-        text = render_session(h, messages)
-        written = tx.write(rel, text)
-        feed.session(rel, text, h, messages, written)
-        self.catalog.put(rel, header_data(h), written, text)
-        remember_parsed(rel, text, h, messages)
-        sessions[sid] = rel
-        return SessionChange(
-            sid, rel, "created", len(messages), len(messages), redactions, tr.origin
+        claim: str,
+        *,
+        source: str | None = None,
+        quote: str | None = None,
+        store: str = "knowledge",
+        note: str | None = None,
+        section: str | None = None,
+        scope: str = "user",
+        own: bool = False,
+        today: str | None = None,
+    ) -> Remembered:
+        """One claim an agent records itself: cited and verified, or marked as its own."""
+        from memctl.curate.remember import remember
+
+        return remember(
+            self,
+            user,
+            claim,
+            source=source,
+            quote=quote,
+            store=store,
+            note=note,
+            section=section,
+            scope=scope,
+            own=own,
+            today=today,
         )
 
-    # ---- writing derived notes -------------------------------------------------------------
+    # ---- history of what was learned (memctl/gitops/) --------------------------------------
 
-    def write_notes(
+    def diff(
         self,
-        files: dict[str, str],
         *,
-        subject: str,
-        trailers: dict[str, str],
-        author: Identity,
-        body: str = "",
-        command: str = "write",
-        refresh: bool = True,
-    ) -> str | None:
-        """Write derived files (notes, their INDEX, curation state) as one commit, or not at all.
+        since: str | None = None,
+        rev_range: str | None = None,
+        store: str | list[str] | None = None,
+        uncommitted: bool | None = None,
+    ) -> DiffResult:
+        """Claim-level changes: what the agent learned, changed and dropped."""
+        from memctl.gitops.learned import diff
 
-        The public way for curation, review and other writers of notes to change the vault,
-        under the vault lock the caller holds: files are written atomically and journaled, the
-        INDEX files and the search index follow in the same command, and any failure puts
-        every file back as it was and leaves no commit.
-        """
-        tx = Transaction(self.root, command=command)
-        try:
-            tx.expect(list(files))
-            for rel, text in files.items():
-                tx.write(rel, text)
-        except BaseException:
-            tx.rollback()
-            raise
-        return self.commit_transaction(
-            tx, subject=subject, trailers=trailers, author=author, body=body, refresh=refresh
-        )
+        return diff(self, since=since, rev_range=rev_range, store=store, uncommitted=uncommitted)
 
-    def commit_transaction(
+    def forget(
         self,
-        tx: Transaction,
+        ref: str | None = None,
         *,
-        subject: str,
-        trailers: dict[str, str],
-        author: Identity,
-        body: str = "",
-        refresh: bool = True,
-    ) -> str | None:
-        """Finish a caller's transaction as one commit: INDEX files, fsync, commit, search index.
+        user: str | None = None,
+        dry_run: bool = False,
+        purge: bool = False,
+    ) -> ForgetResult:
+        """Remove a session (or everything of a user) and every claim that rests on it."""
+        from memctl.gitops.forget import forget
 
-        For writers that delete or read back what they wrote (review); on any failure the
-        transaction is rolled back and the vault is as it was.
-        """
-        try:
-            if refresh:
-                self._refresh_indexes(tx)
-            tx.flush()
-            sha = self.history.commit(tx.touched, subject, trailers, author=author, body=body)
-            self._after_write(tx.touched)
-        except BaseException:
-            tx.rollback()
-            raise
-        return sha
+        return forget(self, ref, user=user, dry_run=dry_run, purge=purge)
 
-    # ---- hooks for derived state (index, INDEX.md) ----------------------------------------
+    def undo(self, *, dry_run: bool = False) -> UndoResult:
+        """Revert the last memctl command's commit."""
+        from memctl.gitops.undo import undo
 
-    def _refresh_indexes(self, tx: Transaction) -> None:
-        """Keep INDEX.md files current in the same commit as the change they describe."""
-        from memctl import templates
+        return undo(self, dry_run)
 
-        sessions = self.sessions()
-        tx.write("raw/INDEX.md", templates.raw_index(sessions))
-        counts = {name: len(self.notes(name)) for name in self.config.stores}
-        tx.write("INDEX.md", templates.root_index(self.config, counts, sessions))
+    def rollback(self, note: str, rev: str, *, dry_run: bool = False) -> UndoResult:
+        """Put one note back as it was at `rev`."""
+        from memctl.gitops.undo import rollback
 
-    def _after_write(self, touched: list[str]) -> None:
-        """Called inside the lock after a write: the search index follows in the same command."""
-        from memctl import index
+        return rollback(self, note, rev, dry_run)
 
-        index.after_write(self, touched)
+    def sync(self, remote: str | None = None) -> SyncResult:
+        """Pull a teammate's memory, merge it claim by claim, push ours."""
+        from memctl.gitops.sync import sync
 
-    # ---- search (memctl/search.py, memctl/index.py) -----------------------------------------
+        return sync(self, remote)
 
-    def search(self, query: str, **filters: Any) -> Any:
-        """Ranked hits over turns and notes; see `memctl.search.search` for the filters."""
-        from memctl import search
+    def gc(self, *, apply: bool = False, now: datetime | None = None) -> GcResult:
+        """Retention: what old raw sessions and stale claims would go (with `apply`, go)."""
+        from memctl.gitops.gc import gc
 
-        return search.search(self, query, **filters)
+        return gc(self, apply=apply, now=now)
 
-    def reindex(self, **options: Any) -> Any:
-        """Rebuild the search index from the files."""
-        from memctl import index
+    def blame(self, note: str) -> list[BlameLine]:
+        """Which command and which turn put each line of a note there."""
+        from memctl.gitops.drift import blame
 
-        return index.rebuild(self, **options)
+        return blame(self, note)
 
-    # ---- learning stores (memctl/curate/, memctl/notes.py, memctl/provenance.py) -----------
+    def drift(self, note: str | None = None) -> DriftResult:
+        """Claims whose wording moved away from the quotes that support them."""
+        from memctl.gitops.drift import drift
 
-    def curate(self, **options: Any) -> Any:
-        """Turn uncurated turns into cited notes; see `memctl.curate.run`."""
-        from memctl import curate
+        return drift(self, note)
 
-        return curate.run(self, **options)
+    def doctor(self, repair: bool = False) -> DoctorResult:
+        """Check the vault's invariants; with `repair`, fix what can be fixed without loss."""
+        from memctl.gitops.doctor import run
 
-    def diff(self, **options: Any) -> Any:
-        """Claim-level changes: what the agent learned; see `memctl.learned.diff`."""
-        from memctl import learned
-
-        return learned.diff(self, **options)
-
-    def review(self, **options: Any) -> Any:
-        """Proposals awaiting a human; see `memctl.curate.review`."""
-        from memctl import curate
-
-        return curate.review(self, **options)
-
-    def verify(self, **options: Any) -> Any:
-        """Check every citation in the vault against its raw turn."""
-        from memctl import provenance
-
-        return provenance.verify_vault(self, **options)
+        return run(self, repair=repair)
 
     # ---- recall (memctl/recall/) -----------------------------------------------------------
 
@@ -769,44 +529,35 @@ class Vault:
 
         return context(self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now)
 
-    def doctor(self, repair: bool = False) -> DoctorResult:
-        """Check the vault's invariants; with `repair`, fix what can be fixed without loss."""
-        from memctl import doctor
+    def access(self, user: str) -> UserAccess:
+        """What `user` may read here: scopes, and notes and INDEX files as they may see them."""
+        from memctl.recall.access import UserAccess
 
-        return doctor.run(self, repair=repair)
+        return UserAccess(self, user)
 
-    # ---- reading -------------------------------------------------------------------------
+    @staticmethod
+    def write_outside(path: Path, text: str) -> None:
+        """Write a file that is not the vault's (an agent's settings) atomically, as the
+        vault's own files are: a killed write leaves the old file, never half of it."""
+        from memctl.core.store import atomic_write
 
-    def sessions(self) -> list[dict[str, Any]]:
-        """Every raw session's frontmatter plus its path, newest first."""
-        out = [{**data, "path": rel} for rel, data in self.catalog.headers()]
-        self.catalog.save()
-        out.sort(key=lambda d: (str(d.get("started") or ""), d["path"]), reverse=True)
-        return out
+        atomic_write(path, text)
 
-    def notes(self, store: str) -> list[Path]:
-        """Note files of one store (INDEX.md excluded)."""
-        sc = self.config.stores[store]
-        return [p for p in walk_markdown(self.root, sc.folder) if p.name != "INDEX.md"]
+    @staticmethod
+    def git_error(exc: BaseException) -> MemctlError:
+        """A fault gitpython raised (a damaged repository, a missing object) as one line."""
+        from memctl.core.history import git_error
 
-    def resolve(self, ref: str) -> Ref:
-        """Any reference memctl prints or accepts (see memctl/refs.py) -> what it names."""
-        from memctl.refs import resolve
+        return git_error(exc)
 
-        return resolve(self, ref)
+    @staticmethod
+    def recall_off(env: Mapping[str, str]) -> bool:
+        """`MEMCTL_RECALL=off` (or 0/false/no/none): the caller wants an answer without memory."""
+        from memctl.recall.results import disabled_by
 
-    def resolve_session(self, ref: str) -> str:
-        """A session reference (id, prefix, digest, raw path; any #tN ignored) -> the raw path."""
-        r = self.resolve(ref.split("#", 1)[0])
-        if not r.is_raw:
-            raise InputError(f"{r.path} is a {r.kind}, not a session")
-        return r.path
+        return disabled_by(env)
 
-    def read_session(self, ref: str) -> tuple[str, list[Message], dict[str, Any]]:
-        rel = self.resolve_session(ref)
-        text = read_text(self.root / rel)
-        _, messages = parse_session(text, rel)
-        return rel, messages, read_header(text, rel)
+    # ---- reading ---------------------------------------------------------------------------
 
     def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:
         """Give back the ingested messages as JSONL lines, exactly as they came in; a turn
@@ -889,6 +640,8 @@ class Vault:
 
     def log(self, limit: int = 20) -> list[Any]:
         return self.history.log(limit)
+
+
 
 
 MANY_OTHER_FILES = 100  # more files than this that are not notes: not a notes folder
@@ -978,19 +731,6 @@ class _Created:
                     p.rmdir()
 
 
-def _conflict_marker(text: str) -> int | None:
-    """Line number of a `<<<<<<< ` marker that a `>>>>>>> ` closes, else None."""
-    if "<<<<<<< " not in text or ">>>>>>> " not in text:
-        return None
-    opened = None
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.startswith("<<<<<<< ") and opened is None:
-            opened = n
-        elif line.startswith(">>>>>>> ") and opened is not None:
-            return opened
-    return None
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "stderr", "") or exc).strip()
     for line in text.splitlines():
@@ -1000,111 +740,3 @@ def _first_line(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _stdin_bytes() -> IO[bytes]:
-    import sys
-
-    return sys.stdin.buffer
-
-
-def _title_from(messages: list[Message]) -> str:
-    first = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
-    words = first.split()
-    title = " ".join(words[:10])
-    return (title[:80] + ("…" if len(words) > 10 or len(title) > 80 else "")) or "Untitled session"
-
-
-def _normalise(m: Message) -> Message:
-    """What a message looks like after a trip through a raw file (JSON-normal meta)."""
-    if not m.meta:
-        return m
-    meta = json.loads(json.dumps(m.meta, ensure_ascii=False))
-    return Message(m.role, m.content, m.id, m.name, m.timestamp, meta)
-
-
-def _redact_transcript(tr: Transcript) -> tuple[Transcript, int]:
-    """Redact every string a transcript brings: messages, and also its session id, title
-    and transcript-level meta (a text preamble, an export's stray top-level keys), which
-    end up in frontmatter, raw/INDEX.md and INDEX.md. The store masks whatever is left
-    on its way to disk; doing it here keeps the index and the catalog, which are fed from
-    these values, equal to the files."""
-    import dataclasses
-
-    from memctl.redact import redact
-
-    messages, count = _redact_all(tr.messages)
-    changes: dict[str, Any] = {}
-    for name in ("session_id", "title"):
-        value = getattr(tr, name)
-        if isinstance(value, str):
-            new, found = redact(value)
-            if found:
-                changes[name] = new
-                count += len(found)
-    if tr.meta:
-        meta, n = _redact_value(tr.meta)
-        if n:
-            changes["meta"] = meta
-            count += n
-    if messages is not tr.messages:
-        changes["messages"] = messages
-    return (dataclasses.replace(tr, **changes) if changes else tr), count
-
-
-def _redact_value(value: Any, key: str | None = None) -> tuple[Any, int]:
-    """Redact every string inside a JSON-like value; under a key the key is context
-    ({"password": "hunter2"} is a secret even though "hunter2" alone is not)."""
-    from memctl.redact import redact, redact_field
-
-    if isinstance(value, str):
-        new, found = redact_field(key, value) if key else redact(value)
-        return new, len(found)
-    if isinstance(value, list):
-        pairs = [_redact_value(v) for v in value]
-        return [v for v, _ in pairs], sum(n for _, n in pairs)
-    if isinstance(value, dict):
-        out, count = {}, 0
-        for k, v in value.items():
-            out[k], n = _redact_value(v, str(k))
-            count += n
-        return out, count
-    return value, 0
-
-
-def _redact_all(messages: list[Message]) -> tuple[list[Message], int]:
-    """Redact content, the speaker's name and every string inside meta (tool inputs carry
-    secrets too); the list itself comes back unchanged when nothing was found."""
-    from memctl.redact import redact
-
-    count = 0
-    out = []
-    for m in messages:
-        content, found = redact(m.content)
-        n = len(found)
-        meta, k = _redact_value(m.meta) if m.meta else (m.meta, 0)
-        # a speaker's name is rarely long enough to hold a secret; the store checks it anyway
-        name, found_name = redact(m.name) if m.name and len(m.name) >= 8 else (m.name, [])
-        n += k + len(found_name)
-        # almost every message is clean: keep it rather than build an equal copy
-        if n:
-            m = Message(m.role, content, m.id, name, m.timestamp, meta)
-            count += n
-        out.append(m)
-    return (out if count else messages), count
-
-
-_NOT_A_NAME = frozenset({"user", "human", "me", "you", "customer", "client", "anonymous"})
-
-
-def _speaker(tr: Transcript, login: str) -> tuple[str, str]:
-    """Whose session this is when `--user` is not given: the human the transcript names.
-
-    Chat exports and team transcripts name who spoke; the login name of whoever runs the
-    import is only a last resort, and the result says when it was used.
-    """
-    for m in tr.messages:
-        name = (m.name or "").strip()
-        if m.role == "user" and name and name.lower() not in _NOT_A_NAME:
-            slug = slugify(name, 40)
-            if slug:
-                return slug, "transcript"
-    return login, "login"

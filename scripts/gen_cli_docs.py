@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memctl.cli import (
+from memctl.faces.cli import (
     command,
     commands,  # noqa: F401 - registers the commands
 )

@@ -1,4 +1,4 @@
-"""Generate docs/json.md from memctl/cli/contract.py so the documented shapes cannot drift.
+"""Generate docs/json.md from memctl/faces/cli/contract.py so the documented shapes cannot drift.
 
     python scripts/gen_json_docs.py          # rewrite docs/json.md
     python scripts/gen_json_docs.py --check  # exit 1 if docs/json.md is out of date
@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from memctl.cli.contract import COMMANDS, schema
+from memctl.faces.cli.contract import COMMANDS, schema
 from memctl.results import RESULT_VERSION
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "json.md"
@@ -18,7 +18,7 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "json.md"
 HEAD = f"""\
 # memctl `--json` answers
 
-Generated from `memctl/cli/contract.py` by `scripts/gen_json_docs.py`; a test runs every
+Generated from `memctl/faces/cli/contract.py` by `scripts/gen_json_docs.py`; a test runs every
 command below with `--json` and checks its answer against the schema shown.
 
 Every `--json` answer is one JSON object on stdout (`watch --json`: one object per line)

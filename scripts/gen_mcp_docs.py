@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from memctl.mcp import INSTRUCTIONS, build_server
+from memctl.faces.mcp import INSTRUCTIONS, build_server
 from memctl.vault import Vault
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "mcp.md"

@@ -113,8 +113,8 @@ def head_turn_ids(vault: Path) -> list[str]:
 
 def assert_healthy(vault: Path) -> None:
     """The vault after recovery: clean status, fsck clean, every note parses."""
-    from memctl.notes import parse_note
-    from memctl.raw import parse_session
+    from memctl.core.notes import parse_note
+    from memctl.core.raw import parse_session
 
     status = git(vault, "status", "--porcelain", "--untracked-files=all")
     assert status == "", f"git status not clean after recovery:\n{status}"

@@ -34,7 +34,7 @@ def cli(*args: str | Path) -> Run:
     without paying interpreter start-up on every call."""
     out, err = io.StringIO(), io.StringIO()
     code = 0
-    from memctl.cli import main
+    from memctl.faces.cli import main
 
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

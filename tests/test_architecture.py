@@ -1,29 +1,88 @@
-"""Layering rules from STYLE.md, enforced by reading the imports of every module."""
+"""The package's shape, enforced by reading the imports of every module.
+
+Layers, bottom up (docs/architecture.md draws them):
+  shared   errors.py, version.py, results.py: types every layer may raise or return
+  core/    the floor's files, git, config, journal; core/floor.py is the object features get
+  index/   the search index over core's files (with core, "the floor")
+  ingest/ curate/ recall/ gitops/   features: each imports the floor, never the front door
+  vault.py (and the package __init__) the front door: one method per user action
+  faces/   cli, hooks, MCP, watcher, LearningMachine: they call the front door
+Every import counts: module level, inside functions and under TYPE_CHECKING, because a
+reader following a name meets it either way.
+"""
 
 from __future__ import annotations
 
 import ast
+import functools
+import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "memctl"
+MAX_LINES = 800
 
 # Each outside library has exactly one home (a module or a package folder).
 HOMES = {
-    "tantivy": ("index.py",),
-    "git": ("history.py",),
+    "tantivy": ("index/",),
+    "git": ("core/history.py",),
     "litellm": ("curate/llm.py",),
-    "watchdog": ("watch.py",),
-    "mcp": ("mcp.py",),
-    "typer": ("cli/",),
+    "watchdog": ("faces/watch.py",),
+    "mcp": ("faces/mcp.py",),
+    "typer": ("faces/cli/",),
 }
-FRONT_ENDS = ("cli/", "hooks/", "mcp.py", "watch.py", "__main__.py")
+FRONT_ENDS = ("faces/", "__main__.py")
+
+# layer -> the layers its modules may import (every import, typing ones included)
+MAY_IMPORT = {
+    "shared": {"shared"},
+    "core": {"shared", "core"},
+    "index": {"shared", "core", "index"},
+    "ingest": {"shared", "core", "index", "ingest"},
+    # curation reads recall's scope rules and word analysis; recall never imports curation
+    "curate": {"shared", "core", "index", "recall", "curate"},
+    "recall": {"shared", "core", "index", "recall"},
+    "gitops": {"shared", "core", "index", "recall", "curate", "gitops"},
+    "front": {"shared", "core", "index", "ingest", "curate", "recall", "gitops", "front"},
+    "faces": {"shared", "front", "faces"},
+    # the package's public names (Vault, LearningMachine, LearningStore), loaded on first use
+    "package": {"shared", "front", "faces", "curate"},
+}
+# The floor is core and index together: the object that holds them keeps the index in step
+# with every write.
+FLOOR_JOINS = {"memctl.core.floor"}
+# A face names the result types it renders; it never calls below the front door.
+FACES_MAY_NAME = {"shared", "front", "faces", "core", "index", "ingest", "curate", "recall",
+                  "gitops"}
 
 
+def layer(module: str) -> str:
+    parts = module.split(".")
+    if module == "memctl":
+        return "package"
+    if module == "memctl.vault":
+        return "front"
+    if module in ("memctl.errors", "memctl.version", "memctl.results"):
+        return "shared"
+    if module == "memctl.__main__":
+        return "faces"
+    return parts[1]
+
+
+@functools.cache
 def _modules() -> list[tuple[str, ast.Module]]:
     return [
         (p.relative_to(PKG).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
         for p in sorted(PKG.rglob("*.py"))
     ]
+
+
+@functools.cache
+def _module_names() -> dict[str, Path]:
+    names = {}
+    for p in sorted(PKG.rglob("*.py")):
+        parts = ("memctl", *p.relative_to(PKG).with_suffix("").parts)
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return names
 
 
 def _imports(tree: ast.Module) -> set[str]:
@@ -34,6 +93,39 @@ def _imports(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def _typing_only(tree: ast.Module) -> set[int]:
+    return {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
+        for n in ast.walk(node)
+    }
+
+
+def _edges(names: dict[str, Path]) -> list[tuple[str, str, bool, int]]:
+    """(importer, imported, typing only, line) for every memctl import, lazy ones included.
+
+    `from memctl.core import tokens` is an edge to memctl.core.tokens, not to the package.
+    """
+    trees = {("memctl/" + rel): tree for rel, tree in _modules()}
+    out = []
+    for mod, path in names.items():
+        tree = trees[path.relative_to(PKG.parent).as_posix()]
+        typing = _typing_only(tree)
+        for node in ast.walk(tree):
+            deps: set[str] = set()
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name in names)
+            elif isinstance(node, ast.ImportFrom) and node.module in names and node.level == 0:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & set(names)
+                deps |= subs
+                if len(subs) < len(node.names):
+                    deps.add(node.module)
+            for dep in deps - {mod}:
+                out.append((mod, dep, id(node) in typing, node.lineno))
+    return out
 
 
 def test_outside_libraries_have_one_home() -> None:
@@ -52,7 +144,7 @@ def test_library_never_imports_the_cli_or_rich() -> None:
         if rel.startswith(FRONT_ENDS):
             continue
         for name in _imports(tree):
-            if name.split(".")[0] in ("typer", "rich") or name.startswith("memctl.cli"):
+            if name.split(".")[0] in ("typer", "rich") or name.startswith("memctl.faces.cli"):
                 offenders.append(f"{rel} imports {name}")
     assert offenders == []
 
@@ -60,7 +152,7 @@ def test_library_never_imports_the_cli_or_rich() -> None:
 def test_library_never_prints() -> None:
     offenders = []
     for rel, tree in _modules():
-        if rel.startswith(FRONT_ENDS) or rel == "__main__.py":
+        if rel.startswith(FRONT_ENDS):
             continue
         for node in ast.walk(tree):
             if (
@@ -76,7 +168,7 @@ def test_vault_files_are_written_only_by_the_store() -> None:
     writers = ("write_text", "write_bytes")
     offenders = []
     for rel, tree in _modules():
-        if rel in ("store.py",) or rel.startswith(FRONT_ENDS):
+        if rel == "core/store.py" or rel.startswith(FRONT_ENDS):
             continue
         for node in ast.walk(tree):
             if (
@@ -88,53 +180,136 @@ def test_vault_files_are_written_only_by_the_store() -> None:
     assert offenders == []
 
 
-def _dependency_graph() -> dict[str, set[str]]:
-    """module -> library modules it imports, lazy imports included, TYPE_CHECKING ones not.
+def layer_violations() -> list[str]:
+    names = _module_names()
+    bad = []
+    for mod, dep, typing, line in _edges(names):
+        src, dst = layer(mod), layer(dep)
+        allowed = set(MAY_IMPORT[src])
+        if src == "core" and mod in FLOOR_JOINS:
+            allowed.add("index")
+        if src == "faces" and typing:
+            allowed = FACES_MAY_NAME
+        if dst not in allowed:
+            rel = names[mod].relative_to(PKG).as_posix()
+            bad.append(f"{rel}:{line} ({src}) imports {dep} ({dst})")
+    return sorted(bad)
 
-    `from memctl import tokens` depends on memctl.tokens, not on the package facade.
-    """
-    names = {}
-    for p in sorted(PKG.rglob("*.py")):
-        parts = ("memctl", *p.relative_to(PKG).with_suffix("").parts)
-        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
-    graph: dict[str, set[str]] = {}
-    for mod, path in names.items():
-        deps: set[str] = set()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {
-            id(n)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
-            for n in ast.walk(node)
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    assert layer_violations() == []
+
+
+def import_circles() -> list[list[str]]:
+    """Strongly connected groups of modules over every import (typing ones too)."""
+    names = _module_names()
+    graph: dict[str, set[str]] = {m: set() for m in names}
+    for mod, dep, _typing, _line in _edges(names):
+        graph[mod].add(dep)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(old)
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert import_circles() == []
+
+
+def private_reaches() -> list[str]:
+    """Uses of another module's private names: `from m import _x`, or `obj._x` on anything
+    but self, cls or a name the module itself defines."""
+    bad = []
+    for rel, tree in _modules():
+        own = {
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         }
         for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
-            if isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names if a.name in names)
-            elif isinstance(node, ast.ImportFrom) and node.module in names and node.level == 0:
-                subs = {f"{node.module}.{a.name}" for a in node.names} & set(names)
-                deps |= subs
-                if len(subs) < len(node.names):
-                    deps.add(node.module)
-        graph[mod] = deps - {mod}
-    return graph
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
+                "memctl"
+            ):
+                bad += [
+                    f"{rel}:{node.lineno} imports {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id not in ("self", "cls", "os", "sys")
+                and node.value.id not in own
+            ):
+                bad.append(f"{rel}:{node.lineno} reaches {node.value.id}.{node.attr}")
+    return sorted(bad)
 
 
-def test_library_modules_import_each_other_in_one_direction() -> None:
-    # Lazy imports count too: a reader follows a call from the facade downwards and never
-    # meets the facade again (memctl.cli, a front end of its own, is not part of the library).
-    graph = {m: d for m, d in _dependency_graph().items() if not m.startswith("memctl.cli")}
-    cycles: list[list[str]] = []
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    assert private_reaches() == []
 
-    def walk(node: str, path: list[str], seen: set[str]) -> None:
-        for dep in sorted(graph.get(node, ())):
-            if dep in path:
-                cycles.append([*path[path.index(dep) :], dep])
-            elif dep not in seen:
-                seen.add(dep)
-                walk(dep, [*path, dep], seen)
 
-    for start in sorted(graph):
-        walk(start, [start], {start})
-    assert not cycles, cycles[:5]
+def test_no_module_is_over_the_size_a_reader_holds() -> None:
+    long = {
+        p.relative_to(PKG).as_posix(): n
+        for p in PKG.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_every_folder_says_what_goes_in_it() -> None:
+    bare = [
+        d.relative_to(PKG).as_posix()
+        for d in PKG.rglob("*")
+        if d.is_dir()
+        and (d / "__init__.py").exists()
+        and not ast.get_docstring(ast.parse((d / "__init__.py").read_text(encoding="utf-8")))
+    ]
+    missing = [
+        d.relative_to(PKG).as_posix()
+        for d in PKG.rglob("*")
+        if d.is_dir() and any(d.glob("*.py")) and not (d / "__init__.py").exists()
+    ]
+    assert bare == [] and missing == []
+
+
+def test_the_top_of_the_package_is_the_front_door_and_the_folders() -> None:
+    top = sorted(p.name for p in PKG.iterdir() if p.suffix == ".py")
+    assert top == [
+        "__init__.py", "__main__.py", "errors.py", "results.py", "vault.py", "version.py"
+    ]

@@ -11,7 +11,7 @@ import pytest
 from util import new_vault, ok
 
 from memctl import Vault
-from memctl.catalog import CACHE_REL
+from memctl.core.catalog import CACHE_REL
 
 
 def _jsonl(path: Path, session: str, n: int, start: str = "2026-09-01T10") -> Path:
@@ -66,7 +66,7 @@ def test_deleted_sessions_vanish_and_a_broken_cache_is_ignored(vault: Path, tmp_
     v = Vault.open(vault)
     gamma = next(s["path"] for s in v.sessions() if s["session"] == "gamma")
     (vault / gamma).unlink()
-    assert "gamma" not in Vault.open(vault)._session_map()
+    assert "gamma" not in Vault.open(vault).session_map()
     (vault / CACHE_REL).write_text("{ not json", encoding="utf-8")
     assert [s["session"] for s in Vault.open(vault).sessions()] == ["beta", "alpha"]
     # the session map still finds sessions to append to: no duplicate file for alpha
@@ -93,7 +93,7 @@ def test_a_file_written_just_before_the_read_is_checked_again(vault: Path) -> No
 def test_files_this_process_wrote_are_settled_by_comparing_their_frontmatter(
     vault: Path,
 ) -> None:
-    from memctl.catalog import Catalog
+    from memctl.core.catalog import Catalog
 
     v = Vault.open(vault)
     rels = [s["path"] for s in v.sessions()]

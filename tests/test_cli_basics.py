@@ -13,7 +13,7 @@ from util import git, memctl, new_vault, ok
 def test_help_loads_nothing_heavy() -> None:
     code = (
         "import sys\n"
-        "from memctl.cli import main\n"
+        "from memctl.faces.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('litellm', 'tantivy', 'git', 'frontmatter', 'yaml', 'mcp')"
         " if m in sys.modules]\n"

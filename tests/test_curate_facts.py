@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_curate import memctl, new_vault
 
-from memctl.notes import parse_note
+from memctl.core.notes import parse_note
 
 FRIENDS = [
     ("Noor", "Hey Tobi! Good to see you! How have you been?"),

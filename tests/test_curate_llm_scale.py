@@ -23,9 +23,9 @@ from fakellm import FakeLLM
 from test_curate import git, memctl, new_vault
 from test_curate_llm import MODEL, llm_env
 
-from memctl import tokens
+from memctl.core import tokens
+from memctl.core.notes import parse_note
 from memctl.curate.llm import CHUNK_TOKENS
-from memctl.notes import parse_note
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 

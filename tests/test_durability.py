@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from util import new_vault
 
-from memctl.store import atomic_write
+from memctl.core.store import atomic_write
 from memctl.vault import Vault
 
 Event = tuple[str, str]
@@ -161,7 +161,7 @@ def test_a_batch_of_notes_syncs_the_journal_once_before_any_of_them(
     tmp_path: Path, calls: list[Event]
 ) -> None:
     """Curation writes its notes through `write_notes`, which journals them as one batch."""
-    from memctl.history import Identity
+    from memctl.core.history import Identity
 
     vault_dir = new_vault(tmp_path)
     vault = Vault.open(vault_dir, env={})

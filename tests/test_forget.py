@@ -16,8 +16,8 @@ from gitutil import run_git
 from util import memctl, ok, snapshot
 
 from memctl import Vault
-from memctl.indexfiles import stale
-from memctl.removals import Removals
+from memctl.curate.indexfiles import stale
+from memctl.curate.removals import Removals
 
 SECRET = "I prefer to keep the spare key under the blue flowerpot"
 DANA = [

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memctl.core.model import Message
 from memctl.errors import InputError
-from memctl.formats import FORMATS, detect_format, iter_files, read_transcripts
-from memctl.formats._common import JsonStream, Source
-from memctl.model import Message
+from memctl.ingest.formats import FORMATS, detect_format, iter_files, read_transcripts
+from memctl.ingest.formats._common import JsonStream, Source
 
 DATA = Path(__file__).parent / "data" / "formats"
 BAD = DATA / "bad"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from searchutil import make_vault, proc, turn_ref
 
-from memctl import fsnotify, index
+from memctl.index import freshness, fsnotify, schema, writer
 from memctl.vault import Vault
 
 NOTE = "knowledge/egress-levers.md"
@@ -152,9 +152,9 @@ def test_a_new_file_in_the_same_clock_tick_as_the_check_is_seen(vault: Path) -> 
     last change is checked in full next time (as git does for racy files)."""
     v = Vault.open(vault)
     folder = vault / "knowledge"
-    index.sync(v)
+    writer.sync(v)
     os.utime(folder)  # the folder changed just now: the check below sees a racy folder
-    index.sync(v)
+    writer.sync(v)
     before = _mtime(folder)
     _copy_note(vault, "knowledge/capybara.md", "Gateway endpoints", "Capybara relays")
     os.utime(folder, ns=(before, before))  # as if it fell in the same clock tick
@@ -166,12 +166,12 @@ def test_a_settled_vault_is_checked_by_folders_and_notes_only(vault: Path) -> No
     """Once nothing is racy, the check answers "unchanged" from one stat per folder and
     per note, without listing a folder or statting a raw session."""
     v = Vault.open(vault)
-    index.sync(v)
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    index.sync(v)  # the folders are no longer racy: the quick check settles it from here
-    gen = index._current(vault)[0]
-    assert gen is not None and index._unchanged(gen, vault)
-    stats = json.loads((gen.dir / index.STATS).read_text(encoding="utf-8"))
+    writer.sync(v)
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    writer.sync(v)  # the folders are no longer racy: the quick check settles it from here
+    gen = freshness.current_generation(vault)[0]
+    assert gen is not None and freshness.files_unchanged(gen, vault)
+    stats = json.loads((gen.dir / schema.STATS).read_text(encoding="utf-8"))
     assert "raw" in stats["dirs"] and NOTE in stats["files"]
     assert not any(f.startswith("raw/") for f in stats["files"])
 
@@ -184,8 +184,8 @@ def test_a_raw_turn_edited_in_place_shows_its_current_text(vault: Path) -> None:
     p = vault / ref.split("#")[0]
     v = Vault.open(vault)
     assert ref in [h.ref for h in v.search("crashloop exporter").hits]
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    index.sync(v)
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    writer.sync(v)
     data = p.read_bytes().replace(b"in a crashloop again", b"in a bootloop again!")
     with p.open("r+b") as fh:
         fh.write(data)
@@ -196,7 +196,7 @@ def test_a_raw_turn_edited_in_place_shows_its_current_text(vault: Path) -> None:
     assert ref not in [h.ref for h in v.search("crashloop").hits]
 
 
-# ---- a vault checked again and again by one process is watched (memctl/fsnotify.py) -------
+# ---- a vault checked again and again by one process is watched (memctl/index/fsnotify.py) -------
 
 watched_here = pytest.mark.skipif(
     not fsnotify.available(str(Path(__file__).parent)), reason="needs inotify on a local disk"
@@ -204,9 +204,9 @@ watched_here = pytest.mark.skipif(
 
 
 def _vouched(v: Vault) -> bool:
-    gen = index._current(v.root)[0]
+    gen = freshness.current_generation(v.root)[0]
     assert gen is not None
-    got = index._WATCH.get(str(gen.dir / index.STATS))
+    got = freshness._WATCH.get(str(gen.dir / schema.STATS))
     return got is not None and got[1] is not None
 
 
@@ -214,10 +214,10 @@ def _never_vouched_yet_sees(vault: Path, edited: Path) -> None:
     """Checked past the point a watch would vouch, the vault stays on the stats, and an
     in-place edit of `edited` still reaches search."""
     v = Vault.open(vault)
-    index.sync(v)
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    for _ in range(index.WATCH_AFTER + 2):
-        index.sync(v)
+    writer.sync(v)
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    for _ in range(freshness.WATCH_AFTER + 2):
+        writer.sync(v)
     assert not _vouched(v)
     _in_place(edited, b"Gateway endpoints remove", b"Quokka tunnels remove")
     assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
@@ -226,10 +226,10 @@ def _never_vouched_yet_sees(vault: Path, edited: Path) -> None:
 def _watched(vault: Path) -> Vault:
     """A settled vault, checked until its watch vouches for it."""
     v = Vault.open(vault)
-    index.sync(v)
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    for _ in range(index.WATCH_AFTER + 1):
-        index.sync(v)
+    writer.sync(v)
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    for _ in range(freshness.WATCH_AFTER + 1):
+        writer.sync(v)
     assert _vouched(v)
     return v
 
@@ -250,7 +250,7 @@ def test_a_watched_vault_is_checked_without_a_stat(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     v = _watched(vault)
-    gen = index._current(vault)[0]
+    gen = freshness.current_generation(vault)[0]
     assert gen is not None
 
     statted: list[str] = []
@@ -265,13 +265,13 @@ def test_a_watched_vault_is_checked_without_a_stat(
         return real_lstat(path)  # type: ignore[arg-type]
 
     with monkeypatch.context() as m:
-        m.setattr(index.os, "stat", stat)
-        m.setattr(index.os, "lstat", lstat)
-        assert index._unchanged(gen, vault)
+        m.setattr(freshness.os, "stat", stat)
+        m.setattr(freshness.os, "lstat", lstat)
+        assert freshness.files_unchanged(gen, vault)
     # only stat.json itself (is the index's own record unchanged?), no folder, no note
-    assert statted and all(p.endswith(index.STATS) for p in statted), statted
+    assert statted and all(p.endswith(schema.STATS) for p in statted), statted
     _in_place(vault / NOTE, b"Gateway endpoints remove", b"Quokka tunnels remove")
-    assert not index._unchanged(gen, vault)  # the event sends it back to the stats
+    assert not freshness.files_unchanged(gen, vault)  # the event sends it back to the stats
     assert any("Quokka tunnels" in t for t in _note_hits(v, "quokka tunnels"))
 
 
@@ -350,29 +350,30 @@ def test_a_forked_child_never_reads_its_parents_watch(tmp_path: Path) -> None:
 
 _CHECKS_IN_A_PROCESS = """
 import sys
-from memctl import index
+from memctl.index import freshness, schema, writer
 from memctl.vault import Vault
 
 def vouched():
-    gen = index._current(v.root)[0]
-    got = index._WATCH.get(str(gen.dir / index.STATS))
+    gen = freshness.current_generation(v.root)[0]
+    got = freshness._WATCH.get(str(gen.dir / schema.STATS))
     return got is not None and got[1] is not None
 
 how, root = sys.argv[1], sys.argv[2]
 if how == "cli":
-    from memctl import cli
+    from memctl.faces import cli
     try:
         cli.main(["--vault", root, "search", "egress"])
     except SystemExit:
         pass
-    print("watches", len(index._WATCH), "checks", sum(index._CHECKS.values()), file=sys.stderr)
+    watches, checks = len(freshness._WATCH), sum(freshness._CHECKS.values())
+    print("watches", watches, "checks", checks, file=sys.stderr)
     sys.exit(0)
 v = Vault.open(root, one_shot=how == "one-shot")
 seen = []
 for _ in range(2):
     v.search("egress")
     seen.append(vouched())
-print("watches", len(index._WATCH), "vouched", seen, file=sys.stderr)
+print("watches", len(freshness._WATCH), "vouched", seen, file=sys.stderr)
 """
 
 
@@ -382,9 +383,9 @@ def test_a_program_holding_a_vault_watches_from_its_first_check(vault: Path) -> 
     its first check, so its second prompt costs no stat walk; a one-shot command (the CLI,
     a hook: `one_shot`) never pays for a watch it would not reuse, unless it checks again."""
     settle = Vault.open(vault)
-    index.sync(settle)  # the note the fixture wrote is indexed
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
-    index.sync(settle)  # and the index's stats of it are no longer too new to trust
+    writer.sync(settle)  # the note the fixture wrote is indexed
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    writer.sync(settle)  # and the index's stats of it are no longer too new to trust
 
     def run(how: str) -> str:
         r = subprocess.run([sys.executable, "-c", _CHECKS_IN_A_PROCESS, how, str(vault)],

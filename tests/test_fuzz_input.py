@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from util import git, snapshot
 
 from memctl.errors import MemctlError
-from memctl.formats import FORMATS, read_transcripts
+from memctl.ingest.formats import FORMATS, read_transcripts
 
 EXAMPLES = int(os.environ.get("MEMCTL_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
@@ -92,8 +92,8 @@ def test_every_reader_answers_or_fails_in_one_line(fmt: str | None, data: bytes)
 def test_note_parser_and_frontmatter_answer_or_fail_in_one_line(text: str, front: dict) -> None:
     import yaml
 
-    from memctl.notes import parse_note
-    from memctl.raw import parse_session, read_header
+    from memctl.core.notes import parse_note
+    from memctl.core.raw import parse_session, read_header
 
     head = "---\n" + yaml.safe_dump(front, allow_unicode=True) + "---\n"
     for candidate in (text, head + text, "---\n" + text):

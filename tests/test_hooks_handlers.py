@@ -14,7 +14,7 @@ import pytest
 from test_recall import NOTES, SESSIONS, build_vault
 from util import DATA, ROOT, git, memctl
 
-from memctl.hooks.handlers import LOG_REL
+from memctl.faces.hooks.handlers import LOG_REL
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_recall_off_injects_nothing(vault: Path) -> None:
 def test_the_hook_path_stays_lean_and_fast(vault: Path) -> None:
     code = (
         "import sys, io, time\n"
-        "from memctl.cli import main\n"
+        "from memctl.faces.cli import main\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
         "t = time.perf_counter()\n"
         "try:\n"
@@ -193,8 +193,8 @@ def test_the_direct_hook_route_answers_as_the_typer_route_does(vault: Path) -> N
     fast = memctl("--vault", vault, "hook", "user-prompt-submit", "--as", "marco", input=payload)
     code = (
         "import sys\n"
-        "from memctl.cli import commands\n"
-        "from memctl.cli.root import command\n"
+        "from memctl.faces.cli import commands\n"
+        "from memctl.faces.cli.root import command\n"
         "command()(args=sys.argv[1:], prog_name='memctl', standalone_mode=False)\n"
         "print('TYPER' if 'typer' in sys.modules else 'NO TYPER', file=sys.stderr)\n"
     )

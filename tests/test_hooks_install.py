@@ -10,7 +10,7 @@ import pytest
 from util import memctl, new_vault, ok
 
 from memctl.errors import MemctlError
-from memctl.hooks import EVENTS, install, is_ours, settings_path, uninstall
+from memctl.faces.hooks import EVENTS, install, is_ours, settings_path, uninstall
 
 BASE = "/opt/bin/memctl"
 

@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memctl import index
-from memctl.model import Message
-from memctl.raw import make_header, render_session
+from memctl.core.model import Message
+from memctl.core.raw import make_header, render_session
+from memctl.index import schema
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
 _messages = st.lists(
@@ -45,7 +45,7 @@ def _expected(rel: str, n: int, m: Message, span: Any, st_: tuple[int, int], h: 
         stored["id"] = m.id
     if m.timestamp:
         stored["timestamp"] = m.timestamp
-    return index._dumps(stored)
+    return schema._dumps(stored)
 
 
 @settings(max_examples=100, deadline=None)
@@ -57,8 +57,8 @@ def test_stored_turn_blob_is_the_json_of_its_fields(
     h = make_header(session, "t", "jsonl", "o", user, scope, messages)
     data = render_session(h, messages).encode("utf-8")
     st_ = (1_700_000_000_123_456_789, len(data))
-    spans = index._content_spans(data, [m.content.encode() for m in messages])
-    docs = list(index._session_docs(rel, data, h, messages, st_))
+    spans = schema._content_spans(data, [m.content.encode() for m in messages])
+    docs = list(schema.session_docs(rel, data, h, messages, st_))
     assert len(docs) == len(messages)
     for n, (d, m) in enumerate(zip(docs, messages, strict=True), 1):
         assert d.to_dict()["doc"][0] == _expected(rel, n, m, spans[n - 1], st_, h)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from searchutil import DANA, MARCO, PRIYA, ROOT, cli, git, note, ok, proc, transcript
 
-from memctl import index
+from memctl.index import freshness, schema, writer
 
 
 @pytest.fixture
@@ -89,18 +89,19 @@ def test_touch_without_change_is_not_reindexed(vault: Path) -> None:
     v = Vault.open(vault)
     # a folder written within RACY_NS of a sync is racy by design and is listed again; on an
     # idle machine the fixture's last writes are that recent, so let them age first
-    time.sleep(index.RACY_NS / 1e9)
-    assert index.sync(v).added == 1  # the note written by hand
-    assert index.sync(v).added == 0
+    time.sleep(schema.RACY_NS / 1e9)
+    assert writer.sync(v).added == 1  # the note written by hand
+    assert writer.sync(v).added == 0
     st = (vault / "knowledge/alpha.md").stat()
     os.utime(vault / "knowledge/alpha.md", ns=(st.st_atime_ns, st.st_mtime_ns - 10**10))
     # Folders written within RACY_NS of a check stay racy (the next check walks them all
     # again, as git does for racy files); let the fixture's folders age out of that window
     # so what is left to see is the note's remembered stat.
-    time.sleep(index.RACY_NS / 1e9)
-    rep = index.sync(v)
+    time.sleep(schema.RACY_NS / 1e9)
+    rep = writer.sync(v)
     assert (rep.added, rep.updated, rep.removed) == (0, 0, 0)
-    assert index._unchanged(index._current(vault)[0], vault)  # stat remembered
+    gen = freshness.current_generation(vault)[0]
+    assert freshness.files_unchanged(gen, vault)  # stat remembered
 
 
 def test_reindex_rebuilds_and_reports(vault: Path) -> None:
@@ -161,11 +162,11 @@ def test_an_old_schema_is_rebuilt_with_one_notice(vault: Path) -> None:
     assert found(vault, "aardvark")
     cur = vault / ".memctl/index/current.json"
     data = json.loads(cur.read_text())
-    cur.write_text(json.dumps({**data, "schema": index.SCHEMA_VERSION - 1}), encoding="utf-8")
+    cur.write_text(json.dumps({**data, "schema": schema.SCHEMA_VERSION - 1}), encoding="utf-8")
     r = cli("--vault", vault, "search", "--json", "aardvark")
     assert "schema changed" in _one_notice(r)
     assert r.refs() == ["knowledge/alpha.md"]
-    assert json.loads(cur.read_text())["schema"] == index.SCHEMA_VERSION
+    assert json.loads(cur.read_text())["schema"] == schema.SCHEMA_VERSION
 
 
 def test_an_unreadable_raw_file_is_left_out_not_fatal(vault: Path) -> None:
@@ -330,7 +331,7 @@ def test_a_failing_index_never_undoes_a_committed_write(
     def full_disk(*_a: object, **_k: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(index, "_apply_locked", full_disk)
+    monkeypatch.setattr(writer, "_apply_locked", full_disk)
     transcript(tmp_path / "m.jsonl", "marco", [("user", "Marco", "the quetzal rollout")], 1)
     res = Vault.open(vault).ingest([tmp_path / "m.jsonl"])
     assert res.commit and git(vault, "status", "--porcelain") == ""
@@ -381,8 +382,8 @@ def test_a_failed_ingest_leaves_nothing_searchable(
     vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memctl import Vault
+    from memctl.core.history import History
     from memctl.errors import MemctlError
-    from memctl.history import History
 
     def refuse(*_a: object, **_k: object) -> None:
         raise MemctlError("git commit failed: simulated")

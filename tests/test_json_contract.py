@@ -16,9 +16,9 @@ import pytest
 import typer.main
 from util import DATA, ROOT, ok
 
-from memctl.cli import app, commands  # noqa: F401 - registers the commands
-from memctl.cli.contract import COMMANDS, schema
-from memctl.raw import short_digest
+from memctl.core.raw import short_digest
+from memctl.faces.cli import app, commands  # noqa: F401 - registers the commands
+from memctl.faces.cli.contract import COMMANDS, schema
 
 SRC = DATA / "sample-transcripts"
 

@@ -14,9 +14,9 @@ from mcp import Client, StdioServerParameters
 from test_recall import NOTES, SESSIONS, build_vault
 from util import ROOT, git
 
+from memctl.core.raw import short_digest
 from memctl.errors import InputError
-from memctl.mcp import Tools
-from memctl.raw import short_digest
+from memctl.faces.mcp import Tools
 from memctl.recall import recall
 from memctl.vault import Vault
 

@@ -15,8 +15,8 @@ from test_mcp import _data, _session, _text
 from test_recall import NOTES, SESSIONS, build_vault
 from util import ROOT
 
-from memctl.raw import short_digest
-from memctl.refs import digest_of
+from memctl.core.raw import short_digest
+from memctl.core.refs import digest_of
 from memctl.vault import Vault
 
 READ_ONLY = {"search", "recall", "context", "read", "list"}
@@ -110,7 +110,7 @@ def test_a_budget_too_small_says_so_instead_of_empty_memory(acme: tuple[Vault, d
 
 
 def test_an_empty_memory_says_so(tmp_path: Path) -> None:
-    from memctl.mcp import Tools
+    from memctl.faces.mcp import Tools
 
     tools = Tools(Vault.init(tmp_path / "empty", env={})[0], "dana")
     assert tools.recall("zebra crossing xylophone") == "(nothing in memory matches this)"

@@ -13,8 +13,8 @@ from gitutil import run_git
 from util import ok
 
 from memctl import Vault
-from memctl.indexfiles import stale
-from memctl.mergedrivers import merge_index
+from memctl.curate.indexfiles import stale
+from memctl.gitops.mergedrivers import merge_index
 
 S1 = [
     {"role": "user", "content": "I'm a platform engineer at Acme. We're trying to cut our "

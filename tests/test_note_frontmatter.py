@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from util import ROOT, new_vault, ok
 
+from memctl.core.notes import parse_note, render_note
 from memctl.errors import MemctlError
-from memctl.notes import parse_note, render_note
 
 NOTE = (
     "---\nid: knowledge/acme\nschema: 1\nstore: knowledge\ntitle: Acme\nscope: user:dana\n"
@@ -39,7 +39,7 @@ def test_a_yaml_error_names_the_line_in_the_file() -> None:
 
 
 def test_notes_go_through_python_frontmatter() -> None:
-    code = ("import sys\nfrom memctl.notes import parse_note, render_note\n"
+    code = ("import sys\nfrom memctl.core.notes import parse_note, render_note\n"
             f"render_note(parse_note({NOTE!r}, 'k.md'))\nprint('frontmatter' in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                        cwd=ROOT)
@@ -72,7 +72,7 @@ def _same_as_yaml(fm: str) -> bool:
     """True when the plain reader answered (and then as YAML does), False when it declined."""
     import yaml
 
-    from memctl.notes import _plain_yaml
+    from memctl.core.notes import _plain_yaml
 
     got = _plain_yaml(fm)
     if got is None:

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memctl.notes import (
+from memctl.core.notes import (
     KEY_ORDER,
     REF_RE,
     Claim,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from util import DATA, memctl, new_vault, ok
 
+from memctl.core.when import parse_when
 from memctl.errors import InputError
-from memctl.when import parse_when
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

@@ -20,8 +20,9 @@ def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_package_imports_and_helps_without_fcntl() -> None:
     r = _run(
-        "import memctl, memctl.store, memctl.vault, memctl.mcp, memctl.cli.commands\n"
-        "from memctl.cli import main\n"
+        "import memctl, memctl.core.store, memctl.vault, memctl.faces.mcp\n"
+        "import memctl.faces.cli.commands\n"
+        "from memctl.faces.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit as e:\n    print('EXIT', e.code)\n"
     )
     assert r.returncode == 0, r.stderr
@@ -32,7 +33,7 @@ def test_without_any_os_lock_a_command_fails_in_one_line(tmp_path: Path) -> None
     # Windows has msvcrt (its branch is not exercised on this Linux runner); a platform with
     # neither lock refuses to touch the vault, in one line, rather than risk two writers
     v = new_vault(tmp_path)
-    main = "import sys\nfrom memctl.cli import main\nmain(sys.argv[1:])\n"
+    main = "import sys\nfrom memctl.faces.cli import main\nmain(sys.argv[1:])\n"
     for args in (["search", "anything"], ["ingest", "-", "--format", "jsonl"]):
         r = _run(main, "--vault", str(v), *args)
         assert r.returncode == 1, (args, r.stderr)

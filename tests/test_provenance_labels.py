@@ -7,7 +7,7 @@ from pathlib import Path
 
 from util import git, new_vault, ok
 
-from memctl.mcp import Tools
+from memctl.faces.mcp import Tools
 from memctl.vault import Vault
 
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memctl.core.model import Message
+from memctl.core.raw import make_header, parse_session, render_session, render_turn
 from memctl.errors import MemctlError
-from memctl.model import Message
-from memctl.raw import make_header, parse_session, render_session, render_turn
 
 tricky = st.sampled_from(
     [
@@ -89,7 +89,7 @@ _stamps = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(stamp=_stamps)
 def test_heading_time_matches_strftime(stamp: str | None) -> None:
-    from memctl.raw import _heading_time, parse_time
+    from memctl.core.raw import _heading_time, parse_time
 
     ts = parse_time(stamp)
     assert _heading_time(stamp) == (f" · {ts:%Y-%m-%d %H:%M}" if ts else "")
@@ -108,7 +108,7 @@ def test_record_json_matches_json_dumps(
 ) -> None:
     import json
 
-    from memctl.raw import _record_json, _sorted_record_json, message_record
+    from memctl.core.raw import _record_json, _sorted_record_json, message_record
 
     m = Message(role, "content", mid, name, stamp, meta)
     rec = message_record(m)

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from util import memctl, ok
 
-from memctl.mcp import Tools
+from memctl.faces.mcp import Tools
 from memctl.vault import Vault
 
 TURNS = [

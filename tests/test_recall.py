@@ -2,7 +2,7 @@
 """Recall and context through the library and the CLI, on a small vault built with real files.
 
 `build_vault` (also used by the scope property test and the MCP tests) writes sessions with
-`Vault.ingest` and notes with `memctl.notes` through a Transaction and a git commit, exactly
+`Vault.ingest` and notes with `memctl.core.notes` through a Transaction and a git commit, exactly
 as curation does, so recall reads what a real vault holds.
 """
 
@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from util import memctl, ok
 
-from memctl import tokens
+from memctl.core import tokens
+from memctl.core.notes import Claim, Lifetime, new_note, render_note
+from memctl.core.raw import short_digest
+from memctl.core.store import Transaction
 from memctl.errors import InputError
-from memctl.notes import Claim, Lifetime, new_note, render_note
-from memctl.raw import short_digest
 from memctl.recall import context, recall
-from memctl.store import Transaction
 from memctl.vault import Vault
 
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
@@ -95,9 +95,9 @@ def build_vault(root: Path, sessions: list[Session], notes: list[NoteSpec]) -> t
                     life = Lifetime("superseded", since, until)
                     note.ensure_section("History").items.append(Claim(text, labels, False, life))
                 tx.write(spec.path, render_note(note))
-            vault._refresh_indexes(tx)
+            vault.refresh_indexes(tx)
             vault.history.commit(tx.touched, "test notes", {}, author=vault.config.agent)
-            vault._after_write(tx.touched)
+            vault.after_write(tx.touched)
     return vault, paths
 
 
@@ -706,7 +706,7 @@ def test_turn_text_and_citations_read_from_headings_match_the_parser(tmp_path: P
     """Recall reads turns without parsing whole sessions; it must see what the parser sees."""
     from util import DATA
 
-    from memctl.provenance import RawTurns
+    from memctl.core.provenance import RawTurns
     from memctl.recall.graph import Reader
 
     tricky = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from util import ROOT, git
 
-from memctl.learning import LearningMachine
+from memctl.faces.learning import LearningMachine
 from memctl.vault import Vault
 
 

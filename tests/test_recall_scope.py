@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_recall import NoteSpec, build_vault
 
-from memctl import tokens
+from memctl.core import tokens
 from memctl.recall import context, recall, visible_scopes
 from memctl.recall.words import content_terms, query_terms
 

@@ -21,13 +21,14 @@ import pytest
 from searchutil import make_vault, note, transcript, turn_ref
 from util import DATA, ok
 
-from memctl import index, raw
-from memctl.notes import render_note
+from memctl.core import raw
+from memctl.core.notes import render_note
+from memctl.index import schema
+from memctl.index.search import Hit
 from memctl.recall import graph, prompt, rank, standing, words
 from memctl.recall.graph import Reader
 from memctl.recall.render import as_data
 from memctl.recall.words import content_terms
-from memctl.search import Hit
 from memctl.vault import Vault
 
 SAMPLES = DATA / "sample-transcripts"
@@ -176,7 +177,7 @@ def test_newest_standing_lines_follow_every_change(tmp_path: Path) -> None:
 
 
 def _settle() -> None:
-    time.sleep(index.RACY_NS / 1e9 + 0.05)
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
 
 
 def _rewrite_in_place(p: Path, old: bytes, new: bytes, mtime_ns: int | None = None) -> None:
@@ -267,9 +268,9 @@ def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
         got["egress"] = 99  # a copy: the caller may change it
         assert words.turn_counts(batch) == one_by_one(batch), "kept counts unchanged"
     # a text that holds the break token itself is analyzed on its own
-    tricky = ["egress costs", f"we said {index._BREAK.upper()} twice", "NAT gateway"]
+    tricky = ["egress costs", f"we said {schema._BREAK.upper()} twice", "NAT gateway"]
     assert words.turn_counts(tricky) == one_by_one(tricky)
-    assert words.turn_counts(tricky)[index._BREAK] == 1
+    assert words.turn_counts(tricky)[schema._BREAK] == 1
 
 
 
@@ -386,7 +387,7 @@ def test_the_token_floor_never_tops_the_count(
 ) -> None:
     """tokens.lower_bound against tokens.count on every sample turn and odd text, with
     no word counted before (the guessing path) and after (then the two agree)."""
-    from memctl import tokens
+    from memctl.core import tokens
 
     enc = tokens.encoding()
     assert enc is not None
@@ -460,7 +461,7 @@ def test_the_uncounted_floor_of_heading_and_sources_never_tops_their_count(
     renderer = prompt.Renderer("md", "Memory for dana: q", {"user": "dana", "query": "q"})
     mems = _floor_mems(v, r)
     assert sum(m.kind == "claim" for m in mems) > 20 and len(mems) > 100
-    from memctl import tokens
+    from memctl.core import tokens
 
     enc = tokens.encoding()
     assert enc is not None
@@ -559,7 +560,7 @@ def test_the_words_kept_for_a_text_count_and_cut_as_a_fresh_split(sample: Path) 
     """_BPE.words keeps the last texts' pre-tokenized words: counts, floors and pieces
     from it equal those of an encoder that splits every text anew, before and after the
     kept texts are dropped (more than it keeps)."""
-    from memctl import tokens
+    from memctl.core import tokens
 
     enc = tokens.encoding()
     assert enc is not None

@@ -22,9 +22,9 @@ from mcp import Client
 from test_mcp import _server
 from util import memctl, ok
 
-from memctl.learning import LearningMachine
-from memctl.notes import strip_links
-from memctl.raw import short_digest
+from memctl.core.notes import strip_links
+from memctl.core.raw import short_digest
+from memctl.faces.learning import LearningMachine
 from memctl.recall import recall
 from memctl.vault import Vault
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from util import DATA, ROOT
 
-from memctl import tokens
+from memctl.core import tokens
 
 SAMPLES = sorted((DATA / "sample-transcripts").glob("*/*.jsonl"))
 EXTRA = [
@@ -36,7 +36,7 @@ def _texts() -> list[str]:
 
 def test_bundled_table_is_found_without_importing_litellm() -> None:
     code = (
-        "import sys; from memctl import tokens; "
+        "import sys; from memctl.core import tokens; "
         "p = tokens.bundled_table(); n = tokens.count('We are cutting egress costs.'); "
         "print(p is not None, n, tokens.method(), "
         "'litellm' in sys.modules, 'tiktoken' in sys.modules)"
@@ -73,7 +73,7 @@ def guard(event, args):
     if event.startswith("socket.") and event != "socket.__new__":
         raise RuntimeError("network attempt: " + event)
 sys.addaudithook(guard)
-from memctl import tokens
+from memctl.core import tokens
 assert tokens.method() == "bpe:cl100k_base", tokens.method()
 print(tokens.count("Phase 2 of the migration is the most compute-heavy part."))
 """

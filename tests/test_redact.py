@@ -1,4 +1,4 @@
-"""Tests for memctl.redact: secrets never reach the vault, nothing else changes.
+"""Tests for memctl.core.redact: secrets never reach the vault, nothing else changes.
 
 The corpus under tests/data/secrets/ is the contract: every positive must be masked with
 the expected kind and *only* the secret replaced; every negative must come back
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from secret_corpus import SECRETS as CORPUS
 
-from memctl.redact import (
+from memctl.core.redact import (
     KINDS,
     MARKER_RE,
     Finding,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from util import DATA, ROOT, memctl, ok
 
+from memctl.core.raw import short_digest
+from memctl.core.refs import digest_of, resolve
 from memctl.errors import InputError
-from memctl.raw import short_digest
-from memctl.refs import digest_of, resolve
 from memctl.vault import Vault
 
 SRC = DATA / "sample-transcripts"

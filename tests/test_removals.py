@@ -12,7 +12,7 @@ from pathlib import Path
 from gitutil import run_git
 from util import ok
 
-from memctl.removals import Removal, Removals, claim_digest
+from memctl.curate.removals import Removal, Removals, claim_digest
 
 S1 = [
     {"role": "user", "content": "I'm a platform engineer at Acme. We're trying to cut our "

@@ -16,9 +16,9 @@ import pytest
 from test_recall import NOTES, NOW, SESSIONS, build_vault
 from util import memctl
 
+from memctl.curate.remember import remember
 from memctl.errors import InputError
-from memctl.learning import remember
-from memctl.mcp import Tools
+from memctl.faces.mcp import Tools
 from memctl.recall import recall
 from memctl.vault import Vault
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from util import DATA, ok
 
-from memctl.hooks import install
+from memctl.faces.hooks import install
 
 
 @pytest.fixture

@@ -21,10 +21,10 @@ import pytest
 from test_recall import NOTES, SESSIONS, build_vault
 from util import memctl
 
+from memctl.core.provenance import RawTurns
+from memctl.core.store import Transaction, inside
 from memctl.errors import InputError, MemctlError
-from memctl.mcp import Tools
-from memctl.provenance import RawTurns
-from memctl.store import Transaction, inside
+from memctl.faces.mcp import Tools
 from memctl.vault import Vault
 
 MARK = "zebracrossing"  # only in files outside the vault (or in .git)

@@ -20,9 +20,9 @@ import pytest
 from test_recall import NOTES, SESSIONS, build_vault
 from util import DATA, ok
 
-from memctl.learning import remember
-from memctl.mcp import Tools
-from memctl.store import Transaction
+from memctl.core.store import Transaction
+from memctl.curate.remember import remember
+from memctl.faces.mcp import Tools
 
 _rng = random.Random(9)
 

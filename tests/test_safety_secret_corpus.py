@@ -18,9 +18,9 @@ from test_recall import NOTES, SESSIONS, build_vault
 from test_safety_redact_everywhere import leaks
 from util import ok
 
-from memctl.redact import KINDS as MARKER_KINDS
-from memctl.redact import find_secrets, redact
-from memctl.store import Transaction
+from memctl.core.redact import KINDS as MARKER_KINDS
+from memctl.core.redact import find_secrets, redact
+from memctl.core.store import Transaction
 
 
 def test_the_corpus_is_as_large_as_the_issue_asks() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from util import DATA, ok
 
-from memctl.notes import parse_note
+from memctl.core.notes import parse_note
 
 SRC = DATA / "sample-transcripts"
 
@@ -138,7 +138,7 @@ def test_an_agent_with_only_file_tools_finds_a_note_in_two_reads(vault: Path) ->
 def test_every_memctl_write_keeps_the_indexes_current(vault: Path, tmp_path: Path) -> None:
     import shutil
 
-    from memctl.mcp import Tools
+    from memctl.faces.mcp import Tools
     from memctl.vault import Vault
 
     copy = tmp_path / "copy"

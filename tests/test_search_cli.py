@@ -248,7 +248,7 @@ def test_rich_output_on_a_terminal(vault: Path, monkeypatch: pytest.MonkeyPatch)
     import contextlib
     import io
 
-    from memctl.cli import main
+    from memctl.faces.cli import main
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -269,7 +269,7 @@ def test_rich_output_on_a_terminal(vault: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_library_returns_typed_hits(vault: Path) -> None:
     from memctl import Vault
-    from memctl.search import Hit, SearchResult
+    from memctl.index.search import Hit, SearchResult
 
     res = Vault.open(vault).search("crashloop", speaker="marco", limit=1)
     assert isinstance(res, SearchResult) and len(res.hits) == 1
@@ -295,7 +295,7 @@ def test_library_skips_snippets_when_asked_and_ranks_the_same(vault: Path) -> No
 
 def test_search_does_not_load_the_llm_stack(vault: Path) -> None:
     code = (
-        "import sys\nfrom memctl.cli import main\n"
+        "import sys\nfrom memctl.faces.cli import main\n"
         f"try:\n    main(['--vault', {str(vault)!r}, 'search', 'egress'])\n"
         "except SystemExit:\n    pass\n"
         "print('HEAVY', [m for m in ('litellm', 'openai', 'watchdog') if m in sys.modules])\n"

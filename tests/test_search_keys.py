@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from test_recall import NoteSpec, build_vault
 
-from memctl import search
-from memctl.mcp import Tools
+from memctl.faces.mcp import Tools
+from memctl.index import search
 from memctl.vault import Vault
 
 T = "2026-10-0{}T10:00:00Z"
@@ -193,7 +193,7 @@ def test_a_turn_that_asks_ranks_below_the_turn_that_answers(
 
 
 def test_asks_is_the_share_of_sentences_that_ask() -> None:
-    from memctl.index import asks
+    from memctl.index.schema import asks
 
     assert asks("Cool! What type of music do you play?") == 50
     assert asks("You play any instruments?") == 100

@@ -1,7 +1,7 @@
 """A list question finds the turn that names an instance of the kind it asks for.
 
 "Which European countries did they visit?" is answered by "two weeks in Spain", which shares
-no word with it: the turn's KINDS field (WordNet kinds of its words, memctl.kinds) holds
+no word with it: the turn's KINDS field (WordNet kinds of its words, memctl.index.kinds) holds
 "european country". Real files, a real git commit and the real index.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from searchutil import turn_refs
 from test_recall import build_vault
 
-from memctl import index, kinds, search
+from memctl.index import kinds, reader, schema, search
 from memctl.vault import Vault
 
 T = "2026-10-0{}T10:00:00Z"
@@ -84,8 +84,8 @@ def test_an_ordinary_query_never_reads_the_kinds_field(
     v, _ = vault
     queries = ["Where did Ann spend two weeks?", "countries cheap in winter", "What did Bo paint?"]
     for q in queries:
-        plan = search.build_plan(search.parse_query(q), index.Filters())
-        assert all(fld != index.KINDS for fld, _, _ in plan.should), q
+        plan = search.build_plan(search.parse_query(q), reader.Filters())
+        assert all(fld != schema.KINDS for fld, _, _ in plan.should), q
     before = [turn_refs(v, q) for q in queries]
     assert any(before)
     monkeypatch.setattr(search, "W_KIND", 0.0)
@@ -101,10 +101,10 @@ def test_only_indexing_reads_the_table(vault: tuple[Vault, dict[str, str]], tmp_
         "v.search('Where did Ann spend two weeks?')\n"
         f"v.search({LIST_Q!r})\n"
         f"v.recall({LIST_Q!r}, user='ann')\n"  # what the UserPromptSubmit hook asks
-        "print('LOADED', 'memctl.kinds' in sys.modules)\n"
-        "from memctl.index import rebuild\n"
+        "print('LOADED', 'memctl.index.kinds' in sys.modules)\n"
+        "from memctl.index.writer import rebuild\n"
         "rebuild(v)\n"
-        "print('INDEXED', 'memctl.kinds' in sys.modules)\n"
+        "print('INDEXED', 'memctl.index.kinds' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "LOADED False" in out.stdout and "INDEXED True" in out.stdout, out.stderr
@@ -113,7 +113,7 @@ def test_only_indexing_reads_the_table(vault: tuple[Vault, dict[str, str]], tmp_
 def test_the_table_and_its_license_ship_in_the_package(tmp_path: Path) -> None:
     # run from elsewhere, so the package is found as installed, not as the working directory
     code = (
-        "import memctl.kinds as k\n"
+        "import memctl.index.kinds as k\n"
         "print(k.TABLE.parent.parent.name, k.TABLE.is_file(), ' '.join(k.kinds('spain')))\n"
     )
     out = subprocess.run(

@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from searchutil import DANA, ok, transcript
 
-from memctl import InputError, index
-from memctl.search import parse_query, parse_when, rank
+from memctl import InputError
+from memctl.index import reader, schema, search, writer
+from memctl.index.search import parse_query, parse_when, rank
 
 NOW = datetime(2026, 9, 10, 12, 0, tzinfo=UTC)
 
@@ -74,7 +75,7 @@ def test_unreadable_dates_say_what_is_accepted(bad: str) -> None:
 
 
 def test_session_blend_lifts_turns_of_the_best_session() -> None:
-    c = index.Candidate
+    c = reader.Candidate
     ranked = rank([c(10.0, 1, "a"), c(6.0, 1, "b"), c(6.5, 2, "c"), c(1.0, 1, "d")])
     assert [x.addr for _, x in ranked] == ["a", "b", "c", "d"]
     assert ranked[1][0] == pytest.approx(6.0 + 0.3 * (10.0 + 6.0))  # beats 6.5 + 0.3 * 6.5
@@ -111,7 +112,7 @@ def test_a_failing_index_update_still_answers(vault: Path, monkeypatch: pytest.M
     def full_disk(_vault: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(index, "sync", full_disk)
+    monkeypatch.setattr(writer, "sync", full_disk)
     res = Vault.open(vault).search("egress")
     assert res.hits and res.notices == [
         "search index not updated (No space left on device); results may be stale"
@@ -122,12 +123,12 @@ def test_an_index_that_cannot_be_built_is_one_error(vault: Path, monkeypatch) ->
     from memctl import MemctlError, Vault
 
     def broken(_vault: object) -> None:
-        raise index.IndexBroken("gone")
+        raise schema.IndexBroken("gone")
 
     def read_only(_vault: object) -> str:
         raise PermissionError(13, "Permission denied", str(vault / ".memctl/index"))
 
-    monkeypatch.setattr(index, "Reader", broken)
-    monkeypatch.setattr(index, "repair", read_only)
+    monkeypatch.setattr(search, "Reader", broken)
+    monkeypatch.setattr(writer, "repair", read_only)
     with pytest.raises(MemctlError, match="cannot build the search index: Permission denied"):
         Vault.open(vault).search("egress", sync=False)

@@ -9,7 +9,7 @@ import pytest
 from searchutil import turn_refs
 from test_recall import build_vault
 
-from memctl import search
+from memctl.index import search
 from memctl.vault import Vault
 
 T = "2026-10-0{}T10:00:00Z"

@@ -17,9 +17,9 @@ import pytest
 import tantivy
 from searchutil import ok, transcript
 
-from memctl import index
-from memctl.raw import parse_session
-from memctl.search import build_plan, make_filters, parse_query
+from memctl.core.raw import parse_session
+from memctl.index import reader, schema, writer
+from memctl.index.search import build_plan, make_filters, parse_query
 from memctl.vault import Vault
 
 TURNS = [
@@ -66,9 +66,9 @@ def test_a_turn_whose_file_moved_on_is_read_the_slow_way(vault: Path, tmp_path: 
     try:
         path.write_bytes(data.replace(b"vertical", b"VERTICAL"))
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
-        r = index.Reader(v)
+        r = reader.Reader(v)
         fields = [dict(r.stored(c.addr)) for c in _cands(r, "vertical feed")]
-        texts = index._turn_texts(vault, fields, r.moved)
+        texts = reader._turn_texts(vault, fields, r.moved)
         assert rel in r.moved
         assert any(t is not None and "VERTICAL" in t for t in texts)
     finally:
@@ -76,16 +76,16 @@ def test_a_turn_whose_file_moved_on_is_read_the_slow_way(vault: Path, tmp_path: 
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _cands(r: index.Reader, q: str) -> list[Any]:
+def _cands(r: reader.Reader, q: str) -> list[Any]:
     return r.candidates(build_plan(parse_query(q), make_filters(kind="turn")), 10)
 
 
 def _snippet_the_long_way(gen: Any, text: str, width: int) -> tuple[str, tuple[Any, ...]]:
-    """index._snippet as it was: every fragment's offsets decoded from byte prefixes, every
+    """reader._snippet as it was: every fragment's offsets decoded from byte prefixes, every
     fragment translated."""
     if gen is not None and text:
         doc = tantivy.Document()
-        doc.add_text(index.BODY, text)
+        doc.add_text(schema.BODY, text)
         sn = gen.snippet_from_doc(doc)
         frag = sn.fragment()
         ranges = sn.highlighted()
@@ -98,25 +98,25 @@ def _snippet_the_long_way(gen: Any, text: str, width: int) -> tuple[str, tuple[A
                 )
                 for r in ranges
             )
-            return frag.translate(index._FLAT), marks
+            return frag.translate(reader._FLAT), marks
     flat = " ".join(text.split())
     return (flat[: width - 1] + "…" if len(flat) > width else flat), ()
 
 
 def test_snippets_and_highlights_are_as_before(vault: Path) -> None:
     v = Vault.open(vault)
-    r = index.Reader(v)
+    r = reader.Reader(v)
     texts = [t for _, _, t in TURNS] + ["", "no match here", "egress\n\negress", "é" * 300]
     ascii_seen = other_seen = 0
     for q in ("egress", "NAT gateway", "café", "日本語", "vertical feed", "egress naïve"):
         plan = build_plan(parse_query(q), make_filters())
-        snip_q = index._text_query(plan, (index.BODY,))
+        snip_q = reader._text_query(plan, (schema.BODY,))
         assert snip_q is not None
         for width in (40, 200):
-            gen = tantivy.SnippetGenerator.create(r.searcher, snip_q, index.SCHEMA, index.BODY)
+            gen = tantivy.SnippetGenerator.create(r.searcher, snip_q, schema.SCHEMA, schema.BODY)
             gen.set_max_num_chars(width)
             for text in texts:
-                got = index._snippet(gen, text, width)
+                got = reader._snippet(gen, text, width)
                 assert got == _snippet_the_long_way(gen, text, width), (q, width, text[:40])
                 if got[1]:
                     ascii_seen += got[0].isascii()
@@ -148,8 +148,8 @@ def test_filter_lists_match_what_a_term_set_matched(
             body += "\n"
         note(root, f"{store}/keys-{i}.md", store, f"Keys {i}", "active", body + cites, scope=scope)
     v = Vault.open(root)
-    index.sync(v)
-    r = index.Reader(v)
+    writer.sync(v)
+    r = reader.Reader(v)
     scopes = ["team", "user:dana", "user:marco", "user:priya", "global"]
     filters = [
         {"scope": scopes[:2]},
@@ -166,10 +166,10 @@ def test_filter_lists_match_what_a_term_set_matched(
     for q in ("", "egress", "NAT gateway charges", "forecast Berlin", "CloudFront Fastly"):
         for fk in filters:
             plan = build_plan(parse_query(q), make_filters(**fk))
-            monkeypatch.setattr(index, "ANY_OF_TERMS", 1)  # every list as a term set
+            monkeypatch.setattr(reader, "ANY_OF_TERMS", 1)  # every list as a term set
             before = [(c.score, c.sess, c.addr.segment_ord, c.addr.doc)
                       for c in r.candidates(plan, 50)]  # fmt: skip
-            monkeypatch.setattr(index, "ANY_OF_TERMS", 512)
+            monkeypatch.setattr(reader, "ANY_OF_TERMS", 512)
             after = [(c.score, c.sess, c.addr.segment_ord, c.addr.doc)
                      for c in r.candidates(plan, 50)]  # fmt: skip
             assert after == before, (q, fk)

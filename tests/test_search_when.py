@@ -12,7 +12,7 @@ import pytest
 from searchutil import turn_refs
 from test_recall import build_vault
 
-from memctl import index, search
+from memctl.index import reader, schema, search
 from memctl.vault import Vault
 
 T = "2026-10-0{}T10:00:00Z"
@@ -87,19 +87,20 @@ def test_only_a_question_that_asks_when_is_lifted(
 def test_a_turn_is_dated_by_its_own_words_or_the_two_turns_before_it(
     vault: tuple[Vault, dict[str, str]],
 ) -> None:
-    assert index.dated("We went in June, two weeks after the move.")
-    assert index.dated("Yesterday!") and index.dated("every Sunday") and index.dated("2 years ago")
+    assert schema.dated("We went in June, two weeks after the move.")
+    assert schema.dated("Yesterday!") and schema.dated("every Sunday")
+    assert schema.dated("2 years ago")
     # "may" and "march" are verbs as often as months; words inside other words never count
-    assert not index.dated("I may march with them, who knows.")
-    assert not index.dated("Yearning for a weekender bag")
+    assert not schema.dated("I may march with them, who knows.")
+    assert not schema.dated("Yearning for a weekender bag")
     v, paths = vault
-    reader = index.Reader(v)
-    words = [t for w in ("pottery", "friend") for t in index.analyze(w)]
-    docs = reader.candidates(index.Plan(tuple((index.BODY, t, 1.0) for t in words), ()), 10)
+    rd = reader.Reader(v)
+    words = [t for w in ("pottery", "friend") for t in schema.analyze(w)]
+    docs = rd.candidates(reader.Plan(tuple((schema.BODY, t, 1.0) for t in words), ()), 10)
     flags = dict(
         zip(
-            [str(reader.stored(c.addr)["ref"]) for c in docs],
-            reader.dated([c.addr for c in docs]),
+            [str(rd.stored(c.addr)["ref"]) for c in docs],
+            rd.dated([c.addr for c in docs]),
             strict=True,
         )
     )

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from memctl.core.store import Transaction
 from memctl.errors import MemctlError
-from memctl.store import Transaction
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_a_symlinked_folder_or_file_pointing_out_is_refused(vault: Path) -> None
 def test_inside_answers_as_resolve_does_once_its_root_is_cached(vault: Path) -> None:
     """`inside` keeps each root resolved and walks only below it: it must still follow a
     symlink made after the first check, wherever it sits in the path."""
-    from memctl.store import inside
+    from memctl.core.store import inside
 
     outside = vault.parent / "outside"
     (vault / "knowledge").mkdir()

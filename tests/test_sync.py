@@ -17,9 +17,9 @@ from gitutil import run_git
 from util import DATA, memctl, ok
 
 from memctl import Vault
-from memctl.indexfiles import stale
-from memctl.notemerge import merge_notes
-from memctl.notes import claim_key, parse_note
+from memctl.core.notes import claim_key, parse_note
+from memctl.curate.indexfiles import stale
+from memctl.gitops.notemerge import merge_notes
 
 SAMPLE = DATA / "sample-transcripts"
 
@@ -198,4 +198,4 @@ def test_the_merge_driver_is_what_git_runs(tmp_path):
     _remote, _a, b = setup(tmp_path)
     cfg = subprocess.run(["git", "-C", str(b), "config", "--get", "merge.memctl-note.driver"],
                          capture_output=True, text=True, check=True).stdout
-    assert sys.executable in cfg and "memctl.mergedrivers note" in cfg
+    assert sys.executable in cfg and "memctl.gitops.mergedrivers note" in cfg

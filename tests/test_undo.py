@@ -10,7 +10,7 @@ from test_merge_drivers import S1, S3, jsonl
 from util import memctl, ok
 
 from memctl import Vault
-from memctl.indexfiles import stale
+from memctl.curate.indexfiles import stale
 
 
 def lines(v: Path) -> list[str]:

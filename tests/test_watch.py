@@ -86,7 +86,7 @@ def test_watch_refuses_a_missing_folder(tmp_path: Path) -> None:
 
 def test_a_hand_edit_and_a_transcript_in_one_flush_are_both_handled(tmp_path: Path) -> None:
     from memctl import Vault
-    from memctl.watch import VaultWatcher
+    from memctl.faces.watch import VaultWatcher
 
     v = new_vault(tmp_path)
     inbox = tmp_path / "inbox"
@@ -121,7 +121,7 @@ def test_the_watcher_never_watches_git_or_memctl_folders_and_sees_a_new_folder(
     """Notes never live in dot-folders, so inotify watches there (.git/objects/xx,
     .memctl/index) cost watches and events for nothing; a folder made after start is seen."""
     from memctl import Vault
-    from memctl.watch import VaultWatcher
+    from memctl.faces.watch import VaultWatcher
 
     v = new_vault(tmp_path)
     watcher = VaultWatcher(Vault.open(v), [], debounce=0.2)

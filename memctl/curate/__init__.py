@@ -30,7 +30,7 @@ from memctl.curate.model import (
 from memctl.curate.registry import ENTRY_POINT_GROUP, available, get_curator, register
 
 if TYPE_CHECKING:
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
 
 __all__ = [
     "ACTIONS",
@@ -52,17 +52,17 @@ __all__ = [
     "run",
 ]
 
-# ---- entry points for the Vault facade ------------------------------------------------------
+# ---- entry points for the front door ------------------------------------------------------
 
 
-def run(vault: Vault, **options: Any) -> Any:
+def run(vault: Floor, **options: Any) -> Any:
     """Curate uncurated turns into notes; see `memctl.curate.engine.run`."""
     from memctl.curate import engine
 
     return engine.run(vault, **options)
 
 
-def review(vault: Vault, **options: Any) -> Any:
+def review(vault: Floor, **options: Any) -> Any:
     """List, accept or reject proposals; see `memctl.curate.proposals.review`."""
     from memctl.curate import proposals
 

@@ -23,6 +23,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from memctl.core.notes import HISTORY, strip_links
+from memctl.core.provenance import RawTurns, quote_in, squash
+from memctl.core.raw import split_frontmatter
+from memctl.core.redact import find_secrets, redact
+from memctl.core.store import read_text
 from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
 from memctl.curate.model import (
     Batch,
@@ -34,18 +39,13 @@ from memctl.curate.model import (
     StoreSpec,
 )
 from memctl.curate.registry import get_curator
+from memctl.curate.removals import screen as screen_removed
 from memctl.errors import CurationError, InputError, MemctlError
-from memctl.notes import HISTORY, strip_links
-from memctl.provenance import RawTurns, quote_in, squash
-from memctl.raw import split_frontmatter
-from memctl.redact import find_secrets, redact
-from memctl.removals import screen as screen_removed
-from memctl.store import read_text
 from memctl.version import __version__
 
 if TYPE_CHECKING:
-    from memctl.config import StoreConfig
-    from memctl.vault import Vault
+    from memctl.core.config import StoreConfig
+    from memctl.core.floor import Floor
 
 STATE_REL = ".memctl/state/curation.json"
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.S)
@@ -110,9 +110,9 @@ MAX_REPLANS = 5  # memory changed under a waiting model this often: give up, wri
 # ---- stores and templates ---------------------------------------------------------------------
 
 
-def load_specs(vault: Vault) -> dict[str, StoreSpec]:
+def load_specs(vault: Floor) -> dict[str, StoreSpec]:
     """Every configured store with its template's sections, title pattern and prompt."""
-    from memctl import templates
+    from memctl.core import templates
 
     raw_stores = vault.config.data.get("stores", {}) if isinstance(vault.config.data, dict) else {}
     specs: dict[str, StoreSpec] = {}
@@ -155,7 +155,7 @@ def forced_proposal(sc: StoreConfig) -> bool:
 # ---- watermarks -------------------------------------------------------------------------------
 
 
-def load_state(vault: Vault) -> dict[str, dict[str, int]]:
+def load_state(vault: Floor) -> dict[str, dict[str, int]]:
     path = vault.root / STATE_REL
     if not path.exists():
         return {}
@@ -258,7 +258,7 @@ def _today() -> str:
 
 
 def run(
-    vault: Vault,
+    vault: Floor,
     *,
     store: str | list[str] | None = None,
     session: str | None = None,
@@ -319,7 +319,7 @@ class _Plan:
     old_state: str | None
 
 
-def _fingerprint(vault: Vault) -> tuple[str, ...]:
+def _fingerprint(vault: Floor) -> tuple[str, ...]:
     """What memory looks like on disk: HEAD, uncommitted changes, the curation watermarks."""
     state = vault.root / STATE_REL
     head = vault.history.git().rev_parse("HEAD") if vault.history.has_commits() else ""
@@ -336,7 +336,7 @@ def _carry_cost(res: CurateResult, answers: dict[Any, Extraction]) -> None:
 
 
 def _plan(
-    vault: Vault,
+    vault: Floor,
     cur: Curator,
     res: CurateResult,
     specs: dict[str, StoreSpec],
@@ -404,12 +404,12 @@ def _plan(
     )
     files: dict[str, str] = dict(changed)
     for st in touched_stores:
-        files[f"{specs[st].config.folder}/INDEX.md"] = _store_index(vault, specs[st], notes)
+        files[f"{specs[st].config.folder}/INDEX.md"] = store_index(vault, specs[st], notes)
     old_state = read_text(vault.root / STATE_REL) if (vault.root / STATE_REL).exists() else None
     return _Plan(files, dict(changed), render_state(state), old_state)
 
 
-def _finish(vault: Vault, plan: _Plan, res: CurateResult, started: float) -> CurateResult:
+def _finish(vault: Floor, plan: _Plan, res: CurateResult, started: float) -> CurateResult:
     """Under the lock: show the diff (dry run) or write the plan as one commit."""
     files = plan.files
     res.seconds = round(time.perf_counter() - started, 3)
@@ -434,7 +434,7 @@ def _finish(vault: Vault, plan: _Plan, res: CurateResult, started: float) -> Cur
     return res
 
 
-def _commit_hand_edits(vault: Vault, files: dict[str, str]) -> None:
+def _commit_hand_edits(vault: Floor, files: dict[str, str]) -> None:
     """Record a human's uncommitted edits to notes this run rewrites, as the human's commit.
 
     Otherwise the agent's commit would carry the human's lines and `memctl diff` could not
@@ -454,7 +454,7 @@ def _commit_hand_edits(vault: Vault, files: dict[str, str]) -> None:
 
 
 def _plugin_claims(spec: StoreSpec, batch: Batch) -> list[Proposal]:
-    from memctl.stores import plugin_claims
+    from memctl.curate.stores import plugin_claims
 
     return plugin_claims(spec, batch)
 
@@ -615,8 +615,8 @@ def _section(spec: StoreSpec, name: str) -> str:
     return spec.sections[0]
 
 
-def _store_index(vault: Vault, spec: StoreSpec, notes: NoteSet) -> str:
-    from memctl import templates
+def store_index(vault: Floor, spec: StoreSpec, notes: NoteSet) -> str:
+    from memctl.core import templates
 
     folder = spec.config.folder.rstrip("/") + "/"
     rows = []
@@ -638,7 +638,7 @@ def _store_index(vault: Vault, spec: StoreSpec, notes: NoteSet) -> str:
     return templates.store_index(spec.config, rows)
 
 
-def _diff(vault: Vault, files: dict[str, str]) -> str:
+def _diff(vault: Floor, files: dict[str, str]) -> str:
     parts: list[str] = []
     for rel in sorted(files):
         target = vault.root / rel

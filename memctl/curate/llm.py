@@ -14,13 +14,13 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from memctl.core.raw import parse_time
 from memctl.curate import Batch, Extraction
 from memctl.curate.schema import CLAIMS_SCHEMA, SchemaError, to_proposal, validate
 from memctl.errors import CurationError, InputError
-from memctl.raw import parse_time
 
 if TYPE_CHECKING:
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
 
 # Tokens of turns per request (counted with memctl's tokenizer), so a long session never
 # overflows a small model and a cost per 1k turns stays predictable.
@@ -74,7 +74,7 @@ class LLMCurator:
 
     name = "llm"
 
-    def __init__(self, vault: Vault, model: str | None = None) -> None:
+    def __init__(self, vault: Floor, model: str | None = None) -> None:
         self.model = model or vault.config.model
         if not self.model:
             raise InputError(
@@ -108,7 +108,7 @@ class LLMCurator:
         return "\n".join(lines)
 
     def _known_block(self, batch: Batch) -> str:
-        from memctl import tokens
+        from memctl.core import tokens
 
         lines: list[str] = []
         size = 0
@@ -138,7 +138,7 @@ class LLMCurator:
 
     def _chunks(self, batch: Batch) -> list[tuple[int, int]]:
         """Runs of new turns, each at most CHUNK_TOKENS (a longer single turn goes alone)."""
-        from memctl import tokens
+        from memctl.core import tokens
 
         out = []
         first = batch.start

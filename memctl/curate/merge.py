@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memctl.errors import MemctlError
-from memctl.notes import (
+from memctl.core.notes import (
     HISTORY,
     Claim,
     Lifetime,
@@ -24,8 +23,9 @@ from memctl.notes import (
     render_note,
     slug,
 )
-from memctl.provenance import RawTurns
-from memctl.store import read_text, walk_markdown
+from memctl.core.provenance import RawTurns
+from memctl.core.store import read_text, walk_markdown
+from memctl.errors import MemctlError
 
 PROPOSED_SUFFIX = ".proposed.md"
 _SCOPE_RANK = {"global": 0, "team": 1}

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from memctl.config import StoreConfig
-    from memctl.model import Message
-    from memctl.raw import RawHeader
+    from memctl.core.config import StoreConfig
+    from memctl.core.model import Message
+    from memctl.core.raw import RawHeader
 
 ACTIONS = ("add", "update", "supersede", "correct", "retract", "resolve", "noop")
 

@@ -13,15 +13,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from memctl.core.notes import note_id, parse_note, render_note
+from memctl.core.provenance import RawTurns
+from memctl.core.store import Transaction, read_text, walk_markdown
 from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, text_digest
 from memctl.errors import ConflictError, InputError, MemctlError, PathEscapeError
-from memctl.notes import note_id, parse_note, render_note
-from memctl.provenance import RawTurns
-from memctl.store import Transaction, read_text, walk_markdown
 from memctl.version import __version__
 
 if TYPE_CHECKING:
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,13 @@ def _accepted_text(text: str, path: str, target: str, today: str) -> str:
     return render_note(note)
 
 
-def _writable(vault: Vault) -> bool:
+def _writable(vault: Floor) -> bool:
     import os
 
     return os.access(vault.root / ".memctl", os.W_OK)
 
 
-def _target(vault: Vault, rel: str, text: str, named: object, folder: str) -> str:
+def _target(vault: Floor, rel: str, text: str, named: object, folder: str) -> str:
     """The note a proposal becomes: `proposal_of`, which must be a note of the proposal's
     own store folder (not an INDEX.md, not another proposal) and pass the confinement rule.
 
@@ -81,7 +81,7 @@ def _target(vault: Vault, rel: str, text: str, named: object, folder: str) -> st
     while accepting writes it, so `../../x`, `/etc/passwd` or `.memctl/config.toml` there
     would read or replace files memctl must never touch.
     """
-    from memctl.store import inside
+    from memctl.core.store import inside
 
     target = str(named or rel[: -len(PROPOSED_SUFFIX)] + ".md")
     line = next(
@@ -102,7 +102,7 @@ def _target(vault: Vault, rel: str, text: str, named: object, folder: str) -> st
     return target
 
 
-def pending(vault: Vault, today: str | None = None) -> list[PendingProposal]:
+def pending(vault: Floor, today: str | None = None) -> list[PendingProposal]:
     """Every proposal in the vault, in path order, with the diff accepting it would make."""
     today = today or datetime.now(UTC).date().isoformat()
     out = []
@@ -160,7 +160,7 @@ def _pick(props: list[PendingProposal], ref: str) -> PendingProposal:
 
 
 def review(
-    vault: Vault,
+    vault: Floor,
     *,
     accept: list[str] | tuple[str, ...] = (),
     reject: list[str] | tuple[str, ...] = (),
@@ -170,7 +170,7 @@ def review(
     today: str | None = None,
 ) -> ReviewResult:
     """List proposals, or accept/reject them in one commit by the human."""
-    from memctl.curate.engine import _store_index, load_specs
+    from memctl.curate.engine import load_specs, store_index
 
     today = today or datetime.now(UTC).date().isoformat()
     res = ReviewResult()
@@ -222,7 +222,7 @@ def review(
                 if store in specs:
                     tx.write(
                         f"{specs[store].config.folder}/INDEX.md",
-                        _store_index(vault, specs[store], notes),
+                        store_index(vault, specs[store], notes),
                     )
         except BaseException:
             tx.rollback()

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from memctl.errors import InputError
 
 if TYPE_CHECKING:
+    from memctl.core.floor import Floor
     from memctl.curate.model import Curator
-    from memctl.vault import Vault
 
 
 # name -> "module:attribute"; third parties add theirs with the same entry-point group.
@@ -36,7 +36,7 @@ def available() -> list[str]:
     return sorted(names)
 
 
-def get_curator(name: str, vault: Vault, model: str | None = None) -> Curator:
+def get_curator(name: str, vault: Floor, model: str | None = None) -> Curator:
     """Instantiate a curator by name; an unknown name lists the ones that exist."""
     import importlib
     from importlib.metadata import entry_points

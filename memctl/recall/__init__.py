@@ -6,7 +6,7 @@ prompt goes through one module per job, in this order:
 - `graph.py` reads the vault once per call (notes, raw sessions, the citation/link graph);
 - `rank.py` finds candidate notes and turns and scores every claim;
 - `prompt.py` picks what to keep (diversity, per-note shares) and hands it to
-- `pack.py`, which fits items into the token budget, counting with `memctl.tokens`, and
+- `pack.py`, which fits items into the token budget, counting with `memctl.core.tokens`, and
 - `render.py`, which writes the block as md, xml or json.
 
 `context.py` builds the session-start block from the same parts; `results.py` holds the

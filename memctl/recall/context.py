@@ -13,9 +13,9 @@ from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResul
 from memctl.recall.words import plain
 
 if TYPE_CHECKING:
-    from memctl.notes import Note
-    from memctl.search import Hit
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
+    from memctl.core.notes import Note
+    from memctl.index.search import Hit
 
 # ---- context: the block for the start of a session ----------------------------------------
 
@@ -32,7 +32,7 @@ _SUMMARY_SECTIONS = ("summary", "goal", "progress", "outcome")
 
 
 def context(
-    vault: Vault,
+    vault: Floor,
     *,
     user: str | None = None,
     budget: int | None = None,

@@ -18,20 +18,20 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memctl import tokens
+from memctl.core import tokens
+from memctl.core.raw import META_LINE as _META_LINE
+from memctl.core.raw import TURN_HEAD as _TURN_HEAD
+from memctl.core.raw import session_contents
+from memctl.core.raw import turn_body as _body
 from memctl.errors import MemctlError
-from memctl.raw import META_LINE as _META_LINE
-from memctl.raw import TURN_HEAD as _TURN_HEAD
-from memctl.raw import session_contents
-from memctl.raw import turn_body as _body
 from memctl.recall.results import Cite, visible_scopes
 from memctl.recall.words import turn_counts
 
 if TYPE_CHECKING:
-    from memctl.notes import Note
-    from memctl.provenance import RawTurns
-    from memctl.search import Hit
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
+    from memctl.core.notes import Note
+    from memctl.core.provenance import RawTurns
+    from memctl.index.search import Hit
 
 T = TypeVar("T")
 _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
@@ -46,10 +46,10 @@ _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 class Reader:
     """Files read once per recall: parsed notes, raw sessions, the citation/link graph."""
 
-    def __init__(self, vault: Vault, user: str, now: datetime | None) -> None:
-        from memctl.provenance import RawTurns
+    def __init__(self, vault: Floor, user: str, now: datetime | None) -> None:
+        from memctl.core.provenance import RawTurns
 
-        if tokens._cache_dir is None:
+        if not tokens.has_cache_dir():
             tokens.use_cache_dir(vault.root / ".memctl" / "cache")
         self.vault = vault
         self.user = user
@@ -80,8 +80,8 @@ class Reader:
     def note(self, path: str) -> Note | None:
         """A parsed note, or None when it is missing, unreadable or outside the vault."""
         if path not in self._notes:
-            from memctl.notes import parse_note
-            from memctl.store import inside, read_text
+            from memctl.core.notes import parse_note
+            from memctl.core.store import inside, read_text
 
             try:
                 target = inside(self.vault.root, path)
@@ -103,8 +103,8 @@ class Reader:
         dozens of sessions, and parsing every message of each would cost more than reading.
         """
         if path not in self._sessions:
-            from memctl.raw import read_header
-            from memctl.store import inside, read_text
+            from memctl.core.raw import read_header
+            from memctl.core.store import inside, read_text
 
             def scoped(target: Path) -> tuple[str, str]:
                 text = read_text(target)
@@ -201,12 +201,12 @@ class Reader:
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""
         try:
-            from memctl import index
+            from memctl.index import reader, schema
 
             if self._searcher is None:  # one snapshot for every count of this recall
-                self._searcher = index.Reader(self.vault).searcher
+                self._searcher = reader.Reader(self.vault).searcher
             searcher = self._searcher
-            return searcher.num_docs, {t: searcher.doc_freq(index.BODY, t) for t in terms}
+            return searcher.num_docs, {t: searcher.doc_freq(schema.BODY, t) for t in terms}
         except Exception:  # an index we cannot read here only costs the idf weighting
             return 1, {}
 
@@ -243,7 +243,7 @@ def _parsed(kind: str, target: Path, parse: Callable[[Path], T]) -> T | None:
     """`parse(target)` for a regular file (None for anything else), from the cache while
     the file's stat holds."""
     global _PARSED_CHARS
-    from memctl.index import RACY_NS
+    from memctl.index.schema import RACY_NS
 
     st = target.stat()
     if not S_ISREG(st.st_mode):

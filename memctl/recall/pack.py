@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import time
 
-from memctl import tokens
+from memctl.core import tokens
 from memctl.recall.render import Renderer, sessions_of
 from memctl.recall.results import Decision, Memory, RecallResult
 

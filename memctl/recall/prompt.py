@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memctl import tokens
+from memctl.core import tokens
 from memctl.recall import standing
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
@@ -35,8 +35,8 @@ from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
 from memctl.recall.words import content_terms, near_copy, near_copy_of, plain
 
 if TYPE_CHECKING:
-    from memctl.search import Hit
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
+    from memctl.index.search import Hit
 
 
 def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -> Memory | None:
@@ -208,7 +208,7 @@ def _pack_standing(
 
 
 def recall(
-    vault: Vault,
+    vault: Floor,
     query: str,
     *,
     user: str | None = None,

@@ -1,6 +1,6 @@
 """Ranking: which notes and turns are candidates, and how each claim scores.
 
-1. Candidates. BM25 over notes and over raw turns (memctl.search), restricted to what the
+1. Candidates. BM25 over notes and over raw turns (memctl.index.search), restricted to what the
    asking user may see. Then one hop out: entity notes the query names bring their aliases,
    the notes they link to and the notes that link to them; the best turns bring the notes
    whose claims cite them (a memory filed under another framing is still found through the
@@ -27,8 +27,8 @@ from memctl.recall.results import AGENT_TAG, Cite, Decision
 from memctl.recall.words import content_terms, plain, query_terms
 
 if TYPE_CHECKING:
-    from memctl.notes import Note
-    from memctl.search import Hit
+    from memctl.core.notes import Note
+    from memctl.index.search import Hit
 
 # ---- ranking knobs (tests/test_recall*.py pin the behaviour they buy) ---------------------
 NOTE_POOL = 20  # notes taken from BM25

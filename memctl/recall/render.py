@@ -10,7 +10,7 @@ import json
 import re
 import unicodedata
 
-from memctl.raw import short_digest
+from memctl.core.raw import short_digest
 from memctl.recall.results import Memory
 
 # What the model is told about the block, in every format that has a header.

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from memctl.errors import InputError
 
 if TYPE_CHECKING:
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
 
 RESULT_VERSION = 1  # the JSON shape of a recall/context result; bump on any key change
 FORMATS = ("md", "xml", "json")
 OFF_VALUES = ("off", "0", "false", "no", "none", "disabled")
-AGENT_TAG = "#agent"  # a claim the agent recorded on its own authority (memctl.mcp remember)
+AGENT_TAG = "#agent"  # a claim the agent recorded on its own authority (memctl.faces.mcp remember)
 
 
 def visible_scopes(user: str) -> tuple[str, ...]:
@@ -149,7 +149,7 @@ class RecallResult:
         return out
 
 
-def resolve(vault: Vault, user: str | None, budget: int | None, fmt: str) -> tuple[str, int]:
+def resolve(vault: Floor, user: str | None, budget: int | None, fmt: str) -> tuple[str, int]:
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
     budget = vault.config.recall_budget if budget is None else int(budget)

@@ -26,8 +26,8 @@ from memctl.recall.results import AGENT_TAG, Decision, Memory
 from memctl.recall.words import content_terms
 
 if TYPE_CHECKING:
+    from memctl.index.search import Hit
     from memctl.recall.graph import Reader
-    from memctl.search import Hit
 
 # Which lines stand, by store: the sections that state a goal, a constraint, a decision in
 # force, or how the user wants to be answered (instructions/ notes keep theirs under
@@ -78,11 +78,11 @@ _NEWEST: dict[tuple[object, ...], list[Hit]] = {}
 def _newest(r: Reader, stores: list[str], sections: list[str]) -> list[Hit] | None:
     """The newest standing lines as the last identical search gave them, asking it again
     when the index moved since; None when that cannot be told (then the caller asks)."""
-    from memctl import index
+    from memctl.index import reader
 
     if not r.synced:
         return None  # the first search of a recall brings the index in step: not this one
-    view = index.view(r.vault)
+    view = reader.view(r.vault)
     if view is None:
         return None
     key = (view, tuple(sorted(r.scopes)), tuple(stores), tuple(sections))
@@ -90,7 +90,7 @@ def _newest(r: Reader, stores: list[str], sections: list[str]) -> list[Hit] | No
     if hits is None:
         hits = r.search("", kind="claim", status="active", limit=POOL, store=stores,
                         section=sections)  # fmt: skip
-        if index.view(r.vault) == view:  # nobody committed while it was asked
+        if reader.view(r.vault) == view:  # nobody committed while it was asked
             if len(_NEWEST) >= 16:
                 _NEWEST.clear()
             _NEWEST[key] = hits

@@ -21,10 +21,10 @@ def content_terms(text: str) -> frozenset[str]:
     process recalls the same notes prompt after prompt.
     """
     global _STOP_STEMS
-    from memctl.index import analyze
+    from memctl.index.schema import analyze
 
     if _STOP_STEMS is None:
-        from memctl.search import STOPWORDS
+        from memctl.index.search import STOPWORDS
 
         _STOP_STEMS = {t for w in STOPWORDS for t in analyze(w)} | {"s", "t"}
     # set operations in C over the distinct tokens, not a Python test per token;
@@ -54,7 +54,7 @@ _COUNTS: dict[tuple[str, ...], Counter[str]] = {}
 
 
 def _turn_counts(texts: list[str]) -> Counter[str]:
-    from memctl.index import token_counts
+    from memctl.index.schema import token_counts
 
     return content_counts(token_counts(texts))
 
@@ -84,7 +84,7 @@ _FRAMING_STEMS: set[str] | None = None
 
 def query_terms(query: str) -> frozenset[str]:
     global _FRAMING_STEMS
-    from memctl.index import analyze
+    from memctl.index.schema import analyze
 
     if _FRAMING_STEMS is None:
         _FRAMING_STEMS = {t for w in _FRAMING for t in analyze(w)}
@@ -93,7 +93,7 @@ def query_terms(query: str) -> frozenset[str]:
 
 
 def plain(text: str) -> str:
-    from memctl.notes import strip_links
+    from memctl.core.notes import strip_links
 
     return " ".join(strip_links(text).split())
 

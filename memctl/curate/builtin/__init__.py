@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from memctl.curate import Batch, Extraction
 
 if TYPE_CHECKING:
-    from memctl.vault import Vault
+    from memctl.core.floor import Floor
 
 
 class BuiltinCurator:
@@ -35,7 +35,7 @@ class BuiltinCurator:
 
     name = "builtin"
 
-    def __init__(self, vault: Vault | None = None, model: str | None = None) -> None:
+    def __init__(self, vault: Floor | None = None, model: str | None = None) -> None:
         self.model = None  # no model: the same turns always give the same notes
         del vault, model
 

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from memctl.core.notes import claim_key, strip_links
+from memctl.core.raw import slugify
 from memctl.curate import Batch, Context, Entity, Quote, StoreSpec
 from memctl.curate.builtin.classification import (
     CALLED,
@@ -25,8 +27,6 @@ from memctl.curate.builtin.classification import (
 )
 from memctl.curate.builtin.lexicon import STOP_NAMES
 from memctl.curate.builtin.sentences import end, trim_so
-from memctl.notes import claim_key, strip_links
-from memctl.raw import slugify
 
 if TYPE_CHECKING:
     from collections.abc import Callable

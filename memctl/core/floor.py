@@ -1,0 +1,278 @@
+"""The floor every feature stands on: one vault's files, lock, git history and index.
+
+`Floor` is the object features are handed (`memctl.Vault` is a Floor with the user actions
+on top). It owns what every write needs: the lock, the write guard (git writable, no
+conflict marker in a file about to be rewritten), committing a transaction, and keeping
+INDEX files and the search index in step, so that a feature changes the vault only through
+`write_notes` or `commit_transaction`.
+"""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.catalog import Catalog
+from memctl.core.config import Config
+from memctl.core.history import History, Identity
+from memctl.core.model import Message
+from memctl.core.raw import parse_session, read_header
+from memctl.core.store import Transaction, VaultLock, read_text, register_guard, walk_markdown
+from memctl.errors import InputError, MemctlError
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.refs import Ref
+
+
+def find_root(start: Path) -> Path | None:
+    """Walk up from `start` to the first folder holding `.memctl/`."""
+    cur = start.resolve()
+    for cand in (cur, *cur.parents):
+        if (cand / ".memctl").is_dir():
+            return cand
+    return None
+
+
+
+class Floor:
+    """A memctl vault's files in a git repository, plus its rebuildable index."""
+
+    def __init__(self, root: Path, config: Config) -> None:
+        self.root = root
+        self.config = config
+        self._history: History | None = None
+        self.lock = VaultLock(root)
+        register_guard(root, self._write_guard)
+        self.catalog = Catalog(root)
+        self.origins: dict[str, str] = {}  # session id -> origin, filled by session_map()
+        # One line per thing done on the user's behalf that they should hear of (a recovery);
+        # the front end prints them as they come when it sets `on_notice`.
+        self.notices: list[str] = []
+        self.on_notice: Callable[[str], None] | None = None
+        # Set by a caller that exits after a command or two (the CLI, a hook): the search
+        # index's freshness check then never pays for a folder watch it would not reuse.
+        self.one_shot = False
+
+    @property
+    def history(self) -> History:
+        """The git repository, opened on first use so that reading commands skip gitpython."""
+        if self._history is None:
+            self._history = History(self.root)
+        return self._history
+
+    @history.setter
+    def history(self, value: History) -> None:
+        self._history = value
+
+
+    # ---- the write guard ------------------------------------------------------------------
+
+    def _write_guard(self) -> Callable[[str, Path], None]:
+        """The check each Transaction runs before it first changes a path (see store.py)."""
+        checked = False
+
+        def guard(rel: str, target: Path) -> None:
+            nonlocal checked
+            if not checked:
+                if self.history.has_commits():
+                    self.history.check_writable()
+                checked = True
+            if rel.startswith("raw/") and not rel.endswith("/INDEX.md"):
+                return  # a transcript may quote anything, conflict markers included
+            if not target.is_file() or target.suffix not in (".md", ".json", ".toml"):
+                return
+            text = read_text(target)
+            line = _conflict_marker(text)
+            if line:
+                raise MemctlError(
+                    "conflict marker left by a merge; resolve it and commit first",
+                    rel,
+                    line,
+                    exit_code=3,
+                )
+            if rel.endswith("INDEX.md") and self.history.is_dirty(rel):
+                # memctl regenerates INDEX files; a person's uncommitted edit is kept in a
+                # commit of its own first, so that nothing of theirs vanishes unrecorded
+                sha = self.history.commit(
+                    [rel],
+                    f"edit: {rel} edited by hand (kept before memctl rewrote it)",
+                    {"Memctl-Version": __version__, "Memctl-Command": "edit"},
+                    author=self.human_identity(),
+                )
+                if sha:
+                    self.notice(
+                        f"{rel} had uncommitted hand edits: kept in commit {sha[:10]}, "
+                        "then rewritten (see `git show " + sha[:10] + "`)"
+                    )
+
+        return guard
+
+    def notice(self, line: str) -> None:
+        """Tell the user of something done on their behalf (the front end shows it as it comes)."""
+        self.notices.append(line)
+        if self.on_notice is not None:
+            self.on_notice(line)
+
+    # ---- identities ----------------------------------------------------------------------
+
+    def human_identity(self) -> Identity:
+        """The person running memctl: config, else their git identity, else a neutral one."""
+        if self.config.human is not None:
+            return self.config.human
+        try:
+            reader = self.history.repo.config_reader()
+            name = reader.get_value("user", "name", "")
+            email = reader.get_value("user", "email", "")
+        except Exception:
+            name = email = ""
+        return Identity(str(name) or "memctl user", str(email) or "user@memctl.invalid")
+
+    def default_user(self) -> str:
+        if self.config.user:
+            return self.config.user
+        try:
+            return getpass.getuser()
+        except Exception:
+            return "user"
+
+
+    def session_map(self) -> dict[str, str]:
+        """session id -> raw path, from the session headers (cached by file stat)."""
+        out: dict[str, str] = {}
+        self.origins = {}
+        for rel, data in self.catalog.headers():
+            sid = data.get("session")
+            if sid is not None:
+                out[str(sid)] = rel
+                source = data.get("source")
+                if isinstance(source, dict):
+                    self.origins[str(sid)] = str(source.get("origin"))
+        self.catalog.save()
+        return out
+
+    # ---- writing derived notes -------------------------------------------------------------
+
+    def write_notes(
+        self,
+        files: dict[str, str],
+        *,
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        body: str = "",
+        command: str = "write",
+        refresh: bool = True,
+    ) -> str | None:
+        """Write derived files (notes, their INDEX, curation state) as one commit, or not at all.
+
+        The public way for curation, review and other writers of notes to change the vault,
+        under the vault lock the caller holds: files are written atomically and journaled, the
+        INDEX files and the search index follow in the same command, and any failure puts
+        every file back as it was and leaves no commit.
+        """
+        tx = Transaction(self.root, command=command)
+        try:
+            tx.expect(list(files))
+            for rel, text in files.items():
+                tx.write(rel, text)
+        except BaseException:
+            tx.rollback()
+            raise
+        return self.commit_transaction(
+            tx, subject=subject, trailers=trailers, author=author, body=body, refresh=refresh
+        )
+
+    def commit_transaction(
+        self,
+        tx: Transaction,
+        *,
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        body: str = "",
+        refresh: bool = True,
+    ) -> str | None:
+        """Finish a caller's transaction as one commit: INDEX files, fsync, commit, search index.
+
+        For writers that delete or read back what they wrote (review); on any failure the
+        transaction is rolled back and the vault is as it was.
+        """
+        try:
+            if refresh:
+                self.refresh_indexes(tx)
+            tx.flush()
+            sha = self.history.commit(tx.touched, subject, trailers, author=author, body=body)
+            self.after_write(tx.touched)
+        except BaseException:
+            tx.rollback()
+            raise
+        return sha
+
+    # ---- hooks for derived state (index, INDEX.md) ----------------------------------------
+
+    def refresh_indexes(self, tx: Transaction) -> None:
+        """Keep INDEX.md files current in the same commit as the change they describe."""
+        from memctl.core import templates
+
+        sessions = self.sessions()
+        tx.write("raw/INDEX.md", templates.raw_index(sessions))
+        counts = {name: len(self.notes(name)) for name in self.config.stores}
+        tx.write("INDEX.md", templates.root_index(self.config, counts, sessions))
+
+    def after_write(self, touched: list[str]) -> None:
+        """Called inside the lock after a write: the search index follows in the same command."""
+        from memctl.index import writer
+
+        writer.after_write(self, touched)
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every raw session's frontmatter plus its path, newest first."""
+        out = [{**data, "path": rel} for rel, data in self.catalog.headers()]
+        self.catalog.save()
+        out.sort(key=lambda d: (str(d.get("started") or ""), d["path"]), reverse=True)
+        return out
+
+    def notes(self, store: str) -> list[Path]:
+        """Note files of one store (INDEX.md excluded)."""
+        sc = self.config.stores[store]
+        return [p for p in walk_markdown(self.root, sc.folder) if p.name != "INDEX.md"]
+
+    def resolve(self, ref: str) -> Ref:
+        """Any reference memctl prints or accepts (see memctl/core/refs.py) -> what it names."""
+        from memctl.core.refs import resolve
+
+        return resolve(self, ref)
+
+    def resolve_session(self, ref: str) -> str:
+        """A session reference (id, prefix, digest, raw path; any #tN ignored) -> the raw path."""
+        r = self.resolve(ref.split("#", 1)[0])
+        if not r.is_raw:
+            raise InputError(f"{r.path} is a {r.kind}, not a session")
+        return r.path
+
+    def read_session(self, ref: str) -> tuple[str, list[Message], dict[str, Any]]:
+        rel = self.resolve_session(ref)
+        text = read_text(self.root / rel)
+        _, messages = parse_session(text, rel)
+        return rel, messages, read_header(text, rel)
+
+
+
+def _conflict_marker(text: str) -> int | None:
+    """Line number of a `<<<<<<< ` marker that a `>>>>>>> ` closes, else None."""
+    if "<<<<<<< " not in text or ">>>>>>> " not in text:
+        return None
+    opened = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("<<<<<<< ") and opened is None:
+            opened = n
+        elif line.startswith(">>>>>>> ") and opened is not None:
+            return opened
+    return None
+
+

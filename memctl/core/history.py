@@ -1,0 +1,373 @@
+"""The only gitpython user: one commit per command, readable log, and diffs for review.
+
+memctl never relies on the user's global git identity: every commit names its author
+explicitly, the agent (derived learning) and the human (ingest, edits, reviews) apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memctl.errors import MemctlError
+
+if TYPE_CHECKING:
+    import git
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a commit is by; kept distinct for the agent and the human."""
+
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One memory commit as `memctl log` shows it."""
+
+    sha: str
+    author: str
+    email: str
+    date: str
+    subject: str
+    body: str
+    trailers: dict[str, str]
+
+
+def parse_trailers(body: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in body.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and "-" in key and " " not in key:
+            out[key] = value.strip()
+    return out
+
+
+def _message(subject: str, trailers: dict[str, str], body: str) -> str:
+    """The commit message, secrets masked: subjects quote claims and titles, and a commit
+    message can never be taken back once pushed. Masked whatever `redact` says for
+    transcripts; trailers stay one line each."""
+    from memctl.core.redact import redact
+
+    message = subject + "\n\n" + (body.rstrip() + "\n\n" if body.strip() else "")
+    message += "".join(f"{k}: {' '.join(str(v).split())}\n" for k, v in trailers.items())
+    return redact(message)[0]
+
+
+class History:
+    """A vault's git repository."""
+
+    def __init__(self, root: Path) -> None:
+        # gitpython takes ~80 ms to import: loaded only by commands that touch history
+        import git
+
+        self.root = root
+        try:
+            self.repo = git.Repo(root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise MemctlError(
+                "not a git repository; run `memctl init` here to adopt this folder", root
+            ) from None
+
+    @classmethod
+    def init(cls, root: Path) -> History:
+        """Create a repository on branch main (idempotent: an existing repo is kept)."""
+        import git
+
+        if not (root / ".git").exists():
+            git.Repo.init(root, initial_branch="main")
+        return cls(root)
+
+    def _env(self, author: Identity, committer: Identity) -> dict[str, str]:
+        return {
+            "GIT_AUTHOR_NAME": author.name,
+            "GIT_AUTHOR_EMAIL": author.email,
+            "GIT_COMMITTER_NAME": committer.name,
+            "GIT_COMMITTER_EMAIL": committer.email,
+        }
+
+    def git_dir(self) -> Path:
+        return Path(self.repo.git_dir)
+
+    def check_writable(self) -> None:
+        """Refuse to commit where the commit would be lost or tangled with the user's git work.
+
+        On a detached HEAD a commit belongs to no branch and vanishes at the next checkout;
+        during a merge, rebase, cherry-pick or revert it would become part of that operation.
+        """
+        gd = self.git_dir()
+        if (gd / "rebase-merge").exists() or (gd / "rebase-apply").exists():
+            raise MemctlError(
+                "a rebase is in progress in the vault; finish it (`git rebase --continue`) or "
+                "abort it (`git rebase --abort`) first", exit_code=3
+            )
+        for head, what, verb in (
+            ("MERGE_HEAD", "merge", "merge"),
+            ("CHERRY_PICK_HEAD", "cherry-pick", "cherry-pick"),
+            ("REVERT_HEAD", "revert", "revert"),
+        ):
+            if (gd / head).exists():
+                raise MemctlError(
+                    f"a {what} is in progress in the vault; commit it or abort it "
+                    f"(`git {verb} --abort`) first", exit_code=3
+                )
+        try:
+            detached = self.repo.head.is_detached
+        except (OSError, ValueError):
+            detached = False
+        if detached:
+            at = self._git("rev-parse", "--short", "HEAD").strip() or "?"
+            raise MemctlError(
+                f"HEAD is detached (at {at}): a commit here would belong to no branch; "
+                "`git switch main` (or `git switch -c NAME`) first", exit_code=3
+            )
+        unmerged = self._git("ls-files", "-u", "-z").split("\0")
+        names = sorted({u.split("\t", 1)[1] for u in unmerged if "\t" in u})
+        if names:
+            raise MemctlError(
+                f"unresolved merge conflict in {', '.join(names[:3])}; resolve it and commit first",
+                exit_code=3,
+            )
+
+    def is_dirty(self, rel: str) -> bool:
+        """Whether a tracked file differs from HEAD (a hand edit not committed yet)."""
+        if not self.has_commits():
+            return False
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=no", "--", rel)
+        return bool(out.strip("\0"))
+
+    def _git(self, *args: str) -> str:
+        import git
+
+        try:
+            return str(self.repo.git.execute(["git", *args]))
+        except git.GitCommandError as exc:
+            raise git_error(exc) from None
+
+    def commit(
+        self,
+        paths: Iterable[str],
+        subject: str,
+        trailers: dict[str, str],
+        author: Identity,
+        committer: Identity | None = None,
+        body: str = "",
+    ) -> str | None:
+        """Stage and commit exactly `paths`; None when nothing changed."""
+        import git
+
+        paths = sorted(set(paths))
+        if not paths:
+            return None
+        self.check_writable()
+        message = _message(subject, trailers, body)
+        tmpdir = self.root / ".memctl"
+        tmpdir.mkdir(exist_ok=True)
+        fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=tmpdir)
+        mfd, msgfile = tempfile.mkstemp(prefix="message.", dir=tmpdir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("\0".join(paths))
+            with os.fdopen(mfd, "w", encoding="utf-8") as fh:
+                fh.write(message)
+            g = self.repo.git
+            try:
+                g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                # `git diff` has no --pathspec-from-file before git 2.40: list staged names.
+                staged = set(g.diff("--cached", "--name-only", "-z").split("\0")) - {""}
+            except git.GitCommandError as exc:
+                with contextlib.suppress(git.GitCommandError):
+                    g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                raise git_error(exc) from None
+            if not staged.intersection(paths):
+                return None
+            # --only commits exactly `paths` even when the user has other changes staged, but
+            # it re-reads every file into a temporary index; when nothing else is staged the
+            # index already holds exactly that commit.
+            only = (
+                ["--only", f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
+                if not staged <= set(paths)
+                else []
+            )
+            with g.custom_environment(**self._env(author, committer or author)):
+                try:
+                    g.commit("--no-verify", "-q", "-F", msgfile, *only)
+                except git.GitCommandError as exc:
+                    with contextlib.suppress(git.GitCommandError):
+                        g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                    raise git_error(exc, "commit") from None
+        except OSError as exc:
+            from memctl.core.store import write_error
+
+            raise write_error(".memctl/", exc) from None
+        finally:
+            Path(spec).unlink(missing_ok=True)
+            Path(msgfile).unlink(missing_ok=True)
+        return self.repo.head.commit.hexsha
+
+    def unstage(self, paths: Iterable[str]) -> None:
+        """Undo `git add` for paths after a failed command (files are restored separately)."""
+        paths = sorted(set(paths))
+        if not paths:
+            return
+        fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=self.root / ".memctl")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("\0".join(paths))
+            args = [f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
+            if self.repo.head.is_valid():
+                self.repo.git.reset("-q", *args)
+            else:
+                self.repo.git.rm("-q", "--cached", "--ignore-unmatch", "-r", *args)
+        finally:
+            Path(spec).unlink(missing_ok=True)
+
+    def stager(self) -> Stager:
+        """Stage files in the background while a long command is still writing them."""
+        return Stager(self.root)
+
+    def has_commits(self) -> bool:
+        return self.repo.head.is_valid()
+
+    def head_sha(self) -> str | None:
+        """HEAD's commit id, None before the first commit; a damaged HEAD is one line."""
+        if not self.has_commits():
+            return None
+        return self._git("rev-parse", "--verify", "-q", "HEAD^{commit}").strip() or None
+
+    def head_blobs(self, paths: list[str]) -> dict[str, str | None]:
+        """Each path's blob id in HEAD (None where HEAD has no such file)."""
+        out: dict[str, str | None] = dict.fromkeys(paths)
+        if not paths or not self.has_commits():
+            return out
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input="".join(f"HEAD:{p}\n" for p in paths).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        for path, line in zip(paths, proc.stdout.decode().splitlines(), strict=False):
+            sha, _, kind = line.partition(" ")
+            out[path] = sha if kind == "blob" else None
+        return out
+
+    def file_blobs(self, paths: list[str]) -> dict[str, str | None]:
+        """The blob id each working-tree file would get if added now (None: no such file)."""
+        out: dict[str, str | None] = dict.fromkeys(paths)
+        present = [p for p in paths if (self.root / p).is_file()]
+        if not present:
+            return out
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), "hash-object", "--stdin-paths"],
+            input="".join(f"{p}\n" for p in present).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+        )
+        for path, sha in zip(present, proc.stdout.decode().split(), strict=False):
+            out[path] = sha
+        return out
+
+    def log(
+        self, limit: int = 50, paths: list[str] | None = None, rev: str | None = None
+    ) -> list[Commit]:
+        """Newest first; trailers parsed so tools can read counts without parsing subjects."""
+        if not self.has_commits():
+            return []
+        args = [
+            rev or "HEAD",
+            f"--max-count={limit}",
+            "--format=%H%x00%an%x00%ae%x00%aI%x00%s%x00%b%x1e",
+        ]
+        if paths:
+            args += ["--", *paths]
+        out = self._git("log", *args)
+        commits = []
+        for rec in out.split("\x1e"):
+            rec = rec.strip("\n")
+            if not rec:
+                continue
+            sha, an, ae, date, subject, body = rec.split("\x00", 5)
+            commits.append(Commit(sha, an, ae, date, subject, body.strip(), parse_trailers(body)))
+        return commits
+
+    def dirty(self) -> list[str]:
+        """Uncommitted changes as porcelain lines (hand edits, files memctl did not commit)."""
+        out = self._git("status", "--porcelain", "--untracked-files=all")
+        return [line for line in out.splitlines() if line.strip()]
+
+    def git(self) -> git.Git:
+        return self.repo.git
+
+
+def git_error(exc: BaseException, what: str | None = None) -> MemctlError:
+    """A git failure as one line: git's own `fatal:`/`error:` line, with a hint when we have one."""
+    text = str(getattr(exc, "stderr", "") or exc)
+    lines = [ln.strip().strip("'\"") for ln in text.splitlines()]
+    lines = [ln.removeprefix("stderr: ").strip("'\" ") for ln in lines if ln]
+    picked = next((ln for ln in lines if ln.startswith(("fatal:", "error:"))), None)
+    picked = picked or next((ln for ln in lines if not ln.startswith("cmdline:")), "") or str(exc)
+    low = picked.lower()
+    hint = ""
+    if "read-only" in low:
+        hint = "; the vault is read-only, so memctl can only read it"
+    elif "no space" in low:
+        hint = "; free some space and run the command again"
+    elif "unable to read" in low or "bad object" in low or "could not parse" in low or (
+        "corrupt" in low
+    ):
+        hint = "; the repository is damaged: `git fsck` names what is missing"
+    return MemctlError(f"git {what + ' ' if what else ''}failed: {picked}{hint}")
+
+
+class Stager:
+    """`git add` on a second thread, in batches, while ingest goes on writing.
+
+    Hashing and compressing a large ingest's new files is most of its commit time; staged
+    as they are written, that work overlaps with parsing the next files. It is only a head
+    start: `History.commit` stages every path again (git skips files whose stat it has
+    cached), so a batch that fails costs time, never correctness. A failed command passes
+    `staged` to `History.unstage`, so nothing it staged stays in the git index.
+    """
+
+    BATCH = 128
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.staged: list[str] = []
+        self._pending: list[str] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, rel: str) -> None:
+        """Queue a written file; a batch starts when the previous one has finished."""
+        self._pending.append(rel)
+        if len(self._pending) >= self.BATCH and not (self._thread and self._thread.is_alive()):
+            batch, self._pending = self._pending, []
+            self.staged.extend(batch)
+            self._thread = threading.Thread(target=self._stage, args=(batch,), daemon=True)
+            self._thread.start()
+
+    def _stage(self, batch: list[str]) -> None:
+        # plain subprocess: gitpython's objects are not meant to be shared across threads
+        with contextlib.suppress(OSError):
+            subprocess.run(
+                ["git", "-C", str(self.root), "add", "-A", "--pathspec-from-file=-",
+                 "--pathspec-file-nul"],
+                input="\0".join(batch).encode("utf-8", "surrogateescape"),
+                capture_output=True,
+                check=False,
+            )  # fmt: skip
+
+    def wait(self) -> None:
+        """Let the running batch finish; call before committing (git locks its index)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

@@ -1,0 +1,227 @@
+"""Provenance: every derived claim must be traceable to words a person actually said.
+
+A citation is `raw/<session>.md#t<n>` plus a quote. It verifies when the quote occurs in
+that turn's content verbatim; the only leniency is whitespace (runs of spaces, tabs and
+line breaks compare equal), because models reflow text and markdown renderers do too.
+Curly quotes, changed case or a dropped word do not verify: that is the point.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.model import Message
+from memctl.core.raw import RawHeader, content_hash, parse_session, parse_time
+from memctl.core.store import inside, read_text, walk_markdown
+from memctl.errors import MemctlError
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+_WS = re.compile(r"\s+")
+
+
+def squash(text: str) -> str:
+    """Whitespace-insensitive form used for matching quotes."""
+    return _WS.sub(" ", text).strip()
+
+
+def quote_in(quote: str, content: str) -> bool:
+    """Is `quote` verbatim in `content` (whitespace runs aside)?"""
+    if not quote.strip():
+        return False
+    return quote in content or squash(quote) in squash(content)
+
+
+class RawTurns:
+    """Parsed raw sessions, cached for the length of one command."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, tuple[RawHeader, list[Message]] | MemctlError] = {}
+
+    def session(self, path: str) -> tuple[RawHeader, list[Message]]:
+        if path not in self._cache:
+            try:
+                target = inside(self.root, path)
+            except MemctlError as exc:
+                target, why = None, exc
+            else:
+                why = MemctlError(f"cited session {path} does not exist")
+            if target is None or not path.startswith("raw/") or not target.is_file():
+                self._cache[path] = why
+            else:
+                try:
+                    self._cache[path] = parse_session(read_text(target), path)
+                except MemctlError as exc:
+                    self._cache[path] = exc
+        got = self._cache[path]
+        if isinstance(got, MemctlError):
+            raise got
+        return got
+
+    def turn(self, ref: str) -> Message:
+        """The message a `raw/...md#tN` reference names; MemctlError when there is none."""
+        path, sep, n = ref.partition("#t")
+        if not sep or not n.isdigit():
+            raise MemctlError(f"bad citation {ref!r}: expected raw/<session>.md#t<n>")
+        _, messages = self.session(path)
+        k = int(n)
+        if not 1 <= k <= len(messages):
+            raise MemctlError(f"{path} has turns t1..t{len(messages)}; no t{k}")
+        return messages[k - 1]
+
+    def date(self, ref: str) -> str | None:
+        """The ISO date of a cited turn, else of its session; None when neither is known."""
+        try:
+            m = self.turn(ref)
+        except MemctlError:
+            return None
+        ts = parse_time(m.timestamp)
+        if ts is None:
+            header, _ = self.session(ref.split("#", 1)[0])
+            ts = parse_time(header.started)
+        return ts.date().isoformat() if ts else None
+
+
+def check(turns: RawTurns, ref: str, quote: str) -> str | None:
+    """None when the citation holds, else what is wrong with it."""
+    try:
+        m = turns.turn(ref)
+    except MemctlError as exc:
+        return exc.message
+    if not quote.strip():
+        return f"{ref}: citation has no quote"
+    if not quote_in(quote, m.content):
+        return f"{ref}: quote is not verbatim in the turn: {_short(quote)!r}"
+    return None
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = squash(text)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One citation (or raw file) that does not hold, with the file and line to fix."""
+
+    path: str
+    line: int | None
+    message: str
+    label: str | None = None
+
+
+@dataclass
+class VerifyResult:
+    """What `memctl verify` checked and what failed."""
+
+    notes: int = 0
+    claims: int = 0
+    citations: int = 0
+    human_lines: int = 0
+    agent_lines: int = 0
+    inferred: int = 0
+    raw_sessions: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "notes": self.notes,
+            "claims": self.claims,
+            "citations": self.citations,
+            "human_lines": self.human_lines,
+            "agent_lines": self.agent_lines,
+            "inferred": self.inferred,
+            "raw_sessions": self.raw_sessions,
+            "problems": [asdict(p) for p in self.problems],
+        }
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    i = text.find(needle)
+    return None if i < 0 else text.count("\n", 0, i) + 1
+
+
+def verify_note(note_text: str, path: str, turns: RawTurns, res: VerifyResult) -> None:
+    """Check one note's claims and footnotes into `res`."""
+    from memctl.core.notes import parse_note
+
+    try:
+        note = parse_note(note_text, path)
+    except MemctlError as exc:
+        res.problems.append(Problem(path, exc.line, exc.message))
+        return
+    res.notes += 1
+    for _, claim in note.all_claims():
+        if not claim.refs:
+            # a person's line, or the agent's own (#agent): neither cites a turn
+            if claim.agent:
+                res.agent_lines += 1
+            else:
+                res.human_lines += 1
+            continue
+        res.claims += 1
+        res.inferred += claim.inferred
+        for label in claim.refs:
+            if label not in note.footnotes:
+                res.problems.append(
+                    Problem(
+                        path,
+                        _line_of(note_text, f"[^{label}]"),
+                        f"claim cites [^{label}] but no footnote defines it",
+                        label,
+                    )
+                )
+    for label, cit in note.footnotes.items():
+        if cit.ref is None:
+            continue
+        res.citations += 1
+        problem = check(turns, cit.ref, cit.quote)
+        if problem:
+            res.problems.append(Problem(path, _line_of(note_text, f"[^{label}]:"), problem, label))
+
+
+def verify_vault(vault: Floor, paths: list[str] | None = None, raw: bool = True) -> VerifyResult:
+    """Every citation in every note (or in `paths`) against its raw turn; raw files unedited."""
+    res = VerifyResult()
+    turns = RawTurns(vault.root)
+    folders = sorted({s.folder for s in vault.config.stores.values()})
+    targets: list[str] = []
+    if paths:
+        targets = list(paths)
+    else:
+        for folder in folders:
+            for p in walk_markdown(vault.root, folder):
+                if p.name != "INDEX.md":
+                    targets.append(p.relative_to(vault.root).as_posix())
+    for rel in targets:
+        target = vault.root / rel
+        if not target.is_file():
+            res.problems.append(Problem(rel, None, "no such note"))
+            continue
+        verify_note(read_text(target), rel, turns, res)
+    if raw:
+        for p in walk_markdown(vault.root, "raw"):
+            if p.name == "INDEX.md":
+                continue
+            rel = p.relative_to(vault.root).as_posix()
+            res.raw_sessions += 1
+            try:
+                header, messages = turns.session(rel)
+            except MemctlError as exc:
+                res.problems.append(Problem(rel, exc.line, exc.message))
+                continue
+            if header.content_hash and header.content_hash != content_hash(messages):
+                res.problems.append(
+                    Problem(rel, 1, "raw session was edited after ingest (content_hash differs)")
+                )
+    return res

@@ -1,0 +1,292 @@
+"""`remember`: one claim written on an agent's behalf, cited to the turn or note it rests on
+(its quote verified against the raw turn), or marked as the agent's own reading; merged into
+its note by the curation engine's note code and committed as the agent, or proposed for review
+when the store (or a shared scope for an unsupported claim) asks a person first.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.notes import parse_note
+from memctl.core.provenance import RawTurns, check, quote_in, squash
+from memctl.core.redact import redact
+from memctl.core.store import Transaction, read_text
+from memctl.curate import engine
+from memctl.curate.merge import NoteSet, is_proposal
+from memctl.errors import InputError, MemctlError
+from memctl.recall.results import AGENT_TAG, visible_scopes
+from memctl.recall.words import content_terms
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+MAX_CLAIM_CHARS = 600
+MIN_QUOTE_CHARS = 8
+_HIDDEN = re.compile(r"<!--.*?-->", re.DOTALL)
+# A section is a heading name: words, spaces and a little punctuation, never markup.
+_SECTION = re.compile(r"[^\W_][\w .,'&()/+-]{0,59}")
+_INVISIBLE = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What `remember` wrote."""
+
+    action: str  # added | reinforced | updated | noop | proposed
+    path: str
+    text: str
+    basis: str  # stated | agent
+    citations: list[dict[str, str]]
+    commit: str | None
+    notice: str | None = None  # why the claim was kept as the agent's own, when it was
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _scope_rank(scope: str) -> int:
+    return {"global": 0, "team": 1}.get(scope, 2)
+
+
+def remember(
+    vault: Floor,
+    user: str,
+    claim: str,
+    *,
+    source: str | None = None,
+    quote: str | None = None,
+    store: str = "knowledge",
+    note: str | None = None,
+    section: str | None = None,
+    scope: str = "user",
+    own: bool = False,
+    today: str | None = None,
+) -> Remembered:
+    """Merge one claim into memory through the curation engine's note code, in one commit."""
+
+    # Masked before anything else sees them: the claim and the note's title become a file
+    # name, a commit subject and the answer the agent is shown.
+    text = redact(" ".join(str(claim or "").split()))[0]
+    note = redact(note)[0] if note else note
+    if not text:
+        raise InputError("remember needs the claim's text")
+    if len(text) > MAX_CLAIM_CHARS:
+        raise InputError(f"a claim is one line of at most {MAX_CLAIM_CHARS} characters")
+    if "[^" in text:
+        raise InputError("the claim text cannot contain footnote markers ([^...])")
+    if "<!--" in text or "-->" in text or text.startswith("#") or _invisible(text):
+        raise InputError(
+            "a claim is one line of plain text: no HTML comments, headings or invisible characters"
+        )
+    specs = engine.load_specs(vault)
+    spec = specs.get(store)
+    if spec is None:
+        raise InputError(f"no store {store!r}: configured stores are {', '.join(specs)}")
+    if spec.config.mode == "off":
+        raise InputError(f"store {store!r} is off; nothing is written to it")
+    propose = spec.config.mode == "propose" or engine.forced_proposal(spec.config)
+    scopes = visible_scopes(user)
+    want = {"user": f"user:{user}", "private": f"user:{user}"}.get(scope, scope)
+    if want not in scopes:
+        raise InputError(f"scope must be 'user' (private to {user}), 'team' or 'global'")
+
+    turns = RawTurns(vault.root)
+    cites: list[tuple[str, str]] = []
+    basis = "stated"
+    notice = None
+    named = None
+    if source and not own:
+        # every reference form show accepts (64628a#t3, a session id#tN, a note id)
+        named = vault.resolve(source)
+        if named.kind == "session":
+            raise InputError(f"cite one turn of {named.path}: add #tN (e.g. {named.path}#t1)")
+    if own:
+        if source or quote:
+            raise InputError("own=true means no source; give either a source or own=true")
+        basis = "agent"
+    elif not source:
+        raise InputError(
+            "cite where this comes from: source=raw/...md#tN (or a note path) with a verbatim "
+            "quote, or set own=true to record it as the agent's own"
+        )
+    elif named is not None and named.kind == "turn":
+        ref = named.text
+        q = str(quote or "")
+        if len(squash(q)) < MIN_QUOTE_CHARS:
+            raise InputError(f"quote the turn verbatim (at least {MIN_QUOTE_CHARS} characters)")
+        try:
+            header, _ = turns.session(ref.split("#", 1)[0])
+            msg = turns.turn(ref)
+        except MemctlError as exc:
+            raise InputError(exc.message) from None
+        if header.scope not in scopes:
+            raise InputError(f"{ref} is not visible to {user}")
+        if _scope_rank(want) < _scope_rank(header.scope):
+            raise InputError(
+                f"{ref} is private ({header.scope}); a note citing it cannot be {want}: "
+                "use scope='user'"
+            )
+        if msg.role != "user":
+            raise InputError(
+                f"{ref} is a {msg.role} turn; only what people said is cited (or use own=true)"
+            )
+        problem = check(turns, ref, q)
+        if problem:
+            raise InputError(problem)
+        if not quote_in(q, _HIDDEN.sub(" ", msg.content)):
+            # text a reader never sees is where prompt injections hide
+            raise InputError(f"{ref}: the quote is inside a hidden HTML comment")
+        notice = unsupported(text, q)
+        if notice is None:
+            cites.append((ref, q))
+        else:
+            basis = "agent"  # verbatim, but not what the claim says: not "stated" there
+    else:
+        assert named is not None
+        rel = named.path
+        if named.kind != "note":
+            raise InputError(f"source {source!r} is neither a turn nor a note")
+        target = vault.root / rel
+        if not target.is_file() or rel.startswith("raw/"):
+            raise InputError(f"source {source!r} is neither a turn raw/...md#tN nor a note")
+        src = parse_note(read_text(target), rel)
+        if src.scope not in scopes:
+            raise InputError(f"{rel} is not visible to {user}")
+        if _scope_rank(want) < _scope_rank(src.scope):
+            raise InputError(f"{rel} is {src.scope}; a note built on it cannot be {want}")
+        q = squash(str(quote or ""))
+        if len(q) < MIN_QUOTE_CHARS:
+            raise InputError("quote the claim of that note you are building on")
+        found = next(
+            (
+                c
+                for _, c in src.active_claims()
+                if q in squash(c.text) or any(q in squash(ct.quote) for ct in src.citations(c))
+            ),
+            None,
+        )
+        if found is None:
+            raise InputError(f"no active claim in {rel} contains that quote")
+        for ct in src.citations(found):
+            if ct.ref is not None and check(turns, ct.ref, ct.quote) is None:
+                cites.append((ct.ref, ct.quote))
+        if not cites:
+            basis = "agent"  # built on a line a person wrote: it stays the agent's own reading
+    if basis == "agent" and want in ("team", "global") and not _agent_may_share(vault):
+        propose = True  # the agent's own reading reaches others only once a person accepts it
+
+    day = today or datetime.now(UTC).date().isoformat()
+    label = f"memctl remember ({user})"
+    with vault.lock:
+        notes = NoteSet(
+            vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label
+        )
+        title = (note or "").strip() or f"Remembered by {user}'s agent"
+        target_note = notes.locate(store, want, title, None, propose, {})
+        sec = _section_name(section, spec.sections)
+        body = f"{text} {AGENT_TAG}" if basis == "agent" else text
+        when = turns.date(cites[-1][0]) if cites else day
+        outcome = notes.apply(
+            target_note, sec, spec.sections, body, cites, False, "add", None, when or day
+        )
+        changed = notes.changed()
+        commit = None
+        if changed:
+            tx = Transaction(vault.root)
+            try:
+                for path, content in changed.items():
+                    tx.write(path, content)
+                tx.write(f"{spec.config.folder}/INDEX.md", engine.store_index(vault, spec, notes))
+            except BaseException:
+                tx.rollback()
+                raise
+            commit = vault.commit_transaction(
+                tx,
+                subject=f"remember: {text[:60]}" + ("…" if len(text) > 60 else ""),
+                trailers={
+                    "Memctl-Version": __version__,
+                    "Memctl-Command": "remember",
+                    "Memctl-User": user,
+                    "Memctl-Source": ", ".join(r for r, _ in cites) or "agent",
+                },
+                author=vault.config.agent,
+            )
+    action = (
+        "proposed" if is_proposal(target_note.path) and outcome.action != "noop" else outcome.action
+    )
+    return Remembered(
+        action,
+        target_note.path,
+        text,
+        basis,
+        [{"ref": r, "quote": q} for r, q in cites],
+        commit,
+        notice,
+    )
+
+
+def unsupported(claim: str, quote: str) -> str | None:
+    """Why `quote` does not support `claim` (too few shared content words), or None.
+
+    A quote only proves that someone said it; the claim is "stated" only when the quote says
+    what the claim says. Shared stemmed content words are a crude but honest test: a third of
+    the claim's words, and at least two (or all, for a shorter claim), must be in the quote.
+    """
+    want = content_terms(claim)
+    have = content_terms(quote)
+    shared = want & have
+    if want and len(shared) >= min(2, len(want)) and len(shared) * 3 >= len(want):
+        return None
+    return (
+        f"the quote does not support the claim (it shares {len(shared)} of the claim's "
+        f"{len(want)} content words), so the claim was kept as the agent's own; to keep it "
+        "as stated, quote the words in that turn that say it"
+    )
+
+
+def _invisible(text: str) -> bool:
+    return not text.isascii() and any(unicodedata.category(c) in _INVISIBLE for c in text)
+
+
+def _section_name(section: str | None, sections: tuple[str, ...]) -> str:
+    """The heading a remembered claim goes under: a name, never markup.
+
+    The MCP tool takes it from an agent, and anything it wrote after a newline would land
+    in the note as a line of its own, uncited and indistinguishable from a person's.
+    """
+    if section is None or not section.strip():
+        return _default_section(sections)
+    name = section.strip()
+    if _SECTION.fullmatch(name) is None or _invisible(name):
+        raise InputError(
+            f"section {section[:40]!r} is not a section name: give a heading's name such as "
+            f"{', '.join(s for s in sections if s.casefold() != 'history') or 'Facts'}"
+        )
+    if name.casefold() == "history":
+        raise InputError("History is kept by memctl (superseded claims); choose another section")
+    by_name = {s.casefold(): s for s in sections}
+    return by_name.get(name.casefold(), name)
+
+
+def _agent_may_share(vault: Floor) -> bool:
+    """`[remember] agent_shared = "write"` lets an agent's own claims into team and global
+    notes directly; by default they become proposals a person reviews."""
+    table = vault.config.data.get("remember")
+    return isinstance(table, dict) and table.get("agent_shared") == "write"
+
+
+def _default_section(sections: tuple[str, ...]) -> str:
+    """Facts (or Notes) when the template has them: a remembered fact is not a goal."""
+    by_name = {s.casefold(): s for s in sections}
+    for want in ("facts", "notes"):
+        if want in by_name:
+            return by_name[want]
+    return next((s for s in sections if s.casefold() != "history"), "Notes")
+
+

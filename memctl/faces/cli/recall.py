@@ -1,0 +1,304 @@
+"""`memctl recall`, `context`, `hooks`, `hook` and `mcp`: getting memory into agents."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memctl.faces.cli.common import open_vault, state
+from memctl.faces.cli.options import JsonFlag
+from memctl.faces.cli.render import emit_json, is_tty, out, table
+from memctl.faces.cli.root import app
+
+if TYPE_CHECKING:
+    from memctl.faces.hooks import HooksResult
+    from memctl.recall import RecallResult
+
+_FORMAT_HELP = (
+    "How the block is written and budgeted: md (default), xml or json. --json describes the "
+    "result (items, citations, tokens) of whichever format was packed."
+)
+
+# Options several commands here share, declared once.
+_User = Annotated[
+    str | None, typer.Option("--user", help="Whose memory (scope); default: vault user.")
+]
+_Budget = Annotated[
+    int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
+]
+_Format = Annotated[str, typer.Option("--format", help=_FORMAT_HELP)]
+_Project = Annotated[
+    bool,
+    typer.Option(
+        "--project",
+        help="This project's .claude/settings.local.json, this machine's own (default); "
+        "with --portable, the shared .claude/settings.json.",
+    ),
+]
+_UserLevel = Annotated[
+    bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
+]
+_DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the change, write nothing.")]
+
+
+def _enabled(none: bool) -> bool:
+    from memctl.vault import Vault
+
+    return not none and not Vault.recall_off(os.environ)
+
+
+def _show(res: RecallResult, command: str, json_out: bool, explain: bool) -> None:
+    for notice in res.notices:
+        sys.stderr.write(f"memctl: {notice}\n")
+    if json_out:
+        emit_json(command, res.to_json(explain=explain))
+        return
+    if res.disabled:
+        sys.stderr.write("memctl: recall is off (--none or MEMCTL_RECALL=off); no memory given\n")
+        return
+    if res.text:
+        sys.stdout.write(res.text if res.text.endswith("\n") else res.text + "\n")
+    elif not explain:
+        from memctl.results import empty_recall
+
+        sys.stderr.write(f"memctl: {empty_recall(res)}\n")
+    if explain:
+        out()
+        out(f"# explain · {res.tokens}/{res.budget} tokens ({res.tokenizer}) · {res.seconds:.3f}s")
+        rows = [
+            [
+                "kept" if d.kept else "dropped",
+                d.kind,
+                f"{d.score:.3f}",
+                d.ref,
+                (d.text[:60] + ("…" if len(d.text) > 60 else "")) if d.text else "",
+                d.reason,
+            ]
+            for d in res.explain
+        ]
+        table("why", ["", "kind", "score", "ref", "text", "reason"], rows)
+
+
+@app.command()
+def recall(
+    query: Annotated[list[str], typer.Argument(help="What the agent is about to answer.")],
+    user: _User = None,
+    budget: _Budget = None,
+    fmt: _Format = "md",
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each candidate was kept or dropped.")
+    ] = False,
+    history: Annotated[
+        bool, typer.Option("--history", help="Also recall claims that are no longer true.")
+    ] = False,
+    none: Annotated[
+        bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
+    ] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
+    res = open_vault().recall(
+        " ".join(query),
+        user=user,
+        budget=budget,
+        fmt=fmt,
+        history=history,
+        enabled=_enabled(none),
+    )
+    _show(res, "recall", json_out, explain)
+
+
+@app.command()
+def context(
+    user: _User = None,
+    budget: _Budget = None,
+    fmt: _Format = "md",
+    explain: Annotated[bool, typer.Option("--explain", help="Show what was packed.")] = False,
+    none: Annotated[
+        bool, typer.Option("--none", help="Give nothing (also MEMCTL_RECALL=off).")
+    ] = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
+    res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
+    _show(res, "context", json_out, explain)
+
+
+# ---- memctl hooks install|uninstall -------------------------------------------------------
+
+hooks_app = typer.Typer(
+    name="hooks",
+    help="Install memctl's hooks into an agent's settings (Claude Code).",
+    no_args_is_help=True,
+)
+app.add_typer(hooks_app, name="hooks")
+
+_AGENT_HELP = "The agent whose settings to change: claude-code."
+
+
+def _settings(project: bool, user_level: bool, portable: bool = False) -> Path:
+    from memctl.errors import InputError
+    from memctl.faces.hooks import settings_path
+
+    if project and user_level:
+        raise InputError("choose one of --project and --user")
+    if user_level:
+        return settings_path("user")
+    # machine paths never go in the file a team commits; plain `memctl hook` does
+    return settings_path("shared" if portable else "project")
+
+
+def _agent(agent: str) -> None:
+    from memctl.errors import InputError
+    from memctl.faces.hooks import AGENTS
+
+    if agent not in AGENTS:
+        raise InputError(f"unknown agent {agent!r}: use {', '.join(AGENTS)}")
+
+
+def _report(res: HooksResult, json_out: bool) -> None:
+    if json_out:
+        emit_json(f"hooks {res.action}", res.to_json())
+        return
+    if not res.changed:
+        out(f"{res.path}: already up to date; nothing to change")
+        return
+    if res.diff:
+        sys.stdout.write(res.diff if res.diff.endswith("\n") else res.diff + "\n")
+    verb = "would change" if res.dry_run else "changed"
+    parts = [f"added {', '.join(res.added)}" if res.added else ""]
+    parts.append(f"updated {', '.join(res.updated)}" if res.updated else "")
+    parts.append(f"removed {len(res.removed)}" if res.removed else "")
+    out(f"{verb} {res.path}: " + "; ".join(p for p in parts if p))
+
+
+@hooks_app.command("install")
+def hooks_install(
+    agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
+    project: _Project = False,
+    user_level: _UserLevel = False,
+    as_user: Annotated[
+        str | None, typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+    ] = None,
+    portable: Annotated[
+        bool,
+        typer.Option(
+            "--portable",
+            help="Write plain `memctl hook ...` (memctl on PATH, vault found from the project "
+            "or $MEMCTL_VAULT) instead of this machine's paths, into the project's shared "
+            ".claude/settings.json that teams commit.",
+        ),
+    ] = False,
+    dry_run: _DryRun = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Merge memctl's SessionStart, UserPromptSubmit, Stop and SessionEnd hooks into settings."""
+    from memctl.faces.hooks import install
+
+    _agent(agent)
+    path = _settings(project, user_level, portable)
+    if portable:
+        res = install(path, None, user=as_user, dry_run=dry_run, base="memctl")
+    else:
+        res = install(path, open_vault().root, user=as_user, dry_run=dry_run)
+    _report(res, json_out)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
+    project: _Project = False,
+    user_level: _UserLevel = False,
+    portable: Annotated[
+        bool, typer.Option("--portable", help="From the project's shared .claude/settings.json.")
+    ] = False,
+    dry_run: _DryRun = False,
+    json_out: JsonFlag = False,
+) -> None:
+    """Remove memctl's hooks (and only those) from settings."""
+    from memctl.faces.hooks import uninstall
+
+    _agent(agent)
+    _report(uninstall(_settings(project, user_level, portable), dry_run=dry_run), json_out)
+
+
+@hooks_app.command("log")
+def hooks_log(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many lines.")] = 20,
+    failures: Annotated[bool, typer.Option("--failures", help="Only failed hook runs.")] = False,
+) -> None:
+    """The hook log (.memctl/cache/hooks.log): what each hook run did or why it failed."""
+    from memctl.faces.hooks.handlers import log_lines
+
+    vault = open_vault()
+    lines = log_lines(vault.root, failures=failures)[-limit:]
+    if not lines:
+        what = "no failed hook runs" if failures else "no hook runs"
+        sys.stderr.write(f"memctl: {what} in {vault.root / '.memctl/cache/hooks.log'}\n")
+    for line in lines:
+        out(line)
+
+
+# ---- memctl hook <event>: what Claude Code runs --------------------------------------------
+
+hook_app = typer.Typer(
+    name="hook",
+    help="Claude Code hook handlers (read the hook's JSON on stdin; never block the prompt).",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="hook")
+
+
+def _run_hook(name: str, as_user: str | None, worker: bool = False) -> None:
+    """The typer way in (e.g. `memctl hook stop --as=U --vault=V` in another order)."""
+    from memctl.faces.cli.hookcall import run_hook
+
+    run_hook(name, state.vault_path, as_user, worker)
+
+
+_AS = typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+
+
+@hook_app.command("session-start")
+def hook_session_start(as_user: Annotated[str | None, _AS] = None) -> None:
+    """SessionStart: print the context block as Claude Code hook JSON."""
+    _run_hook("session-start", as_user)
+
+
+@hook_app.command("user-prompt-submit")
+def hook_user_prompt_submit(as_user: Annotated[str | None, _AS] = None) -> None:
+    """UserPromptSubmit: print the recall for the prompt as Claude Code hook JSON."""
+    _run_hook("user-prompt-submit", as_user)
+
+
+@hook_app.command("stop")
+def hook_stop(
+    as_user: Annotated[str | None, _AS] = None,
+    worker: Annotated[
+        bool, typer.Option("--worker", help="Do the work here instead of in the background.")
+    ] = False,
+) -> None:
+    """Stop / SessionEnd: ingest the session's transcript and curate, in the background."""
+    _run_hook("stop", as_user, worker=worker)
+
+
+# ---- memctl mcp -------------------------------------------------------------------------------
+
+
+@app.command()
+def mcp(
+    as_user: Annotated[
+        str | None, typer.Option("--as", help="Serve this memctl user's memory (scope).")
+    ] = None,
+) -> None:
+    """Serve the vault over MCP on stdio: search, recall, context, read, remember, list."""
+    from memctl.faces import mcp as server
+
+    vault = open_vault(one_shot=False)
+    if is_tty():
+        sys.stderr.write(f"memctl: serving {vault.root} over MCP on stdio (Ctrl-C to stop)\n")
+    server.serve(vault, user=as_user)

@@ -1,0 +1,97 @@
+"""The typer app behind `memctl`: the root options, and the click command built from it.
+
+Imported only when a command line needs parsing (see `memctl.faces.cli.main`): typer, click and
+the command modules cost tens of milliseconds that the per-prompt hook does not pay.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from memctl.faces.cli.common import VAULT_HELP, state
+from memctl.version import __version__
+
+app = typer.Typer(
+    name="memctl",
+    help="Long-term memory for LLM agents: a git-versioned vault of markdown files with "
+    "verbatim transcripts and cited, verified notes.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"memctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    vault: Annotated[
+        str | None,
+        typer.Option("--vault", help=VAULT_HELP + " Also accepted after the command."),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Long-term memory for LLM agents."""
+    state.vault_path = vault
+
+
+def _set_vault(ctx: Any, param: Any, value: str | None) -> None:
+    if value is not None:
+        state.vault_path = value
+
+
+def command(only: str | None = None) -> Any:
+    """The click command behind `app`, with `--vault` accepted after any command as well.
+
+    People type `memctl status --vault X` as often as `memctl --vault X status`; click only
+    knows a group's options before the subcommand, so every leaf command gets its own copy.
+    With `only`, the group holds just that command (or group of commands), when it exists.
+    """
+    import typer.main
+    from typer.core import TyperOption
+
+    saved = app.registered_commands, app.registered_groups
+    if only is not None:
+        # build the one command asked for: converting all of them to click costs ~25 ms
+        app.registered_commands = [c for c in saved[0] if _name(c) == only]
+        app.registered_groups = [g for g in saved[1] if g.name == only]
+        if not app.registered_commands and not app.registered_groups:
+            app.registered_commands, app.registered_groups = saved  # click says what is wrong
+    try:
+        root = typer.main.get_command(app)
+    finally:
+        app.registered_commands, app.registered_groups = saved
+
+    def add(cmd: Any) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs is not None:
+            for sub in subs.values():
+                add(sub)
+        elif cmd is not root and not any(p.name == "vault" for p in cmd.params):
+            cmd.params.append(
+                TyperOption(
+                    param_decls=["--vault"],
+                    metavar="PATH",
+                    help=VAULT_HELP,
+                    expose_value=False,
+                    callback=_set_vault,
+                    is_eager=True,
+                )
+            )
+
+    add(root)
+    return root
+
+
+def _name(info: Any) -> str:
+    """The command name typer gives a registered function (its own rule)."""
+    return str(info.name or info.callback.__name__.lower().replace("_", "-"))

@@ -1,0 +1,76 @@
+"""`memctl watch`: keep the index in step with hand edits, and ingest transcripts as they grow."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memctl.faces.cli.common import open_vault
+from memctl.faces.cli.render import emit_json, n, out
+from memctl.faces.cli.root import app
+
+
+@app.command()
+def watch(
+    ingest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--ingest",
+            help="Also ingest transcripts written under this folder "
+            "(e.g. ~/.claude/projects). Repeatable.",
+        ),
+    ] = None,
+    user: Annotated[str | None, typer.Option(help="User for ingested sessions.")] = None,
+    scope: Annotated[str | None, typer.Option(help="Scope for ingested sessions.")] = None,
+    debounce: Annotated[float, typer.Option(help="Seconds of quiet before acting.")] = 0.5,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per event.")] = False,
+) -> None:
+    """Watch the vault (and optional transcript folders) until Ctrl-C."""
+    from memctl.faces.watch import VaultWatcher
+
+    vault = open_vault(one_shot=False)
+    for d in ingest or []:
+        if not d.is_dir():
+            from memctl.errors import InputError
+
+            raise InputError("not a folder", d)
+    watcher = VaultWatcher(vault, list(ingest or []), user=user, scope=scope, debounce=debounce)
+
+    def report(ev: object) -> None:
+        data = vars(ev)
+        if json_out:
+            emit_json("watch", {"event": "change", **data}, line=True)
+        elif data["error"]:
+            sys.stderr.write(f"memctl watch: {data['error']}\n")
+        else:
+            if data["ingested"]:
+                sessions = n(len(data["ingested"]), "session")
+                out(f"ingested {sessions} (+{n(data['turns_added'], 'turn')})")
+            if data["reindexed"]:
+                out(
+                    f"reindexed {', '.join(data['reindexed'][:5])}"
+                    + (
+                        f" and {len(data['reindexed']) - 5} more"
+                        if len(data["reindexed"]) > 5
+                        else ""
+                    )
+                )
+        sys.stdout.flush()
+
+    def ready() -> None:
+        # Said once the observers are running, so a script knows when edits will be seen.
+        if json_out:
+            roots = [str(vault.root), *map(str, ingest or [])]
+            emit_json("watch", {"event": "ready", "watching": roots}, line=True)
+        else:
+            extra = "".join(f" and {d}" for d in ingest or [])
+            out(f"watching {vault.root}{extra} (Ctrl-C stops)")
+        sys.stdout.flush()
+
+    try:
+        watcher.run(report, on_ready=ready)
+    except KeyboardInterrupt:
+        watcher.stop()

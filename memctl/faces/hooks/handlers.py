@@ -1,0 +1,264 @@
+"""The Claude Code hook handlers: JSON in on stdin, Claude Code's hook JSON out on stdout.
+
+A hook must never stand between the user and their prompt. Every handler here catches
+everything: on any failure it returns no output (exit status 0, so Claude Code carries on
+as if there were no hook) and appends one line to the vault's hook log,
+`.memctl/cache/hooks.log` (the cache folder is git-ignored in every vault, so the log never
+shows up as an uncommitted change), or to stderr when there is no vault to log into.
+
+- `session-start`: the `memctl context` block, as SessionStart additionalContext.
+- `user-prompt-submit`: `memctl recall` for the prompt, as UserPromptSubmit additionalContext.
+- `stop` (Stop and SessionEnd): hands the payload to a detached `memctl hook stop --worker`
+  and returns at once; the worker ingests the session's transcript file and then curates,
+  each store in its configured mode.
+
+Imports stay inside the functions: this module is on the path of every prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOG_REL = ".memctl/cache/hooks.log"
+# Failures of the detached Stop worker, waiting to be shown: the worker has no terminal, so
+# the next hook that Claude Code runs (any of them) shows them to the user as its
+# systemMessage and clears the file. `memctl doctor` lists them too.
+LOG_MAX_BYTES = 1_000_000  # past this the log keeps its newer half
+EVENT_NAMES = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "stop": "Stop",
+}
+
+
+@dataclass
+class HookOutcome:
+    """What the CLI should print (maybe nothing) and what was logged."""
+
+    stdout: str = ""
+    logged: str | None = None
+
+
+def _vault_root(
+    payload: Mapping[str, Any], vault_path: str | None, env: Mapping[str, str]
+) -> Path | None:
+    """The vault: --vault, then MEMCTL_VAULT, then walking up from the session's cwd."""
+    from memctl.vault import find_root
+
+    for cand in (vault_path, env.get("MEMCTL_VAULT")):
+        if cand:
+            p = Path(cand).expanduser()
+            return p.resolve() if (p / ".memctl").is_dir() else None
+    cwd = payload.get("cwd")
+    for start in (Path(cwd) if isinstance(cwd, str) and cwd else None, Path.cwd()):
+        if start is not None and start.is_dir():
+            found = find_root(start)
+            if found is not None:
+                return found
+    return None
+
+
+def log(root: Path | None, event: str, message: str) -> str:
+    """Append one line to the hook log (or stderr); never raises."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {event} {' '.join(message.split())}\n"
+    try:
+        if root is None:
+            raise OSError("no vault")
+        path = root / LOG_REL
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            tail = path.read_bytes()[-LOG_MAX_BYTES // 2 :]
+            path.write_bytes(tail[tail.find(b"\n") + 1 :])
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError:
+        # a hook must not fail because stderr is closed either
+        with contextlib.suppress(Exception):
+            sys.stderr.write(f"memctl hook: {line}")
+    return line.strip()
+
+
+def log_lines(root: Path, failures: bool = False) -> list[str]:
+    """The hook log's lines, oldest first; `failures`: only the runs that failed."""
+    try:
+        text = (root / LOG_REL).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    lines = [line for line in text.splitlines() if line.strip()]
+    return [line for line in lines if is_failure(line)] if failures else lines
+
+
+def is_failure(line: str) -> bool:
+    """A log line that says a hook failed (the log's other lines are what hooks did)."""
+    parts = line.split(" ", 2)
+    return len(parts) == 3 and parts[2].startswith("failed: ")
+
+
+def _payload(raw: bytes | str) -> dict[str, Any]:
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if not text.strip():
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("hook input is not a JSON object")
+    return data
+
+
+def _context_json(event: str, text: str, alert: str = "") -> str:
+    if not text.strip():
+        return _alert_json(alert)
+    out: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": text}
+    }
+    if alert:
+        out["systemMessage"] = alert
+    return json.dumps(out, ensure_ascii=False) + "\n"
+
+
+def _alert_json(alert: str) -> str:
+    return json.dumps({"systemMessage": alert}, ensure_ascii=False) + "\n" if alert else ""
+
+
+def _alert(root: Path, message: str) -> None:
+    """Keep a Stop worker's failure for the next hook to show; never raises."""
+    line = f"{time.strftime('%Y-%m-%d %H:%M')} {' '.join(message.split())}\n"
+    from memctl.vault import HOOK_ALERTS_REL
+
+    with contextlib.suppress(OSError):
+        path = root / HOOK_ALERTS_REL
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+
+
+def take_alerts(root: Path | None) -> str:
+    """The waiting Stop-worker failures as one message (and forget them), or ""."""
+    if root is None or not (root / ".memctl" / "cache").is_dir():
+        return ""
+    from memctl.vault import HOOK_ALERTS_REL  # only a vault that has a cache can hold alerts
+
+    path = root / HOOK_ALERTS_REL
+    try:
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        path.unlink()
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    more = f" (and {len(lines) - 1} earlier)" if len(lines) > 1 else ""
+    return f"memctl: {lines[-1]}{more}; details in {LOG_REL}, `memctl doctor` checks the vault"
+
+
+def handle(
+    name: str,
+    raw: bytes | str,
+    *,
+    vault_path: str | None = None,
+    user: str | None = None,
+    env: Mapping[str, str] | None = None,
+    worker: bool = False,
+) -> HookOutcome:
+    """Run one hook; whatever happens, the caller exits 0 and prints `stdout`."""
+    env = dict(os.environ) if env is None else env
+    root: Path | None = None
+    try:
+        try:
+            payload = _payload(raw)
+        except ValueError:
+            # find the vault anyway (flag, env, cwd) so the failure lands in its log
+            root = _vault_root({}, vault_path, env)
+            raise
+        root = _vault_root(payload, vault_path, env)
+        if root is None:
+            return HookOutcome(logged=log(None, name, "no memctl vault found; nothing to do"))
+        if name == "stop":
+            if worker:
+                return HookOutcome(logged=_stop_work(root, payload, user, env))
+            alert = take_alerts(root)
+            return HookOutcome(stdout=_alert_json(alert), logged=_spawn_stop(root, raw, user))
+        from memctl.vault import Vault
+
+        if Vault.recall_off(env):
+            return HookOutcome()
+        vault = Vault.open(root, env=dict(env), one_shot=True)
+        if name == "session-start":
+            res = vault.context(user=user)
+        elif name == "user-prompt-submit":
+            prompt = payload.get("prompt")
+            if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
+                return HookOutcome()  # nothing to recall for, or a slash command
+            res = vault.recall(prompt, user=user)
+        else:
+            return HookOutcome(logged=log(root, name, f"unknown hook {name!r}"))
+        return HookOutcome(
+            stdout=_context_json(EVENT_NAMES[name], res.text, take_alerts(root))
+        )
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        line = log(root, name, f"failed: {type(exc).__name__}: {exc}")
+        if name == "stop" and worker and root is not None:
+            _alert(root, f"saving the session failed: {exc}")
+        return HookOutcome(logged=line, stdout=_alert_json(take_alerts(root)) if not worker else "")
+
+
+def _spawn_stop(root: Path, raw: bytes | str, user: str | None) -> str | None:
+    """Start the ingest+curate worker detached, so Claude Code is not kept waiting."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "memctl", "--vault", str(root), "hook", "stop", "--worker"]
+    if user:
+        cmd += ["--as", user]
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # survives Claude Code closing the hook's process group
+        close_fds=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(data)
+    proc.stdin.close()
+    return None
+
+
+def _stop_work(
+    root: Path, payload: Mapping[str, Any], user: str | None, env: Mapping[str, str]
+) -> str:
+    """Ingest the session's transcript (new turns only), then curate in each store's mode."""
+    from memctl.vault import Vault
+
+    transcript = payload.get("transcript_path")
+    session = payload.get("session_id")
+    if not isinstance(transcript, str) or not transcript:
+        return log(root, "stop", "no transcript_path in the hook input; nothing to ingest")
+    path = Path(transcript).expanduser()
+    if not path.is_file():
+        return log(root, "stop", f"transcript {path} does not exist; nothing to ingest")
+    vault = Vault.open(root, env=dict(env), one_shot=True)
+    res = vault.ingest(
+        [path],
+        fmt="claude_code",
+        user=user,
+        session=session if isinstance(session, str) and session else None,
+    )
+    if not res.changed:
+        return log(root, "stop", f"{path.name}: no new turns")
+    cur = vault.curate()
+    added = getattr(cur, "added", "?")
+    return log(
+        root,
+        "stop",
+        f"{path.name}: ingested {res.turns_added} turns; curated: {added} claims added, "
+        f"commit {str(getattr(cur, 'commit', None))[:10]}",
+    )

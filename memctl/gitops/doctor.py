@@ -1,0 +1,289 @@
+"""`memctl doctor`: is the vault whole? Each check says what is wrong and, with repair, fixes it.
+
+The checks are the invariants the rest of memctl promises: no unfinished journal and no
+stale git lock (a killed command), the search index equal to the files, no stray temp
+files, the INDEX files what memctl would write, every citation verbatim, and no secret in
+the working tree. Repair only does what cannot lose anything: recovery from the journal,
+removing temp files, rebuilding the derived index, rewriting INDEX files that memctl
+itself generates (one commit). Citations and secrets it reports, for a person to judge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.store import Transaction, read_text, walk_markdown
+from memctl.errors import ReadOnlyVaultError
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+MAX_LISTED = 20
+
+
+@dataclass
+class Check:
+    """One check's outcome: `problems` empty means ok; `repaired` says what repair did."""
+
+    name: str
+    problems: list[str] = field(default_factory=list)
+    repaired: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems or self.repaired is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "problems": self.problems,
+                "repaired": self.repaired}
+
+
+@dataclass
+class DoctorResult:
+    checks: list[Check]
+    repair: bool
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "repair": self.repair, "checks": [c.to_json() for c in self.checks]}
+
+
+def run(vault: Floor, repair: bool = False) -> DoctorResult:
+    """Every check in order; with `repair`, each fixes what it safely can before the next."""
+    from memctl.gitops import recovery
+
+    checks: list[Check] = []
+    with _lock(vault, recover=repair):
+        c = Check("journal")
+        journals = recovery.pending(vault.root)
+        for j in journals:
+            header, entries = recovery.read_journal(j)
+            c.problems.append(
+                f"unfinished {header.get('command', 'write')} (pid {header.get('pid', '?')}, "
+                f"started {header.get('started', '?')}): {len(entries)} files"
+            )
+        locks = _git_locks(vault.root)
+        c.problems += [f"git lock file {x} (stale unless a git command is running)" for x in locks]
+        if repair and c.problems:
+            res = recovery.recover(vault)
+            c.repaired = res.summary() if res else "nothing to recover"
+            if recovery.pending(vault.root) or _git_locks(vault.root):
+                c.repaired = None
+        checks.append(c)
+        checks.append(_temp_files(vault, repair))
+        checks.append(_index_files(vault, repair))
+        checks.append(_search_index(vault, repair))
+        checks.append(_merge_drivers(vault, repair))
+        checks.append(_sync_leftovers(vault))
+        checks.append(_citations(vault))
+        checks.append(_secrets(vault))
+        checks.append(_hook_alerts(vault))
+    return DoctorResult(checks, repair)
+
+
+class _lock:
+    """The vault lock, taken without the automatic recovery unless repairing."""
+
+    def __init__(self, vault: Floor, recover: bool) -> None:
+        self.vault = vault
+        self.recover = recover
+        self.saved = vault.lock.on_acquire
+        self.held = False
+
+    def __enter__(self) -> None:
+        if not self.recover:
+            self.vault.lock.on_acquire = None
+        try:
+            self.vault.lock.__enter__()
+        except ReadOnlyVaultError:
+            # Nothing can change a read-only vault under the checks, so they need no lock;
+            # a repair would have to write, and says so in one line.
+            self.vault.lock.on_acquire = self.saved
+            if self.recover:
+                raise
+            return
+        self.held = True
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.held:
+                self.vault.lock.__exit__(*exc)
+        finally:
+            self.vault.lock.on_acquire = self.saved
+
+
+def _git_locks(root: Path) -> list[str]:
+    from memctl.gitops.recovery import GIT_LOCK_NAMES
+
+    git_dir = root / ".git"
+    return [f".git/{n}" for n in GIT_LOCK_NAMES if (git_dir / n).exists()]
+
+
+def _temp_files(vault: Floor, repair: bool) -> Check:
+    """Temp files of atomic writes (`.name.XXXX.tmp`) outside .git and .memctl."""
+    c = Check("temp files")
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(vault.root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".memctl")]
+        for name in filenames:
+            if name.startswith(".") and name.endswith(".tmp"):
+                found.append(Path(dirpath) / name)
+    c.problems = [f"stray temp file {p.relative_to(vault.root).as_posix()}" for p in found]
+    if repair and found:
+        for p in found:
+            p.unlink(missing_ok=True)
+        c.repaired = f"removed {len(found)} temp file{'s' * (len(found) != 1)}"
+    return c
+
+
+def _index_files(vault: Floor, repair: bool) -> Check:
+    """Every INDEX.md (root, raw/, each store's) as memctl would write it now."""
+    from memctl.curate import indexfiles
+
+    c = Check("INDEX files")
+    # every INDEX file, store ones included: a revert or a pull can leave a store's INDEX
+    # linking a note that is gone
+    want = indexfiles.expected(vault)
+    stale = {}
+    for rel, text in want.items():
+        path = vault.root / rel
+        have = read_text(path) if path.is_file() else None
+        if have != text:
+            stale[rel] = text
+            c.problems.append(f"{rel} is {'missing' if have is None else 'out of date'}")
+    if repair and stale:
+        dirty = {line[3:] for line in vault.history.dirty()}
+        hand = sorted(r for r in set(stale) & dirty if (vault.root / r).exists())
+        if hand:
+            c.problems.append("not rewritten, edited by hand: " + ", ".join(hand))
+            return c
+        tx = Transaction(vault.root, command="doctor")
+        try:
+            for rel, text in stale.items():
+                tx.write(rel, text)
+            tx.flush()
+            sha = vault.history.commit(
+                tx.touched,
+                "doctor: INDEX files rewritten",
+                {"Memctl-Version": __version__, "Memctl-Command": "doctor"},
+                author=vault.human_identity(),
+            )
+        except BaseException:
+            tx.rollback()
+            raise
+        tx.done()
+        c.repaired = f"rewrote {len(stale)} INDEX file{'s' * (len(stale) != 1)}" + (
+            f" (commit {sha[:10]})" if sha else ""
+        )
+    return c
+
+
+def _merge_drivers(vault: Floor, repair: bool) -> Check:
+    """The git merge drivers that keep revert, rebase and sync free of conflicts."""
+    from memctl.gitops import mergedrivers
+
+    c = Check("merge drivers")
+    ga = vault.root / ".gitattributes"
+    if mergedrivers.attributes_text(read_text(ga) if ga.exists() else None) is not None:
+        c.problems.append(".gitattributes has no memctl merge drivers (run `memctl init`)")
+    missing = mergedrivers.installed(vault.root)
+    if missing:
+        c.problems.append(
+            f"not registered in this clone's git config: {', '.join(missing)} "
+            "(git never copies them from a remote, and an older memctl named another command; "
+            "run `memctl init` here)"
+        )
+    if repair and missing and len(c.problems) == 1:
+        mergedrivers.install(vault.root)
+        c.repaired = f"registered {len(missing)} merge driver{'s' * (len(missing) != 1)}"
+    return c
+
+
+def _sync_leftovers(vault: Floor) -> Check:
+    """What a merge driver set aside (a claim changed two ways) and no sync has filed yet."""
+    from memctl.gitops.mergedrivers import CONFLICTS_DIR
+
+    c = Check("merge leftovers")
+    aside = vault.root / CONFLICTS_DIR
+    if aside.is_dir():
+        for p in sorted(aside.rglob("*.md")):
+            rel = p.relative_to(vault.root).as_posix()
+            c.problems.append(f"{rel}: set aside by a merge; `memctl sync` files it for review")
+    return c
+
+
+def index_problems(vault: Floor) -> list[str]:
+    """How the search index differs from the files (empty: it equals them)."""
+    from memctl.index import freshness
+
+    gen, why = freshness.current_generation(vault.root)
+    if gen is None:
+        return [why]
+    try:
+        manifest = gen.files
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["search index manifest unreadable"]
+    files = freshness.scan(vault.root)
+    out = [f"not indexed: {rel}" for rel in sorted(set(files) - set(manifest))]
+    out += [f"indexed but gone: {rel}" for rel in sorted(set(manifest) - set(files))]
+    for rel in sorted(set(files) & set(manifest)):
+        entry = manifest[rel]
+        if (entry[0], entry[1]) == tuple(files[rel]):
+            continue
+        digest = hashlib.sha256((vault.root / rel).read_bytes()).hexdigest()
+        if digest != entry[2]:
+            out.append(f"indexed an older version: {rel}")
+    return out
+
+
+def _search_index(vault: Floor, repair: bool) -> Check:
+    c = Check("search index")
+    c.problems = index_problems(vault)
+    if repair and c.problems:
+        r = vault.reindex()
+        c.repaired = f"rebuilt the index from {r.files} files"
+    return c
+
+
+def _citations(vault: Floor) -> Check:
+    c = Check("citations")
+    res = vault.verify()
+    c.problems = [
+        f"{p.path}{':' + str(p.line) if p.line else ''}: {p.message}" for p in res.problems
+    ]
+    return c
+
+
+def _secrets(vault: Floor) -> Check:
+    """Every markdown file in the working tree through the redactor's detectors."""
+    from memctl.core.redact import find_secrets
+
+    c = Check("secrets")
+    for path in walk_markdown(vault.root):
+        try:
+            text = read_text(path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for f in find_secrets(text):
+            line = text.count("\n", 0, f.start) + 1
+            c.problems.append(f"{path.relative_to(vault.root).as_posix()}:{line}: {f.kind}")
+    return c
+
+
+def _hook_alerts(vault: Floor) -> Check:
+    """Failures of the detached Stop worker that no hook has shown yet."""
+    from memctl.core.config import HOOK_ALERTS_REL as ALERTS_REL
+
+    c = Check("hooks")
+    path = vault.root / ALERTS_REL
+    if path.is_file():
+        c.problems = [ln for ln in read_text(path).splitlines() if ln.strip()]
+    return c

@@ -1,0 +1,297 @@
+"""`memctl diff`: what the agent learned, claim by claim, from git history.
+
+Every change to a note between two points in history is classified per claim: added,
+reinforced (a new source for a known claim), superseded (moved to History because the fact
+changed or was corrected), retracted, resolved (an open thread closed), edited (same sources,
+new words) or removed (deleted outright). Each carries its source quote and the author of the
+commit that made it, so an edit by a human is told apart from one by the agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.notes import Claim, Note, parse_note, strip_links
+from memctl.errors import InputError, MemctlError
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+_HIST_ACTION = {
+    "superseded": "superseded",
+    "corrected": "superseded",
+    "retracted": "retracted",
+    "resolved": "resolved",
+}
+UNCOMMITTED = "uncommitted"
+
+
+@dataclass(frozen=True)
+class Source:
+    ref: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """One claim-level change, who made it, and where it came from."""
+
+    action: str
+    section: str
+    text: str
+    sources: list[Source]
+    author: str
+    human: bool
+    commit: str
+    date: str
+    detail: str = ""
+    before: str | None = None
+    basis: str = "source"  # source (cites turns) | agent (its own, #agent) | human
+
+    @property
+    def origin(self) -> str:
+        """The line's provenance in words, for `memctl diff`."""
+        if self.sources:
+            return "from the turns quoted above"
+        return "the agent's own note (#agent)" if self.basis == "agent" else "human-authored"
+
+    @property
+    def plain(self) -> str:
+        return strip_links(self.text)
+
+
+@dataclass
+class NoteChanges:
+    store: str
+    path: str
+    title: str
+    changes: list[ClaimChange] = field(default_factory=list)
+
+
+@dataclass
+class DiffResult:
+    """Claim-level changes grouped by store and note."""
+
+    range: str
+    commits: int
+    notes: list[NoteChanges] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for n in self.notes:
+            for c in n.changes:
+                out[c.action] = out.get(c.action, 0) + 1
+        return dict(sorted(out.items()))
+
+    def by_store(self) -> dict[str, list[NoteChanges]]:
+        out: dict[str, list[NoteChanges]] = {}
+        for n in self.notes:
+            out.setdefault(n.store, []).append(n)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "range": self.range,
+            "commits": self.commits,
+            "counts": self.counts(),
+            "stores": {
+                store: [
+                    {
+                        "path": n.path,
+                        "title": n.title,
+                        "changes": [{**asdict(c), "plain": c.plain} for c in n.changes],
+                    }
+                    for n in notes
+                ]
+                for store, notes in self.by_store().items()
+            },
+        }
+
+
+def _since_arg(since: str) -> str:
+    """Our date vocabulary (7d, 3w, ISO dates) as a git --since value; unreadable is an error."""
+    from memctl.core.when import parse_when
+
+    epoch = parse_when(since, datetime.now(UTC))
+    return datetime.fromtimestamp(epoch or 0, UTC).isoformat()
+
+
+def _parse(text: str | None, path: str) -> Note | None:
+    if text is None:
+        return None
+    try:
+        return parse_note(text, path)
+    except MemctlError:
+        return None
+
+
+def _sources(note: Note, claim: Claim) -> list[Source]:
+    return [Source(c.ref, c.quote) for c in note.citations(claim) if c.ref]
+
+
+def claim_changes(
+    old: Note | None, new: Note | None, author: str, human: bool, commit: str, date: str
+) -> list[ClaimChange]:
+    """Claim-level differences between two versions of one note."""
+
+    def active(n: Note | None) -> dict[str, tuple[str, Claim]]:
+        return {c.key: (s.name, c) for s, c in n.active_claims()} if n else {}
+
+    def hist(n: Note | None) -> dict[str, Claim]:
+        return {c.key: c for c in n.history_claims()} if n else {}
+
+    o_act, n_act, o_hist, n_hist = active(old), active(new), hist(old), hist(new)
+    proposed = new is not None and new.status == "proposed"
+    out: list[ClaimChange] = []
+
+    def mk(action: str, section: str, c: Claim, src: Note, **kw: Any) -> ClaimChange:
+        return ClaimChange(
+            action, section, c.text, _sources(src, c), author, human, commit, date,
+            basis=c.basis, **kw
+        )
+
+    for key, c in n_hist.items():
+        if key in o_hist or c.lifetime is None or new is None:
+            continue
+        action = _HIST_ACTION.get(c.lifetime.kind, "superseded")
+        span = f"{c.lifetime.kind} {c.lifetime.since} → {c.lifetime.until}"
+        out.append(mk(action, "History", c, new, detail=span))
+    removed = [
+        (sec, c) for key, (sec, c) in o_act.items() if key not in n_act and key not in n_hist
+    ]
+    for key, (sec, c) in n_act.items():
+        assert new is not None
+        if key in o_act:
+            _, oc = o_act[key]
+            if set(c.refs) - set(oc.refs):
+                out.append(mk("reinforced", sec, c, new, detail="new source"))
+            continue
+        match = next(
+            (r for r in removed if r[1].refs and set(r[1].refs) & set(c.refs)), None
+        ) or next((r for r in removed if r[1].human and c.human and r[0] == sec), None)
+        if match is not None:
+            removed.remove(match)
+            out.append(mk("edited", sec, c, new, before=match[1].text))
+        else:
+            out.append(mk("proposed" if proposed else "added", sec, c, new))
+    for sec, c in removed:
+        assert old is not None
+        out.append(mk("removed", sec, c, old))
+    return out
+
+
+def diff(
+    vault: Floor,
+    *,
+    since: str | None = None,
+    rev_range: str | None = None,
+    store: str | list[str] | None = None,
+    uncommitted: bool | None = None,
+) -> DiffResult:
+    """Claim-level changes in `rev_range` (A..B), or since a time (default 7 days)."""
+    git = vault.history.git()
+    stores = vault.config.stores
+    wanted = [store] if isinstance(store, str) else list(store or [])
+    for w in wanted:
+        if w not in stores:
+            raise InputError(f"no store {w!r}: configured stores are {', '.join(stores)}")
+    folders = {
+        s.folder.rstrip("/"): name for name, s in stores.items() if not wanted or name in wanted
+    }
+    if not vault.history.has_commits():
+        return DiffResult(rev_range or f"since {since or '7d'}", 0)
+    if rev_range:
+        if ".." not in rev_range:
+            rev_range = f"{rev_range}..HEAD"
+        shas = git.rev_list("--reverse", _checked_range(git, rev_range)).split()
+        label = rev_range
+        uncommitted = bool(uncommitted) and rev_range.endswith("..HEAD")
+    else:
+        since = since or "7d"
+        shas = git.rev_list("--reverse", f"--since={_since_arg(since)}", "HEAD").split()
+        label = f"since {since}"
+        uncommitted = True if uncommitted is None else uncommitted
+    agent = vault.config.agent
+    by_path: dict[str, NoteChanges] = {}
+
+    def record(
+        path: str, old_t: str | None, new_t: str | None, who: str, human: bool, sha: str, date: str
+    ) -> None:
+        st = next((n for f, n in folders.items() if path.startswith(f + "/")), None)
+        if st is None or path.endswith("/INDEX.md") or not path.endswith(".md"):
+            return
+        old, new = _parse(old_t, path), _parse(new_t, path)
+        changes = claim_changes(old, new, who, human, sha, date)
+        if not changes:
+            return
+        either = new or old
+        nc = by_path.setdefault(path, NoteChanges(st, path, either.title if either else path))
+        if new is not None:
+            nc.title = new.title
+        nc.changes.extend(changes)
+
+    specs = list(folders)
+    for sha in shas:
+        meta = git.show("-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha).split("\x00")
+        an, ae, date, parents = meta[0], meta[1], meta[2], meta[3].split()
+        if "\nMemctl-Command: init" in "\n" + meta[4]:
+            continue  # adopting existing notes is not learning anything new
+        parent = parents[0] if parents else None
+        args = ["--no-commit-id", "--name-only", "-r", "-z"]
+        names = (
+            git.diff_tree(*args, parent, sha, "--", *specs)
+            if parent
+            else git.diff_tree(*args, "--root", sha, "--", *specs)
+        )
+        human = not (an == agent.name and ae == agent.email)
+        for path in [p for p in names.split("\0") if p]:
+            old_t = _show(git, parent, path) if parent else None
+            new_t = _show(git, sha, path)
+            record(path, old_t, new_t, an, human, sha, date[:10])
+    if uncommitted:
+        status = git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs)
+        entries = [e for e in status.split("\0") if e]
+        who = vault.human_identity().name
+        for e in entries:
+            path = e[3:]
+            target = vault.root / path
+            from memctl.core.store import read_text
+
+            new_t = read_text(target) if target.is_file() else None
+            old_t = _show(git, "HEAD", path)
+            record(path, old_t, new_t, who, True, UNCOMMITTED, datetime.now(UTC).date().isoformat())
+    order = {name: i for i, name in enumerate(stores)}
+    notes = sorted(by_path.values(), key=lambda n: (order.get(n.store, 99), n.path))
+    return DiffResult(label, len(shas), notes)
+
+
+def _checked_range(git: Any, rev_range: str) -> str:
+    """`A..B` (or `A...B`) with both ends resolved to commits, or InputError.
+
+    The range is never handed to git as the user typed it: a revision that starts with
+    "-" is an option to git (`--output=FILE` makes `git rev-list` create or truncate
+    FILE anywhere), so each end is checked and replaced by the commit it names.
+    """
+    sep = "..." if "..." in rev_range else ".."
+    ends = rev_range.split(sep, 1)
+    shas = []
+    for end in ends:
+        end = end or "HEAD"
+        if end.startswith("-") or "\x00" in end or not end.isprintable():
+            raise InputError(f"bad revision range {rev_range!r}: use REV..REV")
+        try:
+            shas.append(str(git.rev_parse("--verify", "--quiet", f"{end}^{{commit}}")).strip())
+        except Exception:
+            raise InputError(f"bad revision range {rev_range!r}: use REV..REV") from None
+    return sep.join(shas)
+
+
+def _show(git: Any, rev: str | None, path: str) -> str | None:
+    if rev is None:
+        return None
+    try:
+        return str(git.show(f"{rev}:{path}", strip_newline_in_stdout=False))
+    except Exception:
+        return None

@@ -1,0 +1,295 @@
+"""Finishing or undoing what a killed command left behind, from its write-ahead journal.
+
+`memctl.core.store` journals every file a transaction is about to change. A command killed
+with SIGKILL (or by a power cut after its fsync) leaves that journal behind; the next
+command that takes the vault lock runs `recover` first. The decision for each path:
+
+- the file already matches HEAD (the commit landed, or the write was a no-op): keep it;
+- a raw session an ingest was writing: keep it. Raw files are written whole by rename,
+  so any that exists is a complete session (possibly grown by some turns); those are
+  committed with a `Memctl-Recovered:` trailer, with the INDEX files rebuilt around them;
+- anything else (notes, INDEX files, the curation watermark): put back as it was before
+  the command, by renaming the journal's link over it, or removed if the command made it.
+
+Then the staged entries of what was undone are reset, stray temp files removed, and a git
+lock file left by a process that is gone is deleted (one that a live git holds is not).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.store import JOURNAL_REL, Transaction, open_journal_names, restore
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+# Commands whose complete raw sessions are worth keeping: the turns were on their way in.
+FORWARD = frozenset({"ingest"})
+GIT_LOCK_NAMES = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "ORIG_HEAD.lock")
+STALE_WITHOUT_PROC = 600.0  # seconds: where liveness can't be seen, only old locks are stale
+
+
+@dataclass
+class Recovery:
+    """What one recovery did; `summary()` is the one line the front ends print."""
+
+    commands: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    locks: list[str] = field(default_factory=list)
+    commit: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.commands or self.locks)
+
+    def summary(self) -> str:
+        parts = []
+        if self.commands:
+            what = ", ".join(sorted(set(self.commands)))
+            parts.append(f"finished an interrupted {what}")
+            if self.commit:
+                n = sum(1 for p in self.kept if _is_raw_session(p))
+                parts.append(f"committed {n} complete session{'s' * (n != 1)} ({self.commit[:10]})")
+            undone = len(self.restored) + len(self.removed)
+            if undone:
+                parts.append(f"put back {undone} half-written file{'s' * (undone != 1)}")
+        if self.locks:
+            parts.append("removed stale git lock " + ", ".join(self.locks))
+        return "recovered: " + "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commands": self.commands,
+            "kept": self.kept,
+            "restored": self.restored,
+            "removed": self.removed,
+            "locks": self.locks,
+            "commit": self.commit,
+        }
+
+
+def pending(root: Path) -> list[Path]:
+    """Journals left by another process (or an earlier life of this one), oldest first."""
+    base = root / JOURNAL_REL
+    try:
+        names = sorted(e.name for e in os.scandir(base) if e.is_dir())
+    except OSError:
+        return []
+    mine = open_journal_names(root)
+    return [base / n for n in names if n not in mine]
+
+
+def needed(root: Path) -> bool:
+    """Cheap check every command can afford: a leftover journal or a git lock file."""
+    if pending(root):
+        return True
+    git_dir = root / ".git"
+    return any((git_dir / name).exists() for name in GIT_LOCK_NAMES[:2])
+
+
+def read_journal(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None]]]:
+    """Header and (path, backup) entries; a line cut short by the kill is ignored."""
+    header: dict[str, Any] = {}
+    entries: list[tuple[str, str | None]] = []
+    try:
+        data = (path / "log").read_bytes()
+    except OSError:
+        return header, entries
+    for raw in data.split(b"\n"):
+        try:
+            rec = json.loads(raw.decode("utf-8", "surrogateescape"))
+        except ValueError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        if "journal" in rec:
+            header = rec
+        elif isinstance(rec.get("path"), str):
+            backup = rec.get("backup")
+            entries.append((rec["path"], backup if isinstance(backup, str) else None))
+    return header, entries
+
+
+def recover(vault: Floor, wait: float = 5.0) -> Recovery:
+    """Finish or undo every leftover journal; the caller holds the vault lock.
+
+    `wait`: how long to let a live git that holds a lock finish (a reader passes 0).
+    """
+    res = Recovery()
+    res.locks = clear_stale_git_locks(vault.root, wait)
+    journals = pending(vault.root)
+    if not journals:
+        return res
+    history = vault.history
+    forward: list[str] = []
+    recovered_from: list[str] = []
+    # Newest first: a recovery that was itself killed is undone before the work it recovered.
+    for jdir in reversed(journals):
+        header, entries = read_journal(jdir)
+        command = str(header.get("command") or "write")
+        res.commands.append(command)
+        paths = list(dict.fromkeys(p for p, _ in entries))
+        backups = {p: b for p, b in reversed(entries)}  # the first record of a path counts
+        head = history.head_blobs(paths)
+        now = history.file_blobs(paths)
+        undone: list[str] = []
+        for rel in paths:
+            target = vault.root / rel
+            backup = backups.get(rel)
+            if now[rel] == head[rel]:
+                restore_tmp_only(target)
+                continue
+            if command in FORWARD and _is_raw_session(rel) and now[rel] is not None:
+                forward.append(rel)
+                restore_tmp_only(target)
+                continue
+            restore(target, jdir / backup if backup else None)
+            (res.restored if backup else res.removed).append(rel)
+            undone.append(rel)
+        if undone:
+            with contextlib.suppress(Exception):
+                history.unstage(undone)
+        if command in FORWARD:
+            recovered_from.append(
+                f"{command} pid {header.get('pid', '?')} started {header.get('started', '?')}"
+            )
+        shutil.rmtree(jdir, ignore_errors=True)
+    if forward:
+        res.kept = sorted(set(forward))
+        res.commit = _commit_forward(vault, res.kept, recovered_from)
+    _reindex(vault, [*res.kept, *res.restored, *res.removed])
+    return res
+
+
+def restore_tmp_only(target: Path) -> None:
+    """Remove the temp files a killed atomic write left beside `target`."""
+    if target.parent.is_dir():
+        for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _commit_forward(vault: Floor, kept: list[str], origins: list[str]) -> str | None:
+    tx = Transaction(vault.root, command="recover")
+    try:
+        vault.refresh_indexes(tx)
+        tx.flush()
+        n = len(kept)
+        sha = vault.history.commit(
+            [*kept, *tx.touched],
+            f"ingest: {n} session{'s' * (n != 1)} recovered after an interrupted run",
+            {
+                "Memctl-Version": __version__,
+                "Memctl-Command": "ingest",
+                "Memctl-Sessions": str(n),
+                "Memctl-Recovered": "; ".join(origins) or "interrupted ingest",
+            },
+            author=vault.human_identity(),
+        )
+    except BaseException:
+        tx.rollback()
+        raise
+    tx.done()
+    return sha
+
+
+def _reindex(vault: Floor, paths: list[str]) -> None:
+    if not paths:
+        return
+    from memctl.index import writer
+
+    writer.after_write(vault, paths)
+
+
+def _is_raw_session(rel: str) -> bool:
+    return rel.startswith("raw/") and rel.endswith(".md") and not rel.endswith("/INDEX.md")
+
+
+# ---- git's own lock files ---------------------------------------------------------------------
+
+
+def clear_stale_git_locks(root: Path, wait: float = 5.0) -> list[str]:
+    """Remove lock files a dead git left in `.git`; never one a live process may hold."""
+    git_dir = root / ".git"
+    if not git_dir.is_dir():
+        return []
+    found = [git_dir / n for n in GIT_LOCK_NAMES if (git_dir / n).exists()]
+    refs = git_dir / "refs"
+    if refs.is_dir():
+        found += list(refs.rglob("*.lock"))
+    if not found:
+        return []
+    live = _live_git_users(root.resolve())
+    deadline = time.monotonic() + wait
+    while live and time.monotonic() < deadline:
+        time.sleep(0.05)  # a git that outlived a killed memctl finishes its step
+        live = _live_git_users(root.resolve())
+    removed = []
+    for lock in found:
+        if live is None:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except OSError:
+                continue
+            if age < STALE_WITHOUT_PROC:
+                continue
+        elif live or _held_open(lock):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+            removed.append(lock.relative_to(root).as_posix())
+    return removed
+
+
+def git_lock_held(root: Path) -> bool:
+    """Whether a live git process may be using this repository right now."""
+    live = _live_git_users(root.resolve())
+    return bool(live) or live is None
+
+
+def _live_git_users(root: Path) -> list[int] | None:
+    """Pids of running git processes working in `root`; None where /proc can't tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    out = []
+    me = os.getpid()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            comm = (entry / "comm").read_text().strip()
+            if not comm.startswith("git"):
+                continue
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                continue  # our own long-lived `git cat-file` helpers hold no lock
+            cwd = (entry / "cwd").readlink()
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            out.append(int(entry.name))
+    return out
+
+
+def _held_open(lock: Path) -> bool:
+    target = str(lock.resolve())
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    if str(fd.readlink()) == target:
+                        return True
+        except OSError:
+            continue
+    return False

@@ -1,0 +1,249 @@
+"""`memctl sync [REMOTE]`: share a vault. Pull with rebase, re-index what changed, push.
+
+The merge drivers (memctl.gitops.mergedrivers) make the rebase clean: notes merge claim by claim,
+INDEX files line by line, raw sessions by their longer agreeing version, watermarks by the
+further one. What a driver could not decide (a claim changed two ways, a session whose
+turns differ) it leaves in `.memctl/conflicts/`; sync turns those into proposals for
+`memctl review` and sessions of their own, in one commit. Nothing is ever force-pushed:
+a remote that moved while we rebased is pulled again, a few times, then sync gives up and
+says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.store import Transaction, read_text
+from memctl.errors import ConflictError, InputError, MemctlError
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+ATTEMPTS = 3
+
+
+@dataclass
+class SyncResult:
+    """What one sync fetched, replayed, pushed, proposed and re-indexed."""
+
+    remote: str
+    branch: str
+    pulled: int = 0  # commits that came in
+    replayed: int = 0  # local commits rebased onto them
+    pushed: int = 0
+    proposals: list[str] = field(default_factory=list)
+    sessions_kept_apart: list[str] = field(default_factory=list)
+    index_files: list[str] = field(default_factory=list)
+    reindexed: int = 0
+    commit: str | None = None
+    head: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Git:
+    def __init__(self, vault: Floor) -> None:
+        who = vault.human_identity()
+        self.root = vault.root
+        self.env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": who.name,
+            "GIT_AUTHOR_EMAIL": who.email,
+            "GIT_COMMITTER_NAME": who.name,
+            "GIT_COMMITTER_EMAIL": who.email,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_EDITOR": "true",
+        }
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["git", "-C", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            msg = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+            raise MemctlError(f"git {args[0]} failed: {msg[-1] if msg else 'no output'}")
+        return proc
+
+    def out(self, *args: str) -> str:
+        return self.run(*args).stdout.strip()
+
+
+def sync(vault: Floor, remote: str | None = None) -> SyncResult:
+    """Pull (rebase), re-index, push; never force. One vault lock for all of it."""
+    from memctl.gitops import mergedrivers
+
+    g = _Git(vault)
+    with vault.lock:
+        branch = g.out("rev-parse", "--abbrev-ref", "HEAD")
+        if branch == "HEAD":
+            raise ConflictError("sync needs a branch; HEAD is detached (git switch main)")
+        remotes = g.out("remote").split()
+        if remote is None:
+            upstream = g.run("config", f"branch.{branch}.remote", check=False).stdout.strip()
+            remote = upstream or ("origin" if "origin" in remotes else (remotes or [""])[0])
+        if not remote or remote not in remotes:
+            raise InputError(
+                f"no remote {remote!r}: add one with `git remote add origin URL`"
+                if remote
+                else "this vault has no git remote: `git remote add origin URL`, then sync"
+            )
+        # untracked files ride along (git refuses, and sync says so, if a pull would clobber one)
+        dirty = [x for x in vault.history.dirty() if not x.startswith("??")]
+        if dirty:
+            raise ConflictError(
+                f"sync needs everything committed; {len(dirty)} uncommitted change(s), e.g. "
+                f"{dirty[0].strip()}: commit them (or `git stash`) and sync again"
+            )
+        mergedrivers.install(vault.root)
+        res = SyncResult(remote, branch)
+        start = g.out("rev-parse", "HEAD")
+        for attempt in range(ATTEMPTS):
+            _pull(vault, g, res)
+            _settle(vault, g, res)
+            if _push(g, res):
+                break
+            if attempt == ATTEMPTS - 1:
+                raise ConflictError(
+                    f"{remote}/{branch} kept moving while syncing; nothing was force-pushed, "
+                    "run `memctl sync` again"
+                )
+        res.head = g.out("rev-parse", "HEAD")
+        if res.head != start:
+            changed = [
+                p for p in g.out("diff", "--name-only", "-z", start, res.head).split("\0") if p
+            ]
+            res.reindexed = len(changed)
+            vault.after_write(changed)
+    return res
+
+
+def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
+    g.run("fetch", "--quiet", res.remote)
+    upstream = f"refs/remotes/{res.remote}/{res.branch}"
+    if g.run("rev-parse", "--verify", "--quiet", upstream, check=False).returncode != 0:
+        return  # the remote has no such branch yet: the push creates it
+    mb = g.run("merge-base", "HEAD", upstream, check=False)
+    if mb.returncode != 0:
+        raise ConflictError(
+            f"this vault and {res.remote}/{res.branch} share no history (two separate "
+            f"`memctl init`s); clone the remote instead and run `memctl init` in the clone"
+        )
+    base = mb.stdout.strip()
+    res.pulled += int(g.out("rev-list", "--count", f"HEAD..{upstream}") or 0)
+    if base == g.out("rev-parse", upstream):
+        return  # nothing new there
+    res.replayed += int(g.out("rev-list", "--count", f"{upstream}..HEAD") or 0)
+    proc = g.run("rebase", "--quiet", upstream, check=False)
+    if proc.returncode != 0:
+        status = g.run("status", "--porcelain", check=False).stdout
+        g.run("rebase", "--abort", check=False)
+        where = [line[3:] for line in status.splitlines() if line[:2] in ("UU", "AA", "UD", "DU")]
+        raise ConflictError(
+            "sync stopped: git could not rebase onto "
+            f"{res.remote}/{res.branch} ({', '.join(where[:3]) or proc.stderr.strip()[:200]}); "
+            "your vault is as it was before sync"
+        )
+
+
+def _has(g: _Git, rev: str) -> bool:
+    return g.run("rev-parse", "--verify", "--quiet", rev, check=False).returncode == 0
+
+
+def _push(g: _Git, res: SyncResult) -> bool:
+    upstream = f"refs/remotes/{res.remote}/{res.branch}"
+    ahead = (
+        int(g.out("rev-list", "--count", f"{upstream}..HEAD") or 0)
+        if _has(g, upstream)
+        else int(g.out("rev-list", "--count", "HEAD") or 0)
+    )
+    if not ahead:
+        return True
+    proc = g.run("push", "--quiet", res.remote, f"HEAD:refs/heads/{res.branch}", check=False)
+    if proc.returncode == 0:
+        res.pushed += ahead
+        if not g.run("config", f"branch.{res.branch}.remote", check=False).stdout.strip():
+            g.run("branch", "--quiet", "--set-upstream-to", f"{res.remote}/{res.branch}",
+                  check=False)  # fmt: skip
+        return True
+    if "rejected" in proc.stderr or "non-fast-forward" in proc.stderr or "fetch first" in (
+        proc.stderr
+    ):
+        return False
+    raise MemctlError(f"git push failed: {proc.stderr.strip().splitlines()[-1:]}")
+
+
+def _settle(vault: Floor, g: _Git, res: SyncResult) -> None:
+    """Proposals and kept-apart sessions from the drivers, stale INDEX files: one commit."""
+    from memctl.curate import indexfiles
+    from memctl.gitops.mergedrivers import CONFLICTS_DIR
+
+    root = vault.root
+    aside = root / CONFLICTS_DIR
+    tx = Transaction(root, command="sync")
+    try:
+        if aside.is_dir():
+            for p in sorted(aside.rglob("*.md")):
+                rel = p.relative_to(aside).as_posix()
+                text = read_text(p)
+                if rel.startswith("raw/"):
+                    target = _apart(vault, rel, text, tx)
+                    res.sessions_kept_apart.append(target)
+                else:
+                    tx.write(rel, text)
+                    res.proposals.append(rel)
+        res.index_files = indexfiles.refresh(vault, tx)
+        if not tx.touched:
+            return
+        vault.refresh_indexes(tx)
+        tx.flush()
+        bits = []
+        if res.proposals:
+            bits.append(f"{len(res.proposals)} conflicting notes proposed for review")
+        if res.sessions_kept_apart:
+            bits.append(f"{len(res.sessions_kept_apart)} divergent sessions kept apart")
+        if res.index_files:
+            bits.append("INDEX files regenerated")
+        res.commit = vault.history.commit(
+            tx.touched,
+            "sync: " + ", ".join(bits),
+            {
+                "Memctl-Version": __version__,
+                "Memctl-Command": "sync",
+                "Memctl-Remote": res.remote,
+                "Memctl-Proposals": str(len(res.proposals)),
+            },
+            author=vault.human_identity(),
+        )
+    except BaseException:
+        tx.rollback()
+        raise
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _apart(vault: Floor, rel: str, text: str, tx: Transaction) -> str:
+    """Their version of a session whose turns differ from ours, as a session of its own."""
+    import hashlib
+
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    text = re.sub(r"^session: (.*)$", lambda m: f"session: {m.group(1)}-{digest}", text, count=1,
+                  flags=re.M)  # fmt: skip
+    stem = Path(rel).stem  # already ends in the driver's digest
+    target = f"{Path(rel).parent.as_posix()}/{stem}.md"
+    n = 2
+    while (vault.root / target).exists():
+        target = f"{Path(rel).parent.as_posix()}/{stem}-{n}.md"
+        n += 1
+    tx.write(target, text)
+    return target

@@ -1,0 +1,310 @@
+"""`memctl undo` and `memctl rollback NOTE --to REV`: going back, as new commits.
+
+History is never rewritten here (only `forget --purge` does that). Undo reverts the last
+memctl command that is not undone yet, so repeated undos walk back one command at a
+time; rollback restores one note as it was at a revision. Claims either takes out of
+memory are recorded as removed by a person, so the next curation does not learn them
+again, and a curation undone keeps its watermark: the turns were read, the person only
+disagreed with what was learned from them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memctl.core.store import Transaction, read_text
+from memctl.errors import ConflictError, InputError, MemctlError
+from memctl.version import __version__
+
+if TYPE_CHECKING:
+    from memctl.core.floor import Floor
+
+UNDOABLE = ("ingest", "curate", "review", "forget", "edit", "remember", "rollback", "gc")
+
+
+@dataclass
+class UndoResult:
+    """What was undone (or rolled back), the claims it took out, and the new commit."""
+
+    undone: str | None
+    subject: str
+    files: list[str] = field(default_factory=list)
+    claims_removed: list[str] = field(default_factory=list)
+    commit: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _git(vault: Floor, *args: str, check: bool = True) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=False
+    )
+    if check and proc.returncode != 0:
+        raise MemctlError(f"git {args[0]} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def last_command(vault: Floor) -> tuple[str, str, str] | None:
+    """(sha, subject, command) of the newest memctl commit that no undo has reverted."""
+    undone: set[str] = set()
+    for c in vault.history.log(500):
+        cmd = c.trailers.get("Memctl-Command")
+        if cmd == "undo":
+            undone.add(c.trailers.get("Memctl-Undoes", ""))
+            continue
+        if c.sha in undone or cmd not in UNDOABLE:
+            continue
+        return c.sha, c.subject, cmd
+    return None
+
+
+def _removed_claims(vault: Floor, before: dict[str, str], how: str) -> list[Any]:
+    """Agent claims in `before` (path -> old text) that the files on disk no longer have."""
+    from memctl.curate import removals
+
+    out = []
+    present: set[str] = set()
+    for rel in before:
+        target = vault.root / rel
+        if target.is_file():
+            present |= {k for _, _, k in removals.agent_claims(read_text(target), rel)}
+    store_of = {s.folder.strip("/"): s.name for s in vault.config.stores.values()}
+    day = removals.today()
+    for rel, text in sorted(before.items()):
+        for ctext, refs, key in removals.agent_claims(text, rel):
+            if key in present:
+                continue
+            store = store_of.get(rel.split("/", 1)[0], "")
+            out.append(
+                removals.Removal(removals.claim_digest(ctext), refs, store, rel, how, day, ctext)
+            )
+    return out
+
+
+def _note_paths(vault: Floor, paths: list[str]) -> list[str]:
+    folders = tuple(s.folder.rstrip("/") + "/" for s in vault.config.stores.values())
+    return [p for p in paths if p.startswith(folders) and p.endswith(".md")
+            and not p.endswith("INDEX.md")]  # fmt: skip
+
+
+def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
+    """Revert the last memctl command not undone yet, as one new commit by the human."""
+    from memctl.curate.engine import STATE_REL
+
+    with vault.lock:
+        found = last_command(vault)
+        if found is None:
+            raise InputError("nothing to undo: no memctl command in this history")
+        sha, subject, cmd = found
+        files = [
+            p for p in _git(vault, "show", "--name-only", "--format=", sha).splitlines() if p
+        ]
+        res = UndoResult(sha, subject, files)
+        if dry_run:
+            return res
+        dirty = vault.history.dirty()
+        if dirty:
+            raise ConflictError(
+                f"undo needs a clean working tree; {len(dirty)} uncommitted change(s), e.g. "
+                f"{dirty[0].strip()}: commit or stash them first"
+            )
+        head = vault.history.repo.head.commit.hexsha
+        notes = _note_paths(vault, [*files])
+        before = {}
+        for rel in notes:
+            if (vault.root / rel).is_file():
+                before[rel] = read_text(vault.root / rel)
+        added_raw = _git(vault, "show", "--name-only", "--diff-filter=A", "--format=", sha)
+        new_sessions = [p for p in added_raw.splitlines() if p.startswith("raw/")]
+        if new_sessions:
+            pats = [x for p in new_sessions for x in ("-e", p)]
+            cited = _git(vault, "grep", "-l", "-F", *pats, "HEAD", "--",
+                         *(s.folder for s in vault.config.stores.values()),
+                         check=False)  # fmt: skip
+            users = sorted({line.split(":", 1)[1] for line in cited.splitlines() if ":" in line})
+            if users:
+                raise ConflictError(
+                    f"undoing {sha[:10]} would delete sessions that notes cite ({users[0]}); "
+                    "use `memctl forget SESSION` to remove a session and what was learned from it"
+                )
+        proc = subprocess.run(
+            ["git", "-C", str(vault.root), "revert", "--no-commit", "--no-edit", sha],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        try:
+            if proc.returncode != 0:
+                _resolve_deletions(vault, sha)
+            # the revert is staged; no git operation stays "in progress" while memctl writes
+            _git(vault, "revert", "--quit", check=False)
+            if cmd == "curate" and (vault.root / STATE_REL).exists():
+                # the turns were read; what was learned from them is what the person undoes
+                _git(vault, "checkout", head, "--", STATE_REL)
+            tx = Transaction(vault.root, command="undo")
+            _finish(vault, tx, before, "undo", res)
+            tx.flush()
+            res.commit = _commit_staged(
+                vault,
+                [*files, *tx.touched],
+                f"undo: {subject}",
+                {
+                    "Memctl-Version": __version__,
+                    "Memctl-Command": "undo",
+                    "Memctl-Undoes": sha,
+                    "Memctl-Claims-Removed": str(len(res.claims_removed)),
+                },
+                f'This reverts commit {sha} ("{subject}").',
+            )
+            _git(vault, "revert", "--quit", check=False)
+            vault.after_write([*files, *tx.touched])
+        except BaseException:
+            _git(vault, "revert", "--abort", check=False)
+            _git(vault, "reset", "-q", "--hard", head, check=False)
+            raise
+    return res
+
+
+def _commit_staged(
+    vault: Floor, paths: list[str], subject: str, trailers: dict[str, str], body: str
+) -> str:
+    """Commit what the revert staged plus `paths`, as the human.
+
+    `History.commit` commits exactly its paths; a revert has already staged deletions
+    that no pathspec can name any more, so this commits the index as it stands.
+    """
+    import os
+    import tempfile
+
+    existing = [p for p in dict.fromkeys(paths) if (vault.root / p).exists()]
+    if existing:
+        _git(vault, "add", "-A", "--", *existing)
+    who = vault.human_identity()
+    env = {**os.environ, "GIT_AUTHOR_NAME": who.name, "GIT_AUTHOR_EMAIL": who.email,
+           "GIT_COMMITTER_NAME": who.name, "GIT_COMMITTER_EMAIL": who.email}  # fmt: skip
+    message = f"{subject}\n\n{body}\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
+    fd, msgfile = tempfile.mkstemp(prefix="message.", dir=vault.root / ".memctl")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(message)
+        proc = subprocess.run(
+            ["git", "-C", str(vault.root), "commit", "-q", "--no-verify", "-F", msgfile],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+    finally:
+        Path(msgfile).unlink()
+    if proc.returncode != 0:
+        raise MemctlError(f"git commit failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return _git(vault, "rev-parse", "HEAD").strip()
+
+
+def _resolve_deletions(vault: Floor, sha: str) -> None:
+    """A note the undone command created and a later command changed: take out its claims.
+
+    git reports this as modify/delete, which no merge driver sees. The claim-level answer
+    is the note as it is now without the claims the undone command added.
+    """
+    from memctl.core.notes import parse_note, render_note
+
+    status = _git(vault, "status", "--porcelain", "-z").split("\0")
+    for entry in status:
+        if len(entry) < 4:
+            continue
+        code, rel = entry[:2], entry[3:]
+        if code not in ("UD", "DU", "AU", "UA", "UU", "DD"):
+            continue
+        if code != "UD" or not _note_paths(vault, [rel]):
+            raise ConflictError(
+                f"undo of {sha[:10]} conflicts in {rel}; nothing was changed "
+                "(use `memctl rollback NOTE --to REV` for one note)"
+            )
+        added = parse_note(_git(vault, "show", f"{sha}:{rel}"), rel)
+        keys = {c.key for _, c in added.all_claims() if not c.human}
+        now = parse_note(read_text(vault.root / rel), rel)
+        for sec in now.sections:
+            sec.items = [i for i in sec.items if isinstance(i, str) or i.key not in keys]
+        now.sections = [s for s in now.sections if s.items]
+        now.forget_citations()
+        if any(now.all_claims()):
+            now.prune_footnotes()
+            from memctl.core.store import atomic_write
+
+            atomic_write(vault.root / rel, render_note(now))
+            _git(vault, "add", "--", rel)
+        else:
+            _git(vault, "rm", "-q", "-f", "--", rel)
+
+
+def _finish(vault: Floor, tx: Transaction, before: dict[str, str], how: str, res: Any) -> None:
+    """Record removed claims and regenerate INDEX files, in the command's transaction."""
+    from memctl.curate import indexfiles, removals
+
+    found = _removed_claims(vault, before, how)
+    res.claims_removed = [f"{r.note}: {r.text}" for r in found]
+    update = removals.record(vault, found)
+    if update is not None:
+        tx.write(*update)
+    indexfiles.refresh(vault, tx)
+
+
+def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoResult:
+    """Restore one note as it was at `rev`, as a new commit; later claims recorded removed."""
+    from memctl.core import refs
+
+    with vault.lock:
+        try:
+            ref = refs.resolve(vault, note)
+        except InputError:
+            ref = None  # a note deleted since: named by its path
+        rel = ref.path if ref is not None else (note if note.endswith(".md") else note + ".md")
+        if ref is not None and ref.kind != "note":
+            raise InputError(f"{note} is not a note; rollback restores notes")
+        if not _note_paths(vault, [rel]):
+            raise InputError(f"{rel} is not a note in a store folder")
+        full = _git(vault, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        if not full.strip():
+            raise InputError(f"no revision {rev!r} in this history")
+        sha = full.strip()
+        old = subprocess.run(
+            ["git", "-C", str(vault.root), "show", f"{sha}:{rel}"],
+            capture_output=True,
+            check=False,
+        )
+        target = vault.root / rel
+        current = read_text(target) if target.is_file() else None
+        text = old.stdout.decode("utf-8", "surrogateescape") if old.returncode == 0 else None
+        res = UndoResult(sha, f"rollback: {rel} to {sha[:10]}", [rel])
+        if text == current:
+            return res
+        if dry_run:
+            return res
+        tx = Transaction(vault.root, command="rollback")
+        try:
+            if text is None:
+                tx.delete(rel)
+            else:
+                tx.write(rel, text)
+            _finish(vault, tx, {rel: current} if current is not None else {}, "rollback", res)
+            vault.refresh_indexes(tx)
+            tx.flush()
+            res.commit = vault.history.commit(
+                tx.touched,
+                res.subject,
+                {
+                    "Memctl-Version": __version__,
+                    "Memctl-Command": "rollback",
+                    "Memctl-Note": rel,
+                    "Memctl-To": sha,
+                    "Memctl-Claims-Removed": str(len(res.claims_removed)),
+                },
+                author=vault.human_identity(),
+            )
+            vault.after_write(tx.touched)
+        except BaseException:
+            tx.rollback()
+            raise
+    return res

@@ -1,0 +1,214 @@
+"""Claude Code session logs (~/.claude/projects/<project>/<session>.jsonl).
+
+These files mix conversation lines with bookkeeping (summaries, file snapshots, hook progress,
+system notices). Only `user`/`assistant` lines are conversation; tool traffic is kept compact
+in meta so the vault holds what was said without megabytes of file dumps. Each line becomes
+its own message (Claude Code splits one API message over several lines); merging them would
+make a growing live session rewrite turns it already ingested.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from memctl.core.model import Message, Transcript
+from memctl.ingest.formats._common import (
+    Source,
+    check_depth,
+    iter_lines,
+    joined_text,
+    json_line_error,
+    maybe_deep,
+    too_deep,
+)
+
+FORMAT = "claude_code"
+_CONVERSATION = ("user", "assistant")
+_KEEP_CONTEXT = ("cwd", "gitBranch", "version", "agentId")
+
+
+def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
+    messages: list[Message] = []
+    session_ids: list[str] = []
+    context: dict[str, Any] = {}
+    summaries: list[tuple[str, Any]] = []
+    start: int | None = None
+    conversation = sidechain = 0
+    for lineno, text in iter_lines(stream, src):
+        if not text or text.isspace():
+            continue
+        try:
+            obj = json.loads(text)
+        except RecursionError:
+            raise too_deep(src, lineno) from None
+        except json.JSONDecodeError as exc:
+            if not text.endswith("\n"):
+                break  # Claude Code is still writing this last line: the next run takes it
+            raise json_line_error(src, exc, lineno, text) from None
+        if maybe_deep(text):
+            check_depth(obj, src, lineno)
+        if not isinstance(obj, dict):
+            raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
+        kind = obj.get("type")
+        if kind == "summary" and isinstance(obj.get("summary"), str):
+            summaries.append((obj["summary"], obj.get("leafUuid")))
+            continue
+        if kind not in _CONVERSATION or obj.get("isMeta") is True:
+            continue  # system notices, snapshots, progress, queue operations, meta caveats
+        conversation += 1
+        if obj.get("isSidechain") is True:
+            sidechain += 1
+        sid = obj.get("sessionId")
+        if isinstance(sid, str) and sid not in session_ids:
+            session_ids.append(sid)
+        for key in _KEEP_CONTEXT:
+            if key not in context and obj.get(key):
+                context[key] = obj[key]
+        new = _messages(obj, kind, lineno, src)
+        if new and start is None:
+            start = lineno
+        messages.extend(new)
+    if not messages:
+        return  # a file of only summaries/snapshots holds no conversation
+    if len(session_ids) > 1:
+        context["session_ids"] = session_ids
+    sid = _session_id(session_ids, src, messages)
+    if sidechain and sidechain == conversation and src.stem is not None and src.stem != sid:
+        # A sub-agent's file (<session>/subagents/agent-<id>.jsonl) carries its parent's
+        # sessionId on every line; it is a conversation of its own, linked to the parent.
+        context["parent_session"] = sid
+        sid = f"{sid}/{src.stem}"
+    yield Transcript(
+        messages=messages,
+        source_format=FORMAT,
+        origin=src.origin,
+        session_id=sid,
+        title=_title(summaries, messages),
+        line=start,
+        meta=context,
+    )
+
+
+def _session_id(session_ids: list[str], src: Source, messages: list[Message]) -> str:
+    """The file's own session; resumed sessions also carry older ids, the file name decides."""
+    if src.stem is not None and src.stem in session_ids:
+        return src.stem
+    if session_ids:
+        return session_ids[0]
+    return src.fallback_id(messages)
+
+
+def _title(summaries: list[tuple[str, Any]], messages: list[Message]) -> str | None:
+    """Prefer the summary that points into this file; resumed files also hold older ones."""
+    if not summaries:
+        return None
+    ids = {m.id for m in messages}
+    for text, leaf in reversed(summaries):
+        if leaf in ids:
+            return text
+    return summaries[0][0]
+
+
+def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[Message]:
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        raise src.error(f"'{kind}' line has no 'message' object", lineno)
+    role = msg.get("role")
+    if role not in _CONVERSATION:
+        what = "no 'role'" if role is None else f"unknown role {role!r}"
+        raise src.error(f"message has {what}; expected 'user' or 'assistant'", lineno)
+    uuid = obj.get("uuid") if isinstance(obj.get("uuid"), str) else None
+    stamp = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+    meta: dict[str, Any] = {}
+    if "parentUuid" in obj:
+        meta["parentUuid"] = obj["parentUuid"]
+    if obj.get("isSidechain") is True:
+        meta["isSidechain"] = True
+    if role == "assistant" and isinstance(msg.get("model"), str):
+        meta["model"] = msg["model"]
+    content = msg.get("content")
+    if isinstance(content, str):
+        return [Message(role, content, uuid, None, stamp, meta)]
+    if not isinstance(content, list):
+        raise src.error("'message.content' must be a string or a list of content blocks", lineno)
+
+    texts: list[str] = []
+    tool_calls: list[dict[str, Any]] = []
+    thinking: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    other: list[Any] = []
+    results: list[Message] = []
+    for block in content:
+        btype = block.get("type") if isinstance(block, dict) else None
+        if btype == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif btype == "tool_use":
+            tool_calls.append(
+                {"id": block.get("id"), "name": block.get("name"), "input": block.get("input")}
+            )
+        elif btype == "thinking" and isinstance(block.get("thinking"), str):
+            thinking.append(block["thinking"])
+        elif btype == "redacted_thinking":
+            continue  # opaque ciphertext: nothing a reader of the vault could use
+        elif btype == "tool_result":
+            results.append(_tool_result(block, stamp, meta))
+        elif btype == "image":
+            attachments.append(_attachment(block))
+        else:
+            other.append(block)
+    if tool_calls:
+        meta["tool_calls"] = tool_calls
+    if thinking:
+        meta["thinking"] = "\n\n".join(thinking)
+    if attachments:
+        meta["attachments"] = attachments
+    if other:
+        meta["other_blocks"] = other
+
+    out: list[Message] = []
+    if texts or not results or tool_calls or thinking or attachments or other:
+        out.append(Message(role, "\n\n".join(texts), None, None, stamp, meta))
+    out.extend(results)
+    # One line may yield several messages; suffixes keep their ids unique and stable.
+    return [
+        _with_id(m, uuid if i == 0 or uuid is None else f"{uuid}-{i}") for i, m in enumerate(out)
+    ]
+
+
+def _tool_result(block: dict[str, Any], stamp: str | None, line_meta: dict[str, Any]) -> Message:
+    body = block.get("content")
+    meta: dict[str, Any] = {
+        "tool_use_id": block.get("tool_use_id"),
+        "is_error": block.get("is_error") is True,
+    }
+    if "parentUuid" in line_meta:
+        meta["parentUuid"] = line_meta["parentUuid"]
+    if isinstance(body, str):
+        text = body
+    elif isinstance(body, list):
+        text, other = joined_text(body, "\n")
+        if other:
+            meta["attachments"] = [
+                _attachment(p) if isinstance(p, dict) and p.get("type") == "image" else p
+                for p in other
+            ]
+    else:
+        text = ""
+    return Message("tool", text, None, None, stamp, meta)
+
+
+def _attachment(block: dict[str, Any]) -> dict[str, Any]:
+    """Images arrive base64-inlined; the vault keeps only what they were, not the bytes."""
+    source = block.get("source")
+    info: dict[str, Any] = {"type": block.get("type")}
+    if isinstance(source, dict):
+        info.update({k: v for k, v in source.items() if k != "data"})
+    return info
+
+
+def _with_id(message: Message, new_id: str | None) -> Message:
+    return Message(
+        message.role, message.content, new_id, message.name, message.timestamp, message.meta
+    )
