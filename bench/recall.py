@@ -1,6 +1,16 @@
-"""Turn recall of `memctl search` on LoCoMo, through the public CLI only.
+"""Does what recall and search return answer the question? Real sessions and LoCoMo, CLI only.
 
     python bench/recall.py [--data ../shared/data/locomo/locomo-dev.json] [--jobs 2]
+    python bench/recall.py --only real --against 3f53ba5   # real sessions, old code same run
+
+Real sessions (`--gold`, ../shared/data/claude-code/gold.json): each annotated Claude Code
+session becomes its own vault (`memctl init`, `memctl ingest` of the session file, `memctl
+curate` with the builtin curator). Each question is asked twice: `memctl recall --json`
+answers it when one of its memories holds an evidence turn (as a turn, or as a claim's
+citation), `memctl search --json -n 6` when one of its six hits is an evidence turn. Both
+are printed per session, in the same run. `--against REV` builds the same vaults with the
+code at git revision REV (checked out in a temporary worktree) and asks them the same
+questions in the same run: per question, better / worse / same for recall and search.
 
 Each conversation becomes one vault: `memctl init`, then `memctl ingest` of one memctl-JSONL
 transcript per session (id = dia_id, name = the speaker, timestamp = the session date),
@@ -41,13 +51,148 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_GOLD = HERE.parent.parent / "shared" / "data" / "claude-code" / "gold.json"
+SEARCH_K = 6  # search hits a person reads: what recall has to beat
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10, 20)
 
 
-def memctl(*args: str) -> subprocess.CompletedProcess:
+def memctl(*args: str, code: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m memctl ARGS`: this tree's memctl, or the one in `code` (a checkout)."""
     cmd = [sys.executable, "-m", "memctl"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False)
+    env = None
+    if code is not None:
+        env = {**os.environ, "PYTHONPATH": str(code)}
+    # from inside `code`: python -m puts the working folder first on sys.path
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False,
+                          env=env, cwd=code)  # fmt: skip
+
+
+def checkout(rev: str, work: Path) -> Path:
+    """REV's tree in a detached worktree under `work` (removed by `drop_checkout`)."""
+    dest = work / f"code-{rev.replace('/', '-')}"
+    r = subprocess.run(["git", "-C", str(HERE.parent), "worktree", "add", "--detach", str(dest),
+                        rev], capture_output=True, text=True, check=False)  # fmt: skip
+    if r.returncode != 0:
+        raise SystemExit(f"--against {rev}: {r.stderr.strip()}")
+    return dest
+
+
+def drop_checkout(dest: Path) -> None:
+    subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(dest)],
+                   capture_output=True, check=False)  # fmt: skip
+
+
+# ---- real sessions ------------------------------------------------------------------------
+
+_TURN = re.compile(r"^## t(\d+) · [^\n]*\n<!-- memctl:turn (\{.*?\}) -->$", re.MULTILINE)
+_SUFFIX = re.compile(r"^(.{36})-\d+$")  # a second message from one log line: "<uuid>-1"
+
+
+def turn_ids(vault: Path) -> dict[str, str]:
+    """Every turn's ref (raw/...md#tN) -> the id of the log line it came from."""
+    out: dict[str, str] = {}
+    for f in (vault / "raw").rglob("*.md"):
+        rel = f.relative_to(vault).as_posix()
+        for m in _TURN.finditer(f.read_text(encoding="utf-8")):
+            tid = json.loads(m.group(2)).get("id")
+            if isinstance(tid, str):
+                s = _SUFFIX.match(tid)
+                out[f"{rel}#t{m.group(1)}"] = s.group(1) if s else tid
+    return out
+
+
+def build_real(session: dict, gold_dir: Path, root: Path, code: Path | None) -> Path:
+    """One vault per annotated session: init, ingest the log, curate (builtin)."""
+    vault = root / Path(session["file"]).stem
+    src = gold_dir / "sessions" / session["file"]
+    steps = [("init", str(vault)), ("--vault", str(vault), "ingest", str(src), "--user", "dev"),
+             ("--vault", str(vault), "curate")]  # fmt: skip
+    for args in steps:
+        r = memctl(*args, code=code)
+        if r.returncode != 0:
+            raise SystemExit(f"memctl {' '.join(args)} failed: {r.stderr}")
+    return vault
+
+
+def ask_real(vault: Path, question: str, code: Path | None) -> tuple[list[str], list[str]]:
+    """The refs recall's memories hold (turns and claim citations), and search's top turns."""
+    r = memctl("--vault", str(vault), "recall", "--json", "--user", "dev", "--", question,
+               code=code)  # fmt: skip
+    if r.returncode != 0:
+        raise SystemExit(f"recall failed for {question!r}: {r.stderr}")
+    refs: list[str] = []
+    for m in json.loads(r.stdout)["memories"]:
+        if m["kind"] == "turn":
+            refs.append(m["ref"])
+        refs += [c["ref"] for c in m.get("citations") or ()]
+    s = memctl("--vault", str(vault), "search", "--json", "-n", str(SEARCH_K), "--", question,
+               code=code)  # fmt: skip
+    if s.returncode != 0:
+        raise SystemExit(f"search failed for {question!r}: {s.stderr}")
+    hits = [h["ref"] for h in json.loads(s.stdout)["hits"] if h["kind"] == "turn"]
+    return list(dict.fromkeys(refs)), hits
+
+
+def run_real(gold_path: Path, work: Path, code: Path | None, jobs: int) -> list[dict]:
+    """Per question: whether recall and search@6 hold an evidence turn."""
+    gold = json.loads(gold_path.read_text(encoding="utf-8"))
+    jobs_: list[tuple[Path, dict[str, str], str, dict]] = []
+    for session in gold["sessions"]:
+        vault = build_real(session, gold_path.parent, work, code)
+        ids = turn_ids(vault)
+        name = Path(session["file"]).stem[:8]
+        jobs_ += [(vault, ids, name, q) for q in session["questions"]]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        answers = list(pool.map(lambda j: ask_real(j[0], j[3]["question"], code), jobs_))
+    rows = []
+    for (_, ids, name, q), (recalled, searched) in zip(jobs_, answers, strict=True):
+        ev = set(q["evidence"])
+        rows.append({"session": name, "question": q["question"], "evidence": sorted(ev),
+                     "recall": any(ids.get(ref) in ev for ref in recalled),
+                     f"search@{SEARCH_K}": any(ids.get(ref) in ev for ref in searched),
+                     "recalled": [ids.get(ref, ref) for ref in recalled]})  # fmt: skip
+    return rows
+
+
+def report_real(rows: list[dict], label: str) -> None:
+    key = f"search@{SEARCH_K}"
+    print(f"Real sessions ({label}): {len(rows)} questions; an answer = an evidence turn "
+          f"among recall's memories (turn or claim citation) / search's top {SEARCH_K} turns")
+    print()
+    print(f"| session | n | recall answers | {key} | recall >= search |")
+    print("|---|---|---|---|---|")
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r["session"]].append(r)
+    for name, rs in [*by.items(), ("overall", rows)]:
+        rec = statistics.mean(r["recall"] for r in rs)
+        srch = statistics.mean(r[key] for r in rs)
+        ok = "yes" if rec >= srch else "**no**"
+        print(f"| {name} | {len(rs)} | {rec:.2f} | {srch:.2f} | {ok} |")
+    print()
+
+
+def compare_real(rows: list[dict], old_rows: list[dict], rev: str) -> None:
+    """Per question, recall and search against the same questions asked of REV's code."""
+    old = {(r["session"], r["question"]): r for r in old_rows}
+    print(f"Real sessions, per question against {rev} (same run):")
+    print()
+    print("| measure | session | better | worse | same | sign test p |")
+    print("|---|---|---|---|---|---|")
+    for key in ("recall", f"search@{SEARCH_K}"):
+        groups: dict[str, list[int]] = defaultdict(list)
+        for r in rows:
+            o = old.get((r["session"], r["question"]))
+            if o is None:
+                continue
+            d = int(r[key]) - int(o[key])
+            groups[r["session"]].append(d)
+            groups["overall"].append(d)
+        for g, ds in sorted(groups.items(), key=lambda kv: kv[0] == "overall"):
+            b, w = ds.count(1), ds.count(-1)
+            print(f"| {key} | {g} | {b} | {w} | {len(ds) - b - w} | {sign_test(b, w):.2f} |")
+    print()
 
 
 def session_date(text: str) -> str:
@@ -173,6 +318,30 @@ def compare(rows: list[dict], old_rows: list[dict]) -> None:
               f"{sign_test(b, w):.2f} |")  # fmt: skip
 
 
+def real(args: argparse.Namespace, work: Path) -> None:
+    """The real-session part: this tree, and REV's code in the same run when asked."""
+    base = work / "real"
+    shutil.rmtree(base, ignore_errors=True)
+    (base / "new").mkdir(parents=True)
+    t0 = time.perf_counter()
+    rows = run_real(Path(args.gold), base / "new", None, args.jobs)
+    report_real(rows, f"this tree, {time.perf_counter() - t0:.0f} s")
+    out = {"new": rows}
+    if args.against:
+        code = checkout(args.against, base)
+        try:
+            (base / "old").mkdir()
+            old = run_real(Path(args.gold), base / "old", code, args.jobs)
+        finally:
+            drop_checkout(code)
+        report_real(old, args.against)
+        compare_real(rows, old, args.against)
+        out["old"] = old
+    if args.json:
+        Path(args.json).with_suffix(".real.json").write_text(json.dumps(out, indent=1) + "\n",
+                                                             encoding="utf-8")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
@@ -187,6 +356,11 @@ def main() -> None:
     ap.add_argument("--in-process", action="store_true",
                     help="ask through Vault.search, not the CLI (for experiments)")  # fmt: skip
     ap.add_argument("--json", help="also write per-question results to this file")
+    ap.add_argument("--gold", default=str(DEFAULT_GOLD),
+                    help="real sessions with gold questions (claude-code/gold.json)")  # fmt: skip
+    ap.add_argument("--only", choices=["real", "locomo"], help="run one part only")
+    ap.add_argument("--against", metavar="REV",
+                    help="real sessions: also ask git revision REV's code, same run")  # fmt: skip
     ap.add_argument("--compare", metavar="OLD.json",
                     help="per question, better or worse than an earlier run's --json")  # fmt: skip
     args = ap.parse_args()
@@ -207,6 +381,12 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
 
+    if args.only != "locomo":
+        real(args, work)
+    if args.only == "real":
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     jobs = []
     dropped = 0
     for conv in data:
