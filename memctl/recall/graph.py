@@ -9,6 +9,7 @@ not every note in the vault.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -181,6 +182,24 @@ class Reader:
             return None
         nxt = _TURN_HEAD.search(text, m.end())
         return _body(text, m.end(), nxt.start() if nxt else len(text))
+
+    def turn_calls(self, ref: str) -> list[dict[str, Any]]:
+        """The tool calls a turn made (Claude Code keeps them in the turn's metadata): an
+        assistant turn that only ran a command says nothing else, and the command is what
+        a later question asks about ("how do we run the type checker?")."""
+        got = self._turn(ref)
+        if got is None:
+            return []
+        _, text, _, end = got
+        m = _META_LINE.match(text, end + 1)
+        if m is None:
+            return []
+        try:
+            meta = json.loads(text[m.start() + len("<!-- memctl:turn ") : m.end() - 6])
+        except ValueError:
+            return []
+        calls = (meta.get("meta") or {}).get("tool_calls") if isinstance(meta, dict) else None
+        return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
 
     def contents(self, path: str) -> list[str]:
         """What each turn of a raw session says, in order (nothing when it cannot be read),

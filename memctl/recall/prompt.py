@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memctl.core import tokens
-from memctl.recall import standing
+from memctl.recall import standing, turns
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
 from memctl.recall.rank import (
@@ -43,6 +43,8 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     text = hit.text if hit is not None else r.turn_text(ref)
     if text is None:
         return None
+    if not text.strip():
+        text = turns.calls_text(r.turn_calls(ref))  # a turn that only ran a command
     cite = r.cite(ref)
     # a turn can be a whole pasted log: cut it to a prefix that surely holds more than
     # TURN_TOKENS tokens (BPE tokens average ~4 characters) before tokenizing any of it
@@ -163,6 +165,73 @@ def _turn_why(h: Hit) -> str:
     if not h.via:
         return MATCHES
     return f"{MATCHES}; claim key: a claim in {', '.join(h.via)} cites it"
+
+
+OUTPUT_UNASKED = 2  # tool output turns given when the question does not ask for output
+W_SUPPORT = 0.9  # a turn a kept claim cites ranks at least this share of the claim's score
+Queued = tuple[str, float, str, "Hit | None", "str | None"]  # ref, score, why, hit, refusal
+
+
+def _turn_queue(
+    r: Reader,
+    turn_hits: list[tuple[Hit, float]],
+    kept: list[Claim],
+    query: str,
+    qweight: dict[str, float],
+    full: float,
+) -> tuple[list[Queued], list[Queued]]:
+    """The turns to offer, best first: what people said, then tool output.
+
+    One list for the turns the query found and the turns the kept claims cite: a claim
+    lifts the turn it cites to W_SUPPORT of its own score times the share of the question
+    the turn carries, and a turn that scores better still comes first (the claim itself is
+    already packed, citing its turn). Tool output comes in the second list, offered after
+    every conversation turn, unless the query asks for output: then it competes, the
+    latest run first (memctl.recall.turns).
+    """
+    got: dict[str, tuple[float, str, Hit | None]] = {}
+    for h, s in turn_hits:
+        if h.ref not in got:
+            got[h.ref] = (s, _turn_why(h), h)
+    for c in kept:
+        for ref, _ in c.refs[:1]:
+            cur = got.get(ref)
+            text = cur[2].text if cur is not None and cur[2] is not None else r.turn_text(ref)
+            # scaled by how much of the question the turn itself speaks to: a claim that
+            # matches the question does not make its turn about the question
+            lift = c.score * W_SUPPORT * coverage(content_terms(text or ""), qweight, full)
+            if cur is None:
+                got[ref] = (lift, f"supports {c.path}", None)
+            elif lift > cur[0]:
+                got[ref] = (lift, f"{cur[1]}; supports {c.path}", cur[2])
+    conv: list[Queued] = []
+    output: list[tuple[str, float, str, Hit | None, str | None]] = []
+    for ref, (score, why, hit) in got.items():
+        role = hit.role if hit is not None else r.turn_role(ref)
+        text = hit.text if hit is not None else (r.turn_text(ref) or "")
+        refused = None
+        if role not in ("user", "assistant", "tool"):
+            refused = (
+                f"a {role or 'unreadable'} turn: no person, assistant or tool said it"
+            )
+        elif not text.strip() and not r.turn_calls(ref):
+            refused = "says nothing"
+        if refused is None and turns.is_output(role, text):
+            output.append((ref, score, f"{why}; tool output", hit, None))
+        else:
+            conv.append((ref, score, why, hit, refused))
+    if output and turns.asks_output(query):
+        lifted = turns.latest_first(
+            [(ref, s, h.timestamp if h is not None else None) for ref, s, _, h, _ in output]
+        )
+        conv += [
+            (ref, lifted.get(ref, s), why + ("; latest run" if ref in lifted else ""), h, x)
+            for ref, s, why, h, x in output
+        ]
+        output = []
+    conv.sort(key=lambda q: (-q[1], q[0]))
+    output.sort(key=lambda q: (-q[1], q[0]))
+    return conv, output
 
 
 STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share
@@ -294,33 +363,28 @@ def recall(
                 background[c.path] += c.rel <= 0
         explain.append(Decision(c.path, "claim", reason is None, reason or c.why, c.score, c.text))
 
-    # then the turns behind the kept claims, then the turns the query found on its own
+    # then the turns: the query's and the kept claims', one list in score order
+    queue, output = _turn_queue(r, turn_hits, kept, query, qweight, full)
     shown: set[str] = set()
     per_session: Counter[str] = Counter()
-    turn_queue: list[tuple[str, float, str, Hit | None]] = []
-    for c in kept:
-        for ref, _ in c.refs[:1]:
-            turn_queue.append((ref, c.score * 0.9, f"supports {c.path}", None))
-    hits_by_ref = {h.ref: h for h, _ in turn_hits}
-    turn_queue += [(h.ref, s, _turn_why(h), h) for h, s in turn_hits]
     kept_turn_terms: list[frozenset[str]] = []
-    for ref, score, why, hit in turn_queue:
-        if ref in shown:
-            continue
-        shown.add(ref)
-        hit = hit or hits_by_ref.get(ref)
+    deferred: list[tuple[str, float, str, Hit | None]] = []
+    cap = MAX_TURNS_PER_SESSION
+
+    def try_turn(ref: str, score: float, why: str, hit: Hit | None, capped: bool) -> None:
         session = ref.split("#", 1)[0]
         reason = None
         scope = hit.scope if hit is not None else r.turn_scope(ref)
-        role = r.turn_role(ref)
         if not r.visible(scope):
             reason = f"out of scope ({scope})"
-        elif role not in ("user", "assistant"):
-            reason = f"a {role or 'unreadable'} turn: only what people and the assistant said"
         elif score < floor:
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
-        elif per_session[session] >= MAX_TURNS_PER_SESSION and why.startswith(MATCHES):
-            reason = f"session already gives {MAX_TURNS_PER_SESSION} turns"
+        elif capped and per_session[session] >= cap:
+            # spread over sessions first; what the others leave comes back to this one
+            deferred.append((ref, score, why, hit))
+            explain.append(Decision(ref, "turn", False, f"session already gives {cap} turns: "
+                                    "waits for what other sessions leave", score))  # fmt: skip
+            return
         if (
             reason is None
             and not kept_turn_terms  # else a near-copy would be refused as that first
@@ -342,5 +406,25 @@ def recall(
                 kept_turn_terms.append(terms)
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
+
+    for ref, score, why, hit, refused in queue:
+        if ref in shown:
+            continue
+        shown.add(ref)
+        if refused is not None:
+            explain.append(Decision(ref, "turn", False, refused, score))
+            continue
+        try_turn(ref, score, why, hit, capped=True)
+    for ref, score, why, hit in deferred:
+        try_turn(ref, score, why, hit, capped=False)
+    for i, (ref, score, why, hit, _) in enumerate(output):  # evidence, after what was said
+        if ref in shown:
+            continue
+        shown.add(ref)
+        if i >= OUTPUT_UNASKED:
+            explain.append(Decision(ref, "turn", False, f"tool output not asked for: "
+                                    f"{OUTPUT_UNASKED} given", score))  # fmt: skip
+            continue
+        try_turn(ref, score, why, hit, capped=False)
 
     return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")

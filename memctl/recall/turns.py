@@ -1,0 +1,96 @@
+"""Which turns recall offers, in what order: what people said first, tool output as evidence.
+
+A coding session is mostly tool traffic: test runs, coverage dumps, file listings. They carry
+the words of almost any question about the work ("tests", "coverage", a module's name) and
+crowd out what the user and the assistant said about it. So a turn that is tool output (a
+`tool` turn, or a user turn the harness filled with a command's output: `<bash-stdout>`,
+`<local-command-stdout>`) is evidence, not conversation: it is offered after every turn
+people said, unless the question asks for output (an error, a count, a version), and then
+the latest run of comparable relevance comes first, since a later run supersedes an earlier.
+
+An assistant turn that only called a tool says nothing, yet the call is often the answer
+("how do we run the type checker?" -> `uv run ty check`): such a turn is shown as its calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# What a harness writes into a user turn when it runs a command for the user (Claude Code's
+# `!` commands and slash commands); `<bash-input>` is what the user typed and stays theirs.
+_HARNESS_OUTPUT = re.compile(
+    r"\s*<(bash-stdout|bash-stderr|local-command-stdout|local-command-stderr|command-name|"
+    r"command-message)>",
+    re.IGNORECASE,
+)
+# A question that asks for what a run printed: which error, how many, what version, did it
+# pass. "How did we fix the ty errors?" asks for the fix, not for the errors: a question
+# that opens with how or why asks for an explanation, which people give.
+_OUTPUT_WORDS = (
+    r"errors?|exceptions?|tracebacks?|stack ?traces?|warnings?|output|printed|prints?|logs?|"
+    r"versions?|exit (?:code|status)|count|coverage|results?"
+)
+_ASKS_OUTPUT = re.compile(
+    rf"\s*(?:(?:what|which)\b[^?]*\b(?:{_OUTPUT_WORDS})\b|how many\b|"
+    r"(?:did|does|do|is|are|was|were)\b[^?]*\b(?:pass|passing|passed|fail|failing|failed)\b)",
+    re.IGNORECASE,
+)
+OUTPUT_NEAR = 0.5  # output turns scoring at least this share of the best one count as one run
+CALL_CHARS = 300  # characters of each tool call's input shown for a turn that only called
+
+
+def is_output(role: str | None, text: str) -> bool:
+    """Tool output: a tool turn, or a user turn the harness filled with a command's output."""
+    if role == "tool":
+        return True
+    return role == "user" and _HARNESS_OUTPUT.match(text) is not None
+
+
+def asks_output(query: str) -> bool:
+    return _ASKS_OUTPUT.match(query) is not None
+
+
+def latest_first(items: list[tuple[str, float, str | None]]) -> dict[str, float]:
+    """New scores for output turns when the question asks for output: of the runs scoring
+    within OUTPUT_NEAR of the best, the latest takes the best score (the best one, if
+    another, comes right after it); the rest keep their own.
+
+    `items` are (ref, score, timestamp); the turn's number in its session orders runs of
+    one session when timestamps are missing or equal.
+    """
+    if not items:
+        return {}
+    best = max(s for _, s, _ in items)
+    near = [(ref, s, ts) for ref, s, ts in items if s >= OUTPUT_NEAR * best]
+
+    def when(item: tuple[str, float, str | None]) -> tuple[str, int]:
+        ref, _, ts = item
+        n = ref.rpartition("#t")[2]
+        return (ts or "", int(n) if n.isdigit() else 0)
+
+    latest = max(near, key=when)
+    out = {latest[0]: best}
+    for ref, s, _ in near:
+        if s == best and ref != latest[0]:
+            out[ref] = best * (1 - 1e-3)
+    return out
+
+
+def calls_text(calls: list[dict[str, Any]]) -> str:
+    """A turn's tool calls as a line each: the tool's name and its input's values, cut."""
+    lines = []
+    for c in calls:
+        name = str(c.get("name") or "tool")
+        args = c.get("input")
+        if isinstance(args, dict):
+            # the strings say what was done (a command, a path, an edit); numbers are settings
+            vals = [v for v in args.values() if isinstance(v, str)]
+        elif args is None:
+            vals = []
+        else:
+            vals = [args if isinstance(args, str) else json.dumps(args)]
+        body = " · ".join(v[:CALL_CHARS] for v in vals if v)
+        lines.append(f"[{name}] {body}".rstrip())
+    return "\n".join(lines)
