@@ -228,3 +228,28 @@ def test_a_turn_that_only_ran_a_command_is_shown_as_its_command(tmp_path: Path) 
     shown = {ids[m["ref"]]: m["text"] for m in mems if m["kind"] == "turn"}
     assert all(t.strip() for t in shown.values()), shown
     assert "uv run ty check" in shown.get(uid, ""), shown
+
+
+def test_search_finds_a_turn_by_the_tool_call_it_made(tmp_path: Path) -> None:
+    # Tool calls were kept in the turn's metadata only: an agent's turn that ran
+    # `act --container-architecture linux/amd64` or wrote .github/workflows/ci.yml could not
+    # be found by the command or the path, which is what a later question names.
+    log = Log()
+    log.user("Add a GitHub Action for the tests, and test it locally.")
+    wrote = log.call("Write", file_path=".github/workflows/ci.yml", content="name: CI\non: push")
+    log.result("File created successfully at: .github/workflows/ci.yml")
+    ran = log.call("Bash", command="act --container-architecture linux/amd64 -j test", timeout=300)
+    log.result("Job succeeded")
+    v = _vault(tmp_path, log)
+    ids = _ids(v)
+
+    def found(q: str) -> list[str]:
+        hits = ok("--vault", v, "search", "--json", "--turns", "-n", "3", "--", q).json()["hits"]
+        return [ids[h["ref"]] for h in hits]
+
+    assert found("act container architecture")[0] == ran
+    assert wrote in found("workflows ci.yml")
+    # the stored text stays what the turn said: the call is in the raw file's metadata only
+    texts = [f.read_text(encoding="utf-8") for f in (v / "raw").rglob("*.md")]
+    raw = next(t for t in texts if "memctl:turn" in t)
+    assert raw.count("act --container-architecture linux/amd64 -j test") == 1

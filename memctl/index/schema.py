@@ -38,7 +38,8 @@ from memctl.errors import MemctlError
 # 11: turns carry a `dated` fast field: a time word in the turn or the two before it.
 # 12: a session's first turn stores its turns' token counts (`fb`, recall's feedback).
 # 13: without `fb` again: the kept counts slowed every search more than they sped recall.
-SCHEMA_VERSION = 13
+# 14: a turn's tool calls (name and input strings, index.toolcalls) are searchable with it.
+SCHEMA_VERSION = 14
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -300,6 +301,7 @@ def session_docs(
 ) -> Iterator[tantivy.Document]:
     """One document per turn, made lazily so a 100k-turn session never exists twice in RAM."""
     from memctl.index.kinds import kinds_text  # the table is read only by a process that indexes
+    from memctl.index.toolcalls import calls_text
 
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
     spans = _content_spans(data, contents)
@@ -319,7 +321,11 @@ def session_docs(
     days: dict[date, str] = {}
     for n, m in enumerate(messages, 1):
         speaker = m.name or m.role
-        line = f"{speaker}: {m.content}"
+        # what a turn did is searchable with what it said ("uv run ty check" is the answer
+        # to "how do we run the type checker?"); the stored text stays the content alone
+        calls = calls_text(m.meta.get("tool_calls")) if m.meta else ""
+        said_text = f"{m.content}\n{calls}" if calls else m.content
+        line = f"{speaker}: {said_text}"
         ts = parse_time(m.timestamp) or ts  # untimed turns take the time of the one before
         d = tantivy.Document()
         d.add_text(KEY, "kind:turn")
@@ -345,7 +351,7 @@ def session_docs(
             blob += ',"timestamp":' + _JSTR(m.timestamp)
         d.add_bytes("doc", (blob + "}").encode("utf-8", "surrogatepass"))
         d.add_text(BODY, speaker)
-        d.add_text(BODY, m.content)
+        d.add_text(BODY, said_text)
         d.add_text(WINDOW, "\n".join([*said[-CONTEXT_TURNS:], line]))
         if kinds := kinds_text(m.content):
             d.add_text(KINDS, kinds)

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memctl.core import tokens
+from memctl.index.toolcalls import calls_text
 from memctl.recall import standing, turns
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
@@ -44,7 +45,7 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     if text is None:
         return None
     if not text.strip():
-        text = turns.calls_text(r.turn_calls(ref))  # a turn that only ran a command
+        text = calls_text(r.turn_calls(ref))  # a turn that only ran a command
     cite = r.cite(ref)
     # a turn can be a whole pasted log: cut it to a prefix that surely holds more than
     # TURN_TOKENS tokens (BPE tokens average ~4 characters) before tokenizing any of it

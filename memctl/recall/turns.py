@@ -14,9 +14,7 @@ An assistant turn that only called a tool says nothing, yet the call is often th
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
 # What a harness writes into a user turn when it runs a command for the user (Claude Code's
 # `!` commands and slash commands); `<bash-input>` is what the user typed and stays theirs.
@@ -38,7 +36,6 @@ _ASKS_OUTPUT = re.compile(
     re.IGNORECASE,
 )
 OUTPUT_NEAR = 0.5  # output turns scoring at least this share of the best one count as one run
-CALL_CHARS = 300  # characters of each tool call's input shown for a turn that only called
 
 
 def is_output(role: str | None, text: str) -> bool:
@@ -76,21 +73,3 @@ def latest_first(items: list[tuple[str, float, str | None]]) -> dict[str, float]
         if s == best and ref != latest[0]:
             out[ref] = best * (1 - 1e-3)
     return out
-
-
-def calls_text(calls: list[dict[str, Any]]) -> str:
-    """A turn's tool calls as a line each: the tool's name and its input's values, cut."""
-    lines = []
-    for c in calls:
-        name = str(c.get("name") or "tool")
-        args = c.get("input")
-        if isinstance(args, dict):
-            # the strings say what was done (a command, a path, an edit); numbers are settings
-            vals = [v for v in args.values() if isinstance(v, str)]
-        elif args is None:
-            vals = []
-        else:
-            vals = [args if isinstance(args, str) else json.dumps(args)]
-        body = " · ".join(v[:CALL_CHARS] for v in vals if v)
-        lines.append(f"[{name}] {body}".rstrip())
-    return "\n".join(lines)

@@ -1,0 +1,44 @@
+"""Tool calls as words: what an agent's turn did, for the index and for recall to show.
+
+A coding agent's turn often says nothing and only calls a tool: `Bash` with `uv run ty
+check`, `Edit` of `.github/workflows/ci.yml`. The call is what a later question asks about
+("how do we run the type checker?", "where is the CI workflow?"), so its name and the
+strings of its input are indexed with the turn's content and shown for a turn that has no
+text. The raw file keeps the call as the source gave it (the turn's metadata); this is a
+derived view, cut to CALL_CHARS per value so a file written whole does not drown the turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+CALL_CHARS = 300  # characters of each string of a call's input
+
+
+def _one(call: dict[str, Any]) -> str:
+    fn = call.get("function")
+    name = call.get("name") or (fn.get("name") if isinstance(fn, dict) else None) or "tool"
+    args: Any = call.get("input")
+    if args is None and isinstance(fn, dict):
+        args = fn.get("arguments")  # OpenAI's shape: a JSON string
+    if isinstance(args, str):
+        with contextlib.suppress(ValueError):
+            args = json.loads(args)
+    if isinstance(args, dict):
+        # the strings say what was done (a command, a path, an edit); numbers are settings
+        vals = [v for v in args.values() if isinstance(v, str)]
+    elif isinstance(args, str):
+        vals = [args]
+    else:
+        vals = []
+    body = " · ".join(v[:CALL_CHARS] for v in vals if v.strip())
+    return f"[{name}] {body}".rstrip()
+
+
+def calls_text(calls: Any) -> str:
+    """A turn's tool calls as one line each; "" when it made none (or they are unreadable)."""
+    if not isinstance(calls, list):
+        return ""
+    return "\n".join(_one(c) for c in calls if isinstance(c, dict))
