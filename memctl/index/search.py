@@ -45,6 +45,7 @@ W_ASK = 0.6  # a turn made only of questions scores this share (W_ASK ** share a
 W_ANSWER = 0.7  # the turn after one that asks scores at least this share of the asker's score
 W_KIND = 1.0  # the kind noun of a list question, matched against the kinds of a turn's words
 W_DATED = 0.3  # a question that asks when: a turn whose window says when scores (1 + this)x
+W_VARIANT = 0.5  # the other stem of a word's noun/adjective pair ("allergies" -> "allergic")
 
 # English function words plus question words: "what did Dana say about egress" must be
 # carried by "dana", "egress", not by "what", "did", "about".
@@ -209,6 +210,23 @@ def parse_query(text: str) -> ParsedQuery:
     )
 
 
+def variant(stem: str) -> str | None:
+    """The other stem of an English noun/adjective pair, as the analyzer leaves them.
+
+    The Snowball stemmer keeps a noun's -y as -i ("allergies", "allergy" -> "allergi") and
+    takes an adjective's -ic off ("allergic" -> "allerg"), so "any allergies?" shares no
+    token with "Sam is allergic to peanuts"; the same split runs through economy/economic,
+    strategy/strategic, history/historic. A query token gets its partner as a lighter
+    extra term (claims, notes and turns are searched alike). Short stems
+    ("parti", "copi") are left alone: dropping their -i names another word.
+    """
+    if not stem.isalpha() or not stem.isascii():
+        return None
+    if stem.endswith("i"):
+        return stem[:-1] if len(stem) >= 6 else None
+    return stem + "i" if len(stem) >= 5 else None
+
+
 def _id_like(word: str) -> bool:
     """Words whose stemmed tokens would lose them: ids, refs, paths, tags, names with digits."""
     toks = analyze(word)
@@ -231,10 +249,17 @@ def build_plan(parsed: ParsedQuery, filters: Filters) -> Plan:
         required = ()
         near = tuple((p, W_PHRASE) for p in parsed.phrases if len(p) > 1 and W_PHRASE > 0)
     should: list[tuple[str, str, float]] = []
-    for tok, count in Counter(terms).items():
+    counts = Counter(terms)
+    for tok, count in counts.items():
         should.append((BODY, tok, float(count)))
         should.append((WINDOW, tok, W_WINDOW * count))
         should.append((WHEN, tok, W_WHEN * count))
+    if W_VARIANT > 0:
+        for tok, count in counts.items():
+            v = variant(tok)
+            if v is not None and v not in counts:
+                should.append((BODY, v, W_VARIANT * count))
+                should.append((WINDOW, v, W_VARIANT * W_WINDOW * count))
     should.extend((EXACT, w, W_EXACT) for w in parsed.exact)
     if W_KIND > 0:  # only a list question has a kind: other queries never read the field
         should.extend((KINDS, tok, W_KIND) for tok in parsed.kind)
