@@ -253,3 +253,55 @@ def test_search_finds_a_turn_by_the_tool_call_it_made(tmp_path: Path) -> None:
     texts = [f.read_text(encoding="utf-8") for f in (v / "raw").rglob("*.md")]
     raw = next(t for t in texts if "memctl:turn" in t)
     assert raw.count("act --container-architecture linux/amd64 -j test") == 1
+
+
+def test_a_noun_finds_the_claim_that_says_its_adjective(tmp_path: Path) -> None:
+    # "any allergies?" found nothing while "is Sam allergic to anything?" found "Sam is
+    # allergic to peanuts": the stemmer leaves "allergi" for the noun, "allerg" for the
+    # adjective, and neither search nor recall's claim match tied the two.
+    turns = [
+        ("Dana", "user", "Sam is allergic to peanuts, keep that in mind.", "2026-11-02T10:00:00Z"),
+        ("Dana", "user", "The offsite is in Porto in March.", "2026-11-02T10:02:00Z"),
+    ]
+    claim = ("Facts", "Sam is allergic to peanuts.", [("s1", 1, "Sam is allergic to peanuts")])
+    notes = [NoteSpec("entities/sam.md", "entities", "Sam", "team", claims=[(*claim, False)])]
+    vault, _ = build_vault(tmp_path / "v", [("s1", "dana", "team", turns)], notes)
+    for q in ("any allergies?", "Does anyone have food allergies?", "strategic allergy"):
+        r = ok("--vault", vault.root, "recall", "--json", "--user", "dana", "--", q)
+        claims = [m["text"] for m in r.json()["memories"] if m["kind"] == "claim"]
+        assert claims == ["Sam is allergic to peanuts."], (q, claims)
+    hits = ok("--vault", vault.root, "search", "--json", "--", "allergies").json()["hits"]
+    assert "entities/sam.md" in [h["ref"] for h in hits]
+
+
+def _chat(tmp: Path, turns: list[tuple[str, str]]) -> tuple[Path, list[str]]:
+    """A plain chat (memctl JSONL) in a new vault; returns it and each turn's id."""
+    src = tmp / "chat.jsonl"
+    ids = [f"m{i}" for i in range(1, len(turns) + 1)]
+    src.write_text("".join(json.dumps({"id": i, "role": role, "content": text,
+                                       "timestamp": f"2026-04-01T09:{n:02d}:00Z"}) + "\n"
+                           for n, (i, (role, text)) in enumerate(zip(ids, turns, strict=True))),
+                   encoding="utf-8")  # fmt: skip
+    v = tmp / "vault"
+    ok("init", v)
+    ok("--vault", v, "ingest", src, "--user", "dev")
+    return v, ids
+
+
+def test_a_statement_corrected_later_ranks_below_its_correction(tmp_path: Path) -> None:
+    # The assistant's wrong "You're working the Lisbon shift on April 20th" carries the
+    # question's words; the user's correction two turns later carries the answer and was
+    # recalled below it, or not at all.
+    v, ids = _chat(tmp_path, [
+        ("user", "Can you remind me which day I'm working the Lisbon shift?"),
+        ("assistant", "You're working the Lisbon shift on April 20th."),
+        ("user", "Thanks. Who covers the night desk that week?"),
+        ("user", "No wait, I checked the rota: it's April 21st."),
+        ("assistant", "You're right, April 21st. Priya covers the night desk."),
+        ("user", "Unrelated: the coffee machine on floor two is broken."),
+    ])  # fmt: skip
+    mems, refs = _recall(v, "Which day am I working the Lisbon shift?")
+    got = _turn_ids(mems, refs)
+    wrong, fix = ids[1], ids[3]
+    assert fix in got, got
+    assert wrong not in got or got.index(fix) < got.index(wrong), got

@@ -205,6 +205,7 @@ def _turn_queue(
                 got[ref] = (lift, f"supports {c.path}", None)
             elif lift > cur[0]:
                 got[ref] = (lift, f"{cur[1]}; supports {c.path}", cur[2])
+    _later_beats_earlier(r, got)
     conv: list[Queued] = []
     output: list[tuple[str, float, str, Hit | None, str | None]] = []
     for ref, (score, why, hit) in got.items():
@@ -233,6 +234,38 @@ def _turn_queue(
     conv.sort(key=lambda q: (-q[1], q[0]))
     output.sort(key=lambda q: (-q[1], q[0]))
     return conv, output
+
+
+def _later_beats_earlier(r: Reader, got: dict[str, tuple[float, str, Hit | None]]) -> None:
+    """A turn corrected a few turns later ranks below its correction, which joins the
+    candidates at the corrected turn's score if it was not found on its own: "You're working
+    on April 20th" carries the question's words, "No, it's the 21st" carries the answer."""
+    fixes: list[tuple[str, str]] = []
+    for ref, (_, _, hit) in got.items():
+        path, _, n = ref.rpartition("#t")
+        if not n.isdigit():
+            continue
+        later: list[tuple[str, str | None, str]] = []
+        for k in range(1, turns.CORRECTION_REACH + 1):
+            lref = f"{path}#t{int(n) + k}"
+            ltext = r.turn_text(lref)
+            if ltext is None:
+                break
+            later.append((lref, r.turn_role(lref), ltext))
+        if not later:
+            continue
+        role = hit.role if hit is not None else r.turn_role(ref)
+        text = hit.text if hit is not None else (r.turn_text(ref) or "")
+        by = turns.corrected_by((role, text), later, content_terms)
+        if by is not None:
+            fixes.append((ref, by))
+    for ref, by in fixes:
+        score, why, hit = got[ref]
+        cur = got.get(by)
+        if cur is None or cur[0] < score:
+            got[by] = (score, f"corrects {ref}" if cur is None else f"{cur[1]}; corrects {ref}",
+                       None if cur is None else cur[2])  # fmt: skip
+        got[ref] = (got[by][0] * turns.W_CORRECTED, f"{why}; corrected later by {by}", hit)
 
 
 STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share

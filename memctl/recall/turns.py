@@ -15,6 +15,7 @@ An assistant turn that only called a tool says nothing, yet the call is often th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # What a harness writes into a user turn when it runs a command for the user (Claude Code's
 # `!` commands and slash commands); `<bash-input>` is what the user typed and stays theirs.
@@ -73,3 +74,55 @@ def latest_first(items: list[tuple[str, float, str | None]]) -> dict[str, float]
         if s == best and ref != latest[0]:
             out[ref] = best * (1 - 1e-3)
     return out
+
+
+# ---- later beats earlier ------------------------------------------------------------------
+
+# How a turn that objects to what was just said opens ("No, it's the 21st", "Actually, I
+# meant Tuesday", "Wait, that's wrong"), and how a speaker takes back their own words once
+# told ("You're right, ...", "Sorry, ...").
+_OBJECTS = re.compile(
+    r"\W*(?:no\b|nope\b|actually\b|wait\b|correction\b|not quite\b|wrong\b|"
+    r"that'?s (?:not|wrong|incorrect)\b|that is (?:not|wrong|incorrect)\b|i meant\b|"
+    r"you'?re (?:wrong|mistaken)\b|you are (?:wrong|mistaken)\b)",
+    re.IGNORECASE,
+)
+_CONCEDES = re.compile(
+    r"\W*(?:you'?re (?:right|correct)\b|you are (?:right|correct)\b|sorry\b|apologies\b|"
+    r"my (?:mistake|bad|apologies)\b|good catch\b)",
+    re.IGNORECASE,
+)
+CORRECTION_REACH = 3  # a correction looks back this many turns for what it corrects
+W_CORRECTED = 0.9  # a corrected turn ranks at this share of its correction's score
+
+
+def corrected_by(
+    turn: tuple[str | None, str],
+    later: list[tuple[str, str | None, str]],
+    terms: Callable[[str], frozenset[str]],
+) -> str | None:
+    """The ref of the turn that corrects `turn` ((role, text)), among the `later` turns of
+    its session ((ref, role, text), in order after it).
+
+    A turn objects to the first turn of another speaker before it ("You're working on April
+    20th." "No, the 21st."), or to any turn it shares a content word with (`terms` gives a
+    text's content words). A turn that concedes ("You're right, the 21st.") corrects its own
+    speaker's earlier turn, never the objection it answers. Tool output neither corrects
+    nor is corrected here: a later run beats an earlier one by `latest_first`.
+    """
+    role, text = turn
+    if is_output(role, text):
+        return None
+    mine = terms(text)
+    first_other = True
+    for lref, lrole, ltext in later:
+        if is_output(lrole, ltext):
+            continue
+        shared = bool(mine & terms(ltext))
+        if _OBJECTS.match(ltext) and ((first_other and lrole != role) or shared):
+            return lref
+        if lrole == role and _CONCEDES.match(ltext):
+            return lref
+        if lrole != role:
+            first_other = False
+    return None
