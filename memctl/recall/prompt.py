@@ -168,7 +168,6 @@ def _turn_why(h: Hit) -> str:
     return f"{MATCHES}; claim key: a claim in {', '.join(h.via)} cites it"
 
 
-OUTPUT_UNASKED = 2  # tool output turns given when the question does not ask for output
 W_SUPPORT = 0.9  # a turn a kept claim cites ranks at least this share of the claim's score
 Queued = tuple[str, float, str, "Hit | None", "str | None"]  # ref, score, why, hit, refusal
 
@@ -186,9 +185,9 @@ def _turn_queue(
     One list for the turns the query found and the turns the kept claims cite: a claim
     lifts the turn it cites to W_SUPPORT of its own score times the share of the question
     the turn carries, and a turn that scores better still comes first (the claim itself is
-    already packed, citing its turn). Tool output comes in the second list, offered after
-    every conversation turn, unless the query asks for output: then it competes, the
-    latest run first (memctl.recall.turns).
+    already packed, citing its turn). Tool output comes in the second list, which is not
+    packed: it ranks below every conversation turn, unless the query asks for output, and
+    then it competes, the latest run first (memctl.recall.turns).
     """
     got: dict[str, tuple[float, str, Hit | None]] = {}
     for h, s in turn_hits:
@@ -451,14 +450,10 @@ def recall(
         try_turn(ref, score, why, hit, capped=True)
     for ref, score, why, hit in deferred:
         try_turn(ref, score, why, hit, capped=False)
-    for i, (ref, score, why, hit, _) in enumerate(output):  # evidence, after what was said
-        if ref in shown:
-            continue
-        shown.add(ref)
-        if i >= OUTPUT_UNASKED:
-            explain.append(Decision(ref, "turn", False, f"tool output not asked for: "
-                                    f"{OUTPUT_UNASKED} given", score))  # fmt: skip
-            continue
-        try_turn(ref, score, why, hit, capped=False)
+    for ref, score, _, _, _ in output:  # evidence, given when the question asks for output
+        if ref not in shown:
+            shown.add(ref)
+            explain.append(Decision(ref, "turn", False, "tool output, and the question does "
+                                    "not ask for output", score))  # fmt: skip
 
     return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")

@@ -4,9 +4,11 @@ A coding session is mostly tool traffic: test runs, coverage dumps, file listing
 the words of almost any question about the work ("tests", "coverage", a module's name) and
 crowd out what the user and the assistant said about it. So a turn that is tool output (a
 `tool` turn, or a user turn the harness filled with a command's output: `<bash-stdout>`,
-`<local-command-stdout>`) is evidence, not conversation: it is offered after every turn
-people said, unless the question asks for output (an error, a count, a version), and then
-the latest run of comparable relevance comes first, since a later run supersedes an earlier.
+`<local-command-stdout>`) is evidence, not conversation: it ranks below every turn people
+said and is left out, unless the question asks for output (an error, a count, a version),
+and then the latest run of comparable relevance comes first, since a later run supersedes
+an earlier. (Tool output is also where injected directions hide: shown only when asked
+for, and then quoted as data like any turn.)
 
 An assistant turn that only called a tool says nothing, yet the call is often the answer
 ("how do we run the type checker?" -> `uv run ty check`): such a turn is shown as its calls.
