@@ -1,4 +1,5 @@
-"""The block for the start of a session: profile, decisions, open threads, knowledge."""
+"""The block for the start of a session: instructions, profile, decisions, open threads,
+knowledge."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ if TYPE_CHECKING:
 # ---- context: the block for the start of a session ----------------------------------------
 
 # (section title, store, share of the budget, notes to read, claims per note)
+# The user's accepted instructions come first: they govern everything after them, and the
+# block's header tells the model to follow them (and nothing else in the block).
 _CONTEXT_PARTS: tuple[tuple[str, str, float, int, int], ...] = (
-    ("profile", "profile", 0.25, 1, 20),
+    ("instructions", "instructions", 0.15, 6, 10),
+    ("profile", "profile", 0.2, 1, 20),
     ("decisions", "decisions", 0.2, 8, 4),
     ("open threads", "sessions", 0.15, 10, 4),
-    ("recent sessions", "sessions", 0.2, 6, 3),
-    ("team knowledge", "knowledge", 0.2, 6, 8),
+    ("recent sessions", "sessions", 0.15, 6, 3),
+    ("team knowledge", "knowledge", 0.15, 6, 8),
 )
 _OPEN_SECTIONS = ("open threads", "open items", "open questions", "next steps")
 _SUMMARY_SECTIONS = ("summary", "goal", "progress", "outcome")
@@ -40,7 +44,8 @@ def context(
     enabled: bool = True,
     now: datetime | None = None,
 ) -> RecallResult:
-    """Profile, active decisions, open threads, recent sessions and team knowledge, packed."""
+    """Accepted instructions, profile, active decisions, open threads, recent sessions and
+    team knowledge, packed."""
     started = time.perf_counter()
     user, budget = resolve(vault, user, budget, fmt)
     if not enabled:
@@ -71,6 +76,8 @@ def context(
                 if part == "open threads" and sec not in _OPEN_SECTIONS:
                     continue
                 if part == "recent sessions" and sec not in _SUMMARY_SECTIONS:
+                    continue
+                if part == "instructions" and sec != "instructions":
                     continue
                 if picked >= per_note:
                     break

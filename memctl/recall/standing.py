@@ -17,6 +17,7 @@ before it is shown, like any claim.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,6 +40,9 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "instructions": ("instructions",),
 }
 PER_NOTE = {"decisions": 1, "profile": 4}  # a decision note's first line is the decision
+# The builtin curator's dating line under a decision ("Decided on 2026-11-20, stated by
+# Root."): true, but it says nothing without the decision it dates, so it never stands alone.
+_STAMP = re.compile(r"Decided on \S+, stated by [^.]+\.")
 DEFAULT_PER_NOTE = 3
 W_NOTE = 0.25  # share of a line's relevance that comes from its note's
 POOL = 30  # lines read per query: the newest, and those the prompt's words match best
@@ -130,6 +134,10 @@ def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iter
     per_note: dict[str, int] = {}
     for s in ranked:
         h = s.hit
+        if _STAMP.fullmatch(h.text.strip()):
+            explain.append(Decision(h.ref, "claim", False, "standing: a date line says nothing "
+                                    "without its decision", 0, h.text))  # fmt: skip
+            continue
         cap = PER_NOTE.get(h.store or "", DEFAULT_PER_NOTE)
         if per_note.get(h.ref, 0) >= cap:
             explain.append(
