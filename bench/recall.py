@@ -372,7 +372,7 @@ def main() -> None:
             ap.error(f"--compare {args.compare}: {e}")
         if not isinstance(old_rows, list):
             ap.error(f"--compare {args.compare}: not a list of per-question rows from --json")
-    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    data = [] if args.only == "real" else json.loads(Path(args.data).read_text(encoding="utf-8"))
     if args.reuse and not args.workdir:
         raise SystemExit("--reuse needs --workdir")
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memctl-locomo-"))

@@ -102,7 +102,7 @@ def test_a_run_compared_with_itself_changes_nothing(tmp_path: Path) -> None:
     data.write_text(json.dumps(_tiny_locomo()), encoding="utf-8")
     first = tmp_path / "first.json"
     base = [sys.executable, str(ROOT / "bench" / "recall.py"), "--data", str(data),
-            "--workdir", str(tmp_path / "w")]  # fmt: skip
+            "--workdir", str(tmp_path / "w"), "--only", "locomo"]  # fmt: skip
     r = subprocess.run([*base, "--no-curate", "--json", str(first)],
                        capture_output=True, text=True, check=False)  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -130,3 +130,32 @@ def test_a_bad_compare_file_stops_the_run_before_it_starts(tmp_path: Path) -> No
         assert r.returncode == 2, r.stderr
         assert "--compare" in r.stderr and "Traceback" not in r.stderr
         assert not work.exists()  # nothing was built
+
+
+def test_real_sessions_count_an_answer_in_recall_and_in_search(tmp_path: Path) -> None:
+    """End to end on a tiny gold file: one Claude Code session, two questions, through the
+    CLI; recall counts an evidence turn among its memories, search among its top six."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_recall_answers import SID, Log
+
+    log = Log()
+    log.user("Please add a CI workflow that runs the tests.")
+    wrote = log.call("Write", file_path=".github/workflows/ci.yml", content="name: CI")
+    log.result("File created successfully at: .github/workflows/ci.yml")
+    told = log.said("The CI workflow lives in .github/workflows/ci.yml and runs pytest.")
+    gold_dir = tmp_path / "cc"
+    (gold_dir / "sessions" / "proj").mkdir(parents=True)
+    log.write(gold_dir / "sessions" / "proj" / f"{SID}.jsonl")
+    gold = {"sessions": [{"file": f"proj/{SID}.jsonl", "session_id": SID, "questions": [
+        {"question": "Where is the CI workflow?", "answer": "ci.yml", "evidence": [wrote, told]},
+        {"question": "Which database do we use?", "answer": "-", "evidence": ["nowhere"]},
+    ]}]}  # fmt: skip
+    (gold_dir / "gold.json").write_text(json.dumps(gold), encoding="utf-8")
+    out = tmp_path / "rows.json"
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "recall.py"), "--only", "real",
+                        "--gold", str(gold_dir / "gold.json"), "--json", str(out)],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(out.with_suffix(".real.json").read_text(encoding="utf-8"))["new"]
+    assert [(x["recall"], x["search@6"]) for x in rows] == [(True, True), (False, False)]
+    assert f"| {SID[:8]} | 2 | 0.50 | 0.50 | yes |" in r.stdout
