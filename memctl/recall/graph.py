@@ -183,6 +183,31 @@ class Reader:
         nxt = _TURN_HEAD.search(text, m.end())
         return _body(text, m.end(), nxt.start() if nxt else len(text))
 
+    def following(self, ref: str, k: int) -> list[tuple[str, str | None, str]]:
+        """The next `k` turns of a turn's session as (ref, role, text), read on from its
+        heading: a correction is looked for among them, and finding each by its heading
+        from the start of a long session would scan it again for every one."""
+        got = self._turn(ref)
+        if got is None:
+            return []
+        path = ref.partition("#t")[0]
+        _, text, _, end = got
+        out: list[tuple[str, str | None, str]] = []
+        at = end
+        while len(out) < k:
+            head = _TURN_HEAD.search(text, at)
+            if head is None:
+                break
+            m = _META_LINE.match(text, head.end() + 1)
+            if m is None:
+                break
+            role = _ROLE_META.match(text, head.end() + 1)
+            nxt = _TURN_HEAD.search(text, m.end())
+            body = _body(text, m.end(), nxt.start() if nxt else len(text))
+            out.append((f"{path}#t{head.group(1)}", role.group(1) if role else None, body))
+            at = m.end()
+        return out
+
     def turn_calls(self, ref: str) -> list[dict[str, Any]]:
         """The tool calls a turn made (Claude Code keeps them in the turn's metadata): an
         assistant turn that only ran a command says nothing else, and the command is what

@@ -240,17 +240,9 @@ def _later_beats_earlier(r: Reader, got: dict[str, tuple[float, str, Hit | None]
     candidates at the corrected turn's score if it was not found on its own: "You're working
     on April 20th" carries the question's words, "No, it's the 21st" carries the answer."""
     fixes: list[tuple[str, str]] = []
-    for ref, (_, _, hit) in got.items():
-        path, _, n = ref.rpartition("#t")
-        if not n.isdigit():
-            continue
-        later: list[tuple[str, str | None, str]] = []
-        for k in range(1, turns.CORRECTION_REACH + 1):
-            lref = f"{path}#t{int(n) + k}"
-            ltext = r.turn_text(lref)
-            if ltext is None:
-                break
-            later.append((lref, r.turn_role(lref), ltext))
+    best = sorted(got.items(), key=lambda kv: -kv[1][0])[: turns.CORRECTION_CANDIDATES]
+    for ref, (_, _, hit) in best:
+        later = r.following(ref, turns.CORRECTION_REACH)
         if not later:
             continue
         role = hit.role if hit is not None else r.turn_role(ref)

@@ -95,6 +95,7 @@ _CONCEDES = re.compile(
     re.IGNORECASE,
 )
 CORRECTION_REACH = 3  # a correction looks back this many turns for what it corrects
+CORRECTION_CANDIDATES = 12  # the best turns looked at for a later correction
 W_CORRECTED = 0.9  # a corrected turn ranks at this share of its correction's score
 
 
