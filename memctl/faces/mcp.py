@@ -385,8 +385,8 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
 
     @server.tool(title="Start-of-session memory", annotations=read_only, structured_output=True)
     def context(budget: Budget = None) -> str:
-        """What to know at the start of a session, as cited markdown: the user's profile,
-        decisions, open threads, recent sessions and team knowledge."""
+        """What to know at the start of a session, as cited markdown: the user's accepted
+        instructions, profile, decisions, open threads, recent sessions and team knowledge."""
         return run(tools.context, budget)  # type: ignore[no-any-return]
 
     @server.tool(title="Read a note or turn", annotations=read_only, structured_output=True)

@@ -123,7 +123,8 @@ def context(
     ] = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """The start-of-session block: profile, decisions, open threads, sessions, team knowledge."""
+    """The start-of-session block: instructions, profile, decisions, open threads, sessions,
+    team knowledge."""
     res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
     _show(res, "context", json_out, explain)
 
