@@ -90,7 +90,8 @@ _OBJECTS = re.compile(
     re.IGNORECASE,
 )
 _CONCEDES = re.compile(
-    r"\W*(?:you'?re (?:right|correct)\b|you are (?:right|correct)\b|sorry\b|apologies\b|"
+    r"\W*(?:you'?re (?:\w+ )?(?:right|correct)\b|you are (?:\w+ )?(?:right|correct)\b|sorry\b|"
+    r"apologies\b|"
     r"my (?:mistake|bad|apologies)\b|good catch\b)",
     re.IGNORECASE,
 )
