@@ -149,7 +149,7 @@ def test_resources_templates_and_the_prompt(acme: tuple[Vault, dict]) -> None:
     said = out["prompt"].messages[0].content.text
     assert "call `recall`" in said and "pick a log vendor" in said and "marco" in said
     # the same words as the block's header: which lines to follow, which are data
-    from memctl.recall.render import DATA_NOTE, INSTRUCTIONS_NOTE
+    from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
 
     assert INSTRUCTIONS_NOTE in said and DATA_NOTE in said
 

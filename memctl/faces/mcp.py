@@ -514,7 +514,7 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
             str | None, _described("What you are about to work on, if you know.")
         ] = None,
     ) -> str:
-        from memctl.recall.render import DATA_NOTE, INSTRUCTIONS_NOTE
+        from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
 
         extra = f"\nYou are about to work on: {task}\nStart with recall on it.\n" if task else ""
         return PROMPT.format(
