@@ -500,8 +500,10 @@ class Vault(Floor):
         history: bool = False,
         enabled: bool = True,
         now: datetime | None = None,
+        project: str | None = None,
     ) -> RecallResult:
-        """Cited memories for a prompt, packed into a token budget (see memctl.recall)."""
+        """Cited memories for a prompt, packed into a token budget (see memctl.recall);
+        `project`: the working directory, whose project note then stands."""
         from memctl.recall import recall
 
         return recall(
@@ -513,6 +515,7 @@ class Vault(Floor):
             history=history,
             enabled=enabled,
             now=now,
+            project=project,
         )
 
     def context(
@@ -523,11 +526,15 @@ class Vault(Floor):
         fmt: str = "md",
         enabled: bool = True,
         now: datetime | None = None,
+        project: str | None = None,
     ) -> RecallResult:
-        """The session-start block: profile, decisions, open threads, team knowledge."""
+        """The session-start block: instructions, the project's note (`project`: the working
+        directory), profile, decisions, open threads, team knowledge."""
         from memctl.recall import context
 
-        return context(self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now)
+        return context(
+            self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now, project=project
+        )
 
     def access(self, user: str) -> UserAccess:
         """What `user` may read here: scopes, and notes and INDEX files as they may see them."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from test_recall import NoteSpec, build_vault
-from util import ok
+from util import git, ok
 
 SID = "5e55a0c1-0000-4000-8000-000000000001"
 
@@ -364,3 +364,62 @@ def test_a_standing_line_always_carries_its_content(tmp_path: Path) -> None:
     texts = [m["text"] for m in r.json()["memories"]]
     assert "Decided on 2026-11-20, stated by Root." not in texts, texts
     assert "Root decided to use Postgres for the orders service." in texts, texts
+
+
+# ---- the project store --------------------------------------------------------------------
+
+
+def _projects(tmp: Path) -> Path:
+    """A vault with two project notes, each recording the directory it was worked in."""
+    said = "Run the browser tests with uv run pytest -m browser."
+    other = "Deploy the billing service with make deploy-billing."
+    turns = [("Dev", "user", said, _DAY), ("Dev", "user", other, _DAY)]
+    notes = [
+        NoteSpec("projects/app.md", "projects", "Project: app", "team",
+                 claims=[("Commands", said, [("s1", 1, said)], False)]),
+        NoteSpec("projects/billing.md", "projects", "Project: billing", "team",
+                 claims=[("Commands", other, [("s1", 2, other)], False)]),
+    ]  # fmt: skip
+    vault, _ = build_vault(tmp / "v", [("s1", "dev", "team", turns)], notes)
+    root = vault.root
+    config = root / ".memctl" / "config.toml"
+    table = '\n[stores.projects]\nfolder = "projects"\nscope = "team"\nmode = "background"\n'
+    config.write_text(config.read_text(encoding="utf-8") + table, encoding="utf-8")
+    for name, cwd in (("app", "/home/dev/code/app"), ("billing", "/home/dev/code/billing")):
+        f = root / "projects" / f"{name}.md"
+        f.write_text(f.read_text(encoding="utf-8").replace("\nscope: team\n",
+                     f"\nscope: team\ncwd: {cwd}\n", 1), encoding="utf-8")  # fmt: skip
+    git(root, "add", "-A")
+    git(
+        root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "projects"
+    )
+    return root
+
+
+def test_the_project_note_stands_for_prompts_made_in_its_project(tmp_path: Path) -> None:
+    # The projects store keeps how to build and test a code base; a prompt made in that
+    # code base ("write a haiku", or anything) should carry it, and only that project's.
+    v = _projects(tmp_path)
+    app = "Run the browser tests with uv run pytest -m browser."
+    billing = "Deploy the billing service with make deploy-billing."
+
+    def texts(*args: str) -> list[str]:
+        r = ok("--vault", v, *args[:1], "--json", "--user", "dev", *args[1:])
+        return [m["text"] for m in r.json()["memories"]]
+
+    here = texts("recall", "--in", "/home/dev/code/app/src", "--", "write a haiku about autumn")
+    assert app in here and billing not in here, here
+    # an agent's worktree inside the project is the project
+    wt = "/home/dev/code/app/.claude/worktrees/agent-1"
+    assert app in texts("recall", "--in", wt, "--", "write a haiku about autumn")
+    assert app not in texts("recall", "--in", "/tmp", "--", "write a haiku about autumn")
+    assert app not in texts("recall", "--", "write a haiku about autumn")
+    assert app in texts("context", "--in", "/home/dev/code/app")
+    assert app not in texts("context")
+    # the hooks pass Claude Code's cwd
+    payload = {"session_id": "s", "transcript_path": "/nonexistent",
+               "cwd": "/home/dev/code/app", "hook_event_name": "UserPromptSubmit",
+               "prompt": "write a haiku about autumn"}  # fmt: skip
+    r = ok("--vault", v, "hook", "user-prompt-submit", "--as", "dev", input=json.dumps(payload))
+    ctx = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
+    assert app in ctx and billing not in ctx

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
+from memctl.recall.project import project_note
 from memctl.recall.render import Renderer
 from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResult, resolve
 from memctl.recall.words import plain
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 # block's header tells the model to follow them (and nothing else in the block).
 _CONTEXT_PARTS: tuple[tuple[str, str, float, int, int], ...] = (
     ("instructions", "instructions", 0.15, 6, 10),
+    ("project", "projects", 0.15, 1, 12),  # only the note of the session's working directory
     ("profile", "profile", 0.2, 1, 20),
     ("decisions", "decisions", 0.2, 8, 4),
     ("open threads", "sessions", 0.15, 10, 4),
@@ -43,8 +45,10 @@ def context(
     fmt: str = "md",
     enabled: bool = True,
     now: datetime | None = None,
+    project: str | None = None,
 ) -> RecallResult:
-    """Accepted instructions, profile, active decisions, open threads, recent sessions and
+    """Accepted instructions, the project's note (`project`: the working directory),
+    profile, active decisions, open threads, recent sessions and
     team knowledge, packed."""
     started = time.perf_counter()
     user, budget = resolve(vault, user, budget, fmt)
@@ -61,7 +65,13 @@ def context(
             filters["scope"] = [f"user:{user}"]
         elif part == "team knowledge":
             filters["scope"] = ["team", "global"]
-        hits = _context_hits(r, filters, n_notes)
+        if part == "project":
+            path = project_note(r, project)
+            if path is None:
+                continue
+            hits = [h for h in r.search("", limit=200, **filters) if h.ref == path]
+        else:
+            hits = _context_hits(r, filters, n_notes)
         mems: list[Memory] = []
         for rank, h in enumerate(hits):
             note = r.note(h.ref)

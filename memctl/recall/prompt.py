@@ -17,6 +17,7 @@ from memctl.index.toolcalls import calls_text
 from memctl.recall import standing, turns
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
+from memctl.recall.project import project_note
 from memctl.recall.rank import (
     BACKGROUND_CLAIMS,
     DUP_JACCARD,
@@ -271,6 +272,7 @@ def _pack_standing(
     query: str,
     notes: dict[str, float],
     explain: list[Decision],
+    project: str | None = None,
 ) -> dict[tuple[str, str], frozenset[str]]:
     """Pack standing lines into their share of the budget; returns what was given."""
     share = r.vault.config.recall_standing
@@ -280,7 +282,8 @@ def _pack_standing(
     cap = packer.used + int(packer.budget * share)
     misses = 0
     asked = frozenset(qweight)
-    for m in standing.memories(r, standing.standing(r, qweight, full, query, notes), explain):
+    ranked = standing.standing(r, qweight, full, query, notes, project)
+    for m in standing.memories(r, ranked, explain):
         terms = content_terms(m.text)
         if any(near_copy(t, terms, asked, DUP_JACCARD) for t in given.values()):
             explain.append(Decision(m.ref, "claim", False, f"{m.why}; near-copy", m.score, m.text))
@@ -311,8 +314,12 @@ def recall(
     history: bool = False,
     enabled: bool = True,
     now: datetime | None = None,
+    project: str | None = None,
 ) -> RecallResult:
-    """Cited memories for `query`, visible to `user`, packed into `budget` tokens."""
+    """Cited memories for `query`, visible to `user`, packed into `budget` tokens.
+
+    `project` is the working directory the prompt is made in: that project's note (the
+    projects store) is standing context for it (memctl.recall.project)."""
     started = time.perf_counter()
     user, budget = resolve(vault, user, budget, fmt)
     query = query if isinstance(query, str) else str(query)
@@ -337,7 +344,8 @@ def recall(
     )
     packer = Packer(renderer, budget)
     notes = {p: c.score for p, c in cands.items()}
-    given = _pack_standing(r, packer, qweight, full, query, notes, explain)
+    note = project_note(r, project)
+    given = _pack_standing(r, packer, qweight, full, query, notes, explain, note)
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
     kept: list[Claim] = []

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memctl.recall.project import STORE
 from memctl.recall.rank import check_cites, coverage, recency
 from memctl.recall.results import AGENT_TAG, Decision, Memory
 from memctl.recall.words import content_terms
@@ -39,7 +40,11 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "profile": ("preferences", "instructions"),
     "instructions": ("instructions",),
 }
-PER_NOTE = {"decisions": 1, "profile": 4}  # a decision note's first line is the decision
+# The project note of the directory a prompt is made in (memctl.recall.project): all it says
+# about the code base stands there; other projects' notes never do.
+PROJECT_SECTIONS = ("where", "stack", "commands", "layout", "gotchas", "facts")
+# a decision note's first line is the decision
+PER_NOTE = {"decisions": 1, "profile": 4, "projects": 6}
 # The builtin curator's dating line under a decision ("Decided on 2026-11-20, stated by
 # Root."): true, but it says nothing without the decision it dates, so it never stands alone.
 _STAMP = re.compile(r"Decided on \S+, stated by [^.]+\.")
@@ -57,12 +62,17 @@ class Standing:
     score: float
 
 
-def _hits(r: Reader, query: str) -> list[Hit]:
-    """Standing lines the user may see: the newest and, for a real prompt, the best matches."""
+def _hits(r: Reader, query: str, project: str | None = None) -> list[Hit]:
+    """Standing lines the user may see: the newest and, for a real prompt, the best matches;
+    with `project`, that project note's lines too."""
     stores = [s for s in SECTIONS if s in r.vault.config.stores]
+    wanted = {sec for s in stores for sec in SECTIONS[s]}
+    if project is not None:
+        stores.append(STORE)
+        wanted.update(PROJECT_SECTIONS)
     if not stores:
         return []
-    sections = sorted({sec for s in stores for sec in SECTIONS[s]})
+    sections = sorted(wanted)
     found: dict[tuple[str, str], Hit] = {}
     for q in ("", query) if query.strip() else ("",):
         hits = _newest(r, stores, sections) if q == "" else None
@@ -70,6 +80,13 @@ def _hits(r: Reader, query: str) -> list[Hit]:
             hits = r.search(q, kind="claim", status="active", limit=POOL, store=stores,
                             section=sections)  # fmt: skip
         for h in hits:
+            if h.store == STORE and h.ref != project:
+                continue  # another project's note: not where this prompt is made
+            sec = (h.section or "").casefold()
+            if h.store != STORE and sec in PROJECT_SECTIONS and sec not in SECTIONS.get(
+                h.store or "", ()
+            ):
+                continue  # a knowledge note's "Facts" do not stand because a project's do
             found.setdefault((h.ref, h.text), h)
     return list(found.values())
 
@@ -102,7 +119,12 @@ def _newest(r: Reader, stores: list[str], sections: list[str]) -> list[Hit] | No
 
 
 def standing(
-    r: Reader, qweight: dict[str, float], full: float, query: str, notes: dict[str, float]
+    r: Reader,
+    qweight: dict[str, float],
+    full: float,
+    query: str,
+    notes: dict[str, float],
+    project: str | None = None,
 ) -> list[Standing]:
     """The standing lines for this user and prompt, best first.
 
@@ -111,13 +133,14 @@ def standing(
     lines that say the same, the one in the note the prompt found comes first.
     """
     out: list[Standing] = []
-    for h in _hits(r, query):
+    for h in _hits(r, query, project):
         if h.store == "profile" and h.scope != f"user:{r.user}":
             continue  # someone else's profile, even when shared, does not govern this user
         if not r.visible(h.scope):
             continue
         rel = coverage(content_terms(h.text), qweight, full) if qweight else 0.0
-        rel += W_NOTE * notes.get(h.ref, 0.0)
+        # the prompt is made in the project: its note counts as found
+        rel += W_NOTE * (1.0 if h.ref == project else notes.get(h.ref, 0.0))
         # relevance first; within the same relevance, the newer line
         score = rel + recency(h.timestamp, r.now) * 1e-3
         out.append(Standing(h, rel, score))

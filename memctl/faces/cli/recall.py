@@ -31,6 +31,14 @@ _Budget = Annotated[
     int | None, typer.Option("--budget", help="Token budget (default: config, 1500).")
 ]
 _Format = Annotated[str, typer.Option("--format", help=_FORMAT_HELP)]
+_In = Annotated[
+    str | None,
+    typer.Option(
+        "--in",
+        help="The working directory the prompt is made in: its project note (projects store) "
+        "stands. The hooks pass Claude Code's cwd.",
+    ),
+]
 _Project = Annotated[
     bool,
     typer.Option(
@@ -99,6 +107,7 @@ def recall(
         bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
     ] = False,
     json_out: JsonFlag = False,
+    where: _In = None,
 ) -> None:
     """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
     res = open_vault().recall(
@@ -108,6 +117,7 @@ def recall(
         fmt=fmt,
         history=history,
         enabled=_enabled(none),
+        project=where,
     )
     _show(res, "recall", json_out, explain)
 
@@ -122,10 +132,13 @@ def context(
         bool, typer.Option("--none", help="Give nothing (also MEMCTL_RECALL=off).")
     ] = False,
     json_out: JsonFlag = False,
+    where: _In = None,
 ) -> None:
     """The start-of-session block: instructions, profile, decisions, open threads, sessions,
     team knowledge."""
-    res = open_vault().context(user=user, budget=budget, fmt=fmt, enabled=_enabled(none))
+    res = open_vault().context(
+        user=user, budget=budget, fmt=fmt, enabled=_enabled(none), project=where
+    )
     _show(res, "context", json_out, explain)
 
 

@@ -189,13 +189,15 @@ def handle(
         if Vault.recall_off(env):
             return HookOutcome()
         vault = Vault.open(root, env=dict(env), one_shot=True)
+        cwd = payload.get("cwd")
+        project = cwd if isinstance(cwd, str) and cwd else None  # its project note stands
         if name == "session-start":
-            res = vault.context(user=user)
+            res = vault.context(user=user, project=project)
         elif name == "user-prompt-submit":
             prompt = payload.get("prompt")
             if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
                 return HookOutcome()  # nothing to recall for, or a slash command
-            res = vault.recall(prompt, user=user)
+            res = vault.recall(prompt, user=user, project=project)
         else:
             return HookOutcome(logged=log(root, name, f"unknown hook {name!r}"))
         return HookOutcome(

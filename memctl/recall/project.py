@@ -1,0 +1,89 @@
+"""The project a prompt is made in: its note in the projects store is standing context there.
+
+A coding agent runs in a working directory (Claude Code sends it as the hook's `cwd`). The
+curator keeps one note per code base in the `projects` store, its frontmatter holding the
+`cwd` it was worked in and, when a command showed it, the git `remote`. A prompt made in
+that directory, a subfolder of it, an agent's worktree inside it (`.claude/worktrees/<id>`)
+or another clone of the same remote gets that note's lines as standing context: how to run
+the tests matters to any prompt in the project, whatever its words.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memctl.recall.graph import Reader
+
+STORE = "projects"
+_REMOTE = re.compile(
+    r"(?:git@|https?://|ssh://git@)(?P<host>[\w.-]+)[:/](?P<path>[\w.-]+/[\w.-]+?)(?:\.git)?"
+    r"(?=[\s)'\"]|$)",
+    re.M,
+)
+_WORKTREE = re.compile(r"/\.claude/worktrees/[^/]+/?$")
+_URL_LINE = re.compile(r"^\s*url\s*=\s*(\S+)", re.M)
+
+
+def normal_remote(url: str) -> str:
+    """'git@github.com:acme/app.git' and 'https://github.com/acme/app' -> 'github.com/acme/app'."""
+    m = _REMOTE.search(url.strip())
+    return f"{m.group('host')}/{m.group('path')}".lower() if m else url.strip().lower()
+
+
+def project_dir(cwd: str) -> str:
+    """The project a working directory belongs to (an agent's worktree is its project's)."""
+    return _WORKTREE.sub("", cwd.rstrip("/")) or cwd
+
+
+def git_remote(cwd: str) -> str | None:
+    """The first remote URL of the git repository `cwd` is in, read from its config file
+    (no git process: the hook runs on every prompt)."""
+    here = Path(cwd)
+    for d in (here, *here.parents):
+        dot = d / ".git"
+        try:
+            if dot.is_file():  # a worktree or submodule: "gitdir: <path>"
+                text = dot.read_text(encoding="utf-8", errors="replace")
+                git = Path(text.partition("gitdir:")[2].strip())
+                git = git if git.is_absolute() else d / git
+                common = git / "commondir"
+                if common.is_file():
+                    git = (git / common.read_text(encoding="utf-8").strip()).resolve()
+            elif dot.is_dir():
+                git = dot
+            else:
+                continue
+            m = _URL_LINE.search((git / "config").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return None
+        return m.group(1) if m else None
+    return None
+
+
+def project_note(r: Reader, cwd: str | None) -> str | None:
+    """The path of the active project note for a working directory, or None.
+
+    A remote decides first (clones in different places are one project); else the note whose
+    recorded working directory is `cwd`'s project or contains it, the deepest such.
+    """
+    if not cwd or STORE not in r.vault.config.stores:
+        return None
+    here = project_dir(cwd)
+    remote = git_remote(cwd)
+    want = normal_remote(remote) if remote else None
+    best: tuple[int, str] | None = None
+    for h in r.search("", kind="note", store=STORE, status="active", limit=200):
+        note = r.note(h.ref)
+        if note is None or not r.visible(note.scope):
+            continue
+        theirs = note.meta.get("remote")
+        if want and theirs and normal_remote(str(theirs)) == want:
+            return h.ref
+        where = str(note.meta.get("cwd") or "").rstrip("/")
+        inside = where and (here == where or here.startswith(where + "/"))
+        if inside and (best is None or len(where) > best[0]):
+            best = (len(where), h.ref)
+    return best[1] if best else None
