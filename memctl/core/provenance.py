@@ -36,6 +36,33 @@ def quote_in(quote: str, content: str) -> bool:
     return quote in content or squash(quote) in squash(content)
 
 
+def citable(m: Message) -> str:
+    """What a turn says that a claim may quote: its text, plus an agent's tool calls.
+
+    An agent's turn that only runs a command or edits a file has no text; what it did is in
+    the call's arguments (the command, the file path, the commit message), kept verbatim in
+    the raw turn's meta, so a claim about what was done can quote them.
+    """
+    calls = m.meta.get("tool_calls") if isinstance(m.meta, dict) else None
+    if not calls:
+        return m.content
+    parts = [m.content]
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            parts.extend(_strings(call.get("input")))
+    return "\n".join(parts)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 class RawTurns:
     """Parsed raw sessions, cached for the length of one command."""
 
@@ -95,7 +122,7 @@ def check(turns: RawTurns, ref: str, quote: str) -> str | None:
         return exc.message
     if not quote.strip():
         return f"{ref}: citation has no quote"
-    if not quote_in(quote, m.content):
+    if not quote_in(quote, citable(m)):
         return f"{ref}: quote is not verbatim in the turn: {_short(quote)!r}"
     return None
 

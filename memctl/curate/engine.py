@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import HISTORY, strip_links
-from memctl.core.provenance import RawTurns, quote_in, squash
+from memctl.core.provenance import RawTurns, citable, quote_in, squash
 from memctl.core.raw import split_frontmatter
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -526,7 +526,9 @@ def _merge_one(
             )
             return
         m = batch.messages[q.turn - 1]
-        if m.role != "user":
+        if m.role != "user" and not (p.observed and not forced_proposal(spec.config)):
+            # What the agent did or found is evidence of what happened in the session; it is
+            # never a source of instructions, and never of anything said by a person.
             _reject(
                 res,
                 p,
@@ -538,10 +540,11 @@ def _merge_one(
         if len(squash(q.quote)) < MIN_QUOTE_CHARS:
             _reject(res, p, "quote is too short to support a claim", ref, q.quote)
             return
-        if not quote_in(q.quote, m.content):
+        said = citable(m)
+        if not quote_in(q.quote, said):
             _reject(res, p, "quote is not verbatim in the cited turn", ref, q.quote)
             return
-        if not quote_in(q.quote, _HIDDEN.sub(" ", m.content)):
+        if not quote_in(q.quote, _HIDDEN.sub(" ", said)):
             # Text a reader never sees is where prompt injections hide.
             _reject(res, p, "quote comes from a hidden HTML comment", ref, q.quote)
             return

@@ -41,7 +41,10 @@ class Proposal:
     note. `replaces` names (by its text) the existing claim an update/supersede/correct/
     retract/resolve acts on. `slug` is a hint for the file name of a new note. `about` names
     the person a user-scoped note (a profile) is for when that is not the session's user: the
-    other speaker of a two-person conversation.
+    other speaker of a two-person conversation. `observed` marks a claim about what the session
+    shows happening (a command the agent ran, a commit, a cause it found, the human's answer in
+    a tool result): it may cite the agent's and the tools' turns, quoting them verbatim, where
+    any other claim cites only what people said.
     """
 
     store: str
@@ -56,6 +59,7 @@ class Proposal:
     slug: str | None = None
     meta: tuple[tuple[str, Any], ...] = ()
     about: str | None = None  # a user-scoped store's note for another named speaker
+    observed: bool = False  # may cite agent and tool turns (see the docstring)
 
 
 @dataclass(frozen=True)
