@@ -27,6 +27,8 @@ BUILTIN_STORES: dict[str, dict[str, str]] = {
     "decisions": {"folder": "decisions", "scope": "session", "mode": "background"},
     "feedback": {"folder": "feedback", "scope": "session", "mode": "background"},
     "instructions": {"folder": "instructions", "scope": "team", "mode": "propose"},
+    # One note per code base (known from the session's working directory and git remote).
+    "projects": {"folder": "projects", "scope": "team", "mode": "background"},
 }
 
 DEFAULT_CONFIG_TOML = """\

@@ -15,6 +15,7 @@ STORE_GISTS = {
     "decisions": "what was decided, why, the alternatives, when and by whom",
     "feedback": "what worked and what did not",
     "instructions": "evolving instructions for the agent (always reviewed before use)",
+    "projects": "one note per code base: layout, stack, how to build, test and run it, gotchas",
 }
 
 RECENT_SESSIONS = 15
