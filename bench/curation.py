@@ -2,6 +2,7 @@
 
     python bench/curation.py [--data ../shared/data/locomo/locomo-dev.json] [--samples 50]
                              [--curator builtin | --model openai/gpt-4o-mini | --replay]
+                             [--sessions ../shared/data/claude-code] [--only locomo|sessions]
 
 Each conversation becomes a fresh vault: `memctl init`, `memctl ingest` of one transcript per
 session as speaker_a's (`--user`, team scope), `memctl curate`. Every active claim line (not
@@ -14,6 +15,14 @@ Beside it, in the same run, the every-sentence baseline: each sentence either sp
 copied as a claim citing its turn. Prints per conversation and per store, the curate speed in
 turns/s, tokens and cost when a model is used, and a fixed sample of claims for a person to
 judge. The data set is CC BY-NC 4.0: it is read from outside the package, never copied in.
+
+Then, in the same run, real Claude Code sessions with a hand-written gold set (`--sessions`, see
+its README): each gold session is ingested into a fresh vault (team scope) and curated. A claim
+matches a gold fact when it cites one of the fact's evidence lines and the two texts' content
+word *sets* overlap with F1 >= 0.3 (the README's rule); gold facts are matched one-to-one, best
+F1 first, for coverage. precision = claims matching some gold fact / claims; noise = claims
+citing a gold noise line or carrying harness markup. Beside it, the every-sentence baseline:
+each sentence of each human and assistant text line, as a claim citing that line.
 """
 
 from __future__ import annotations
@@ -34,8 +43,23 @@ from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-STORES = ("profile", "sessions", "entities", "knowledge", "decisions", "feedback", "instructions")
+# The data sit beside the checkout (../shared/data), or beside the folder of worktrees.
+SHARED = next(
+    (p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
+    HERE.parent.parent / "shared" / "data",
+)
+DEFAULT_DATA = SHARED / "locomo" / "locomo-dev.json"
+DEFAULT_SESSIONS = SHARED / "claude-code"
+STORES = (
+    "profile",
+    "sessions",
+    "entities",
+    "knowledge",
+    "decisions",
+    "feedback",
+    "instructions",
+    "projects",
+)
 THRESHOLD = 0.3
 
 STOPWORDS = frozenset(
@@ -198,7 +222,9 @@ def read_claims(vault: Path) -> list[Learned]:
         rel = f.relative_to(vault).as_posix()
         _, messages = parse_session(f.read_text("utf-8"), rel)
         for i, m in enumerate(messages, 1):
-            ids[f"{rel}#t{i}"] = str(m.id or "")
+            # A Claude Code line that yields several messages suffixes its uuid ("<uuid>-1").
+            mid = str(m.id or "")
+            ids[f"{rel}#t{i}"] = re.sub(r"^([0-9a-f-]{36})-\d+$", r"\1", mid)
     out = []
     for store in STORES:
         folder = vault / store
@@ -318,6 +344,194 @@ def curate(vault: Path, curator: str, model: str | None) -> tuple[float, dict]:
     return took, json.loads(r.stdout)
 
 
+# ---- real Claude Code sessions --------------------------------------------------------------
+
+# Harness markup and notices a claim must never carry (the README's noise kinds).
+MARKUP = re.compile(
+    r"<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr|"
+    r"bash-input|bash-stdout|bash-stderr|system-reminder|ide_opened_file|ide_selection|"
+    r"user-prompt-submit-hook)>|^Caveat: The messages below|\[Request interrupted|"
+    r"Todos have been modified successfully",
+    re.I,
+)
+GOLD_STOP = STOPWORDS
+
+
+def gold_words(text: str) -> set[str]:
+    """The README's content words: lower-case, split on anything but [a-z0-9_], no stopwords."""
+    text = re.sub(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]", r"\1", text)
+    return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if w not in GOLD_STOP and len(w) > 1}
+
+
+def set_f1(a: set[str], b: set[str]) -> float:
+    common = len(a & b)
+    if not common:
+        return 0.0
+    p, r = common / len(a), common / len(b)
+    return 2 * p * r / (p + r)
+
+
+@dataclass
+class RealScore:
+    claims: int = 0
+    matched: int = 0
+    noise: int = 0
+    facts: int = 0
+    covered: int = 0
+    by_store: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+
+    def add(self, o: RealScore) -> None:
+        self.claims += o.claims
+        self.matched += o.matched
+        self.noise += o.noise
+        self.facts += o.facts
+        self.covered += o.covered
+        for k, (c, m) in o.by_store.items():
+            self.by_store[k][0] += c
+            self.by_store[k][1] += m
+
+
+def score_real(claims: list[Learned], gold: dict) -> tuple[RealScore, list[tuple[Learned, str]]]:
+    """Precision, one-to-one coverage and noise of one session's claims against its gold."""
+    facts = [(set(f["evidence"]), gold_words(f["text"])) for f in gold["facts"]]
+    noise_ids = {n["uuid"] for n in gold["noise"]}
+    s = RealScore(claims=len(claims), facts=len(facts))
+    pairs: list[tuple[float, int, int]] = []
+    verdicts: list[tuple[Learned, str]] = []
+    for ci, c in enumerate(claims):
+        words = gold_words(c.text)
+        hit = False
+        for fi, (ev, fw) in enumerate(facts):
+            if c.turns & ev:
+                score = set_f1(words, fw)
+                if score >= THRESHOLD:
+                    hit = True
+                    pairs.append((score, ci, fi))
+        noisy = bool(c.turns & noise_ids) or bool(MARKUP.search(c.text))
+        s.matched += hit
+        s.noise += noisy
+        s.by_store[c.store][0] += 1
+        s.by_store[c.store][1] += hit
+        verdicts.append((c, "noise" if noisy else "match" if hit else "-"))
+    used_c: set[int] = set()
+    used_f: set[int] = set()
+    for _, ci, fi in sorted(pairs, key=lambda x: -x[0]):
+        if ci not in used_c and fi not in used_f:
+            used_c.add(ci)
+            used_f.add(fi)
+    s.covered = len(used_f)
+    return s, verdicts
+
+
+def session_lines(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            out.append(json.loads(line))
+    return out
+
+
+def real_baseline(path: Path) -> list[Learned]:
+    """Every sentence of every human and assistant text part, as a claim citing its line."""
+    out = []
+    for o in session_lines(path):
+        if o.get("type") not in ("user", "assistant") or o.get("isMeta"):
+            continue
+        content = (o.get("message") or {}).get("content")
+        if isinstance(content, str):
+            parts = [content]
+        else:
+            parts = [p.get("text", "") for p in content or [] if isinstance(p, dict)
+                     and p.get("type") == "text"]  # fmt: skip
+        for text in parts:
+            for sent in re.split(r"(?<=[.!?])\s+|\n+", text.strip()):
+                if sent.strip():
+                    out.append(Learned("every-sentence", "", sent, {o.get("uuid", "")}))
+    return out
+
+
+def run_sessions(args: argparse.Namespace, work: Path) -> None:
+    root = Path(args.sessions)
+    gold = json.loads((root / "gold.json").read_text("utf-8"))
+    total, base = RealScore(), RealScore()
+    seconds = engine = 0.0
+    turns_all = 0
+    samples: list[tuple[str, Learned, str]] = []
+    print(f"{'real session':<14} {'turns':>6} {'claims':>7} {'prec':>6} {'cover':>6} "
+          f"{'noise':>6}   {'baseline claims':>15} {'prec':>6} {'cover':>6} "
+          f"{'noise':>6}")  # fmt: skip
+    for g in gold["sessions"]:
+        src = root / "sessions" / g["file"]
+        name = g["session_id"][:8]
+        vault = work / f"cc-{name}"
+        for step in (("init", str(vault)),
+                     ("--vault", str(vault), "ingest", str(src), "--scope", "team")):  # fmt: skip
+            r = memctl(*step)
+            if r.returncode != 0:
+                raise SystemExit(f"memctl {' '.join(step)} failed: {r.stderr}")
+        took, result = curate(vault, args.curator, args.model)
+        seconds += took
+        engine += float(result.get("seconds") or 0.0)
+        turns = int(result.get("turns_read") or 0)
+        turns_all += turns
+        claims = read_claims(vault)
+        s, verdicts = score_real(claims, g)
+        b, _ = score_real(real_baseline(src), g)
+        total.add(s)
+        base.add(b)
+        for c, v in verdicts:
+            samples.append((name, c, v))
+        prec = s.matched / s.claims if s.claims else 0.0
+        bprec = b.matched / b.claims if b.claims else 0.0
+        print(f"{name:<14} {turns:>6} {s.claims:>7} {prec:>6.2f} {s.covered / s.facts:>6.2f} "
+              f"{s.noise:>6}   {b.claims:>15} {bprec:>6.2f} {b.covered / b.facts:>6.2f} "
+              f"{b.noise:>6}")  # fmt: skip
+    prec = total.matched / total.claims if total.claims else 0.0
+    bprec = base.matched / base.claims if base.claims else 0.0
+    print(f"{'all':<14} {turns_all:>6} {total.claims:>7} {prec:>6.3f} "
+          f"{total.covered / max(total.facts, 1):>6.3f} {total.noise:>6}   {base.claims:>15} "
+          f"{bprec:>6.3f} {base.covered / max(base.facts, 1):>6.3f} {base.noise:>6}")  # fmt: skip
+    print(f"  ({total.covered}/{total.facts} gold facts covered, {total.matched}/{total.claims} "
+          "claims match a gold fact)")  # fmt: skip
+    print()
+    print(f"{'store':<14} {'claims':>7} {'matched':>8} {'precision':>10}")
+    for store, (n, m) in sorted(total.by_store.items()):
+        print(f"{store:<14} {n:>7} {m:>8} {m / n if n else 0:>10.2f}")
+    print()
+    rate = turns_all / seconds if seconds else 0.0
+    print(f"curate (real sessions): {turns_all} turns in {seconds:.2f} s = {rate:,.0f} turns/s "
+          "(CLI wall time)")  # fmt: skip
+    if engine:
+        print(f"curate engine (as reported by memctl curate --json): {engine:.2f} s = "
+              f"{turns_all / engine:,.0f} turns/s")  # fmt: skip
+    # Per-session vaults measure mostly process start and regex compilation (~70 turns each);
+    # the rate a user sees curating a day of sessions is one curate over all of them.
+    one = work / "cc-all"
+    steps = [("init", str(one)), ("--vault", str(one), "ingest", str(root / "sessions"))]
+    for step in steps:
+        r = memctl(*step, *(("--scope", "team") if "ingest" in step else ()))
+        if r.returncode != 0:
+            raise SystemExit(f"memctl {' '.join(step)} failed: {r.stderr}")
+    took, result = curate(one, args.curator, args.model)
+    n, eng = int(result.get("turns_read") or 0), float(result.get("seconds") or 0.0)
+    rate = n / eng if eng else 0.0
+    print(f"curate (all {n} turns of sessions/ in one vault): CLI {took:.2f} s = "
+          f"{n / took:,.0f} turns/s; engine {eng:.2f} s = {rate:,.0f} turns/s")  # fmt: skip
+    print()
+    rng = random.Random(7)
+    pick = rng.sample(samples, min(args.real_samples, len(samples)))
+    print(f"{len(pick)} sample real-session claims (match: cites a gold fact's evidence, "
+          "F1 >= 0.3):")  # fmt: skip
+    for name, c, v in pick:
+        print(f"  [{v:^5}] {name} {c.store:<10} {c.text}")
+    if args.json:
+        rows = [{"session": n, "store": c.store, "note": c.note, "claim": c.text,
+                 "turns": sorted(c.turns), "verdict": v} for n, c, v in samples]  # fmt: skip
+        Path(args.json).with_suffix(".sessions.json").write_text(
+            json.dumps(rows, indent=1, ensure_ascii=False), "utf-8"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(DEFAULT_DATA))
@@ -329,8 +543,10 @@ def main() -> None:
     ap.add_argument("--replay", action="store_true", help=replay_help)
     ap.add_argument("--workdir", help="keep the vaults here (default: a temp dir)")
     ap.add_argument("--json", help="also write every claim with its verdict to this file")
+    ap.add_argument("--sessions", default=str(DEFAULT_SESSIONS), help="real Claude Code set")
+    ap.add_argument("--real-samples", type=int, default=30, help="real-session claims printed")
+    ap.add_argument("--only", choices=("locomo", "sessions"), help="run one of the two sets")
     args = ap.parse_args()
-    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     work = Path(args.workdir or tempfile.mkdtemp(prefix="memctl-curation-"))
     if args.workdir:
         shutil.rmtree(work, ignore_errors=True)
@@ -345,6 +561,15 @@ def main() -> None:
         args.model = args.model or "openai/gpt-4o-mini"
         os.environ.update({"OPENAI_API_KEY": "sk-replay", "OPENAI_BASE_URL": fake.base_url,
                            "OPENAI_API_BASE": fake.base_url, "NO_PROXY": "127.0.0.1"})  # fmt: skip
+    if args.only != "sessions":
+        run_locomo(args, work, fake)
+    if args.only != "locomo" and not args.replay:
+        print()
+        run_sessions(args, work)
+
+
+def run_locomo(args: argparse.Namespace, work: Path, fake: object) -> None:
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     replayed: list[dict] = []
     wire: list = []
 
