@@ -41,5 +41,67 @@ class BuiltinCurator:
 
     def extract(self, batch: Batch) -> Extraction:
         from memctl.curate.builtin.claims import Extractor
+        from memctl.curate.builtin.coding import extract, is_coding, steering
+        from memctl.curate.builtin.custom_context import claims as context_claims
+        from memctl.curate.builtin.custom_context import is_context, stated_name
 
-        return Extraction(Extractor(batch).run())
+        if not is_coding(batch):
+            ex = Extractor(_without_context(batch))
+            settings = any(is_context(m) for m in batch.messages)
+            if settings and not any(m.name for m in batch.messages if m.role == "user"):
+                # The name the person asked to be called by is who the user is.
+                ex.name = ex.default_name = stated_name(batch) or ex.default_name
+            claims = ex.run()
+            if settings:
+                # The person's own settings: profile and instructions as they stated them.
+                claims += context_claims(batch, ex.default_name)
+            if ex.talks_to_agent and any(m.role == "assistant" for m in batch.messages):
+                # A person steering an assistant ("use pnpm", "let's do vite") in any chat.
+                claims += steering(
+                    batch, ex.default_name, lambda: (ex.session_title(), ex.session_slug())
+                )
+            return Extraction(claims)
+        # A coding session: the prose reader sees only what the person typed (markup, notices
+        # and pasted logs blanked out), and the coding extractors read the rest of the session.
+        ex = Extractor(_prose_batch(batch))
+        mine = extract(batch, ex.default_name, lambda: (ex.session_title(), ex.session_slug()))
+        # A sentence the coding extractors read is theirs: the prose reader's claim on the same
+        # words would say it twice (or file "I like this idea" in the profile, out of context).
+        read = {(q.turn, q.quote) for p in mine for q in p.citations}
+        prose = [] if _subagent(batch) else ex.run()  # a sub-agent's prompts are no person's
+        claims = [
+            p
+            for p in prose
+            if p.store not in ("sessions", "knowledge")
+            and not any((q.turn, q.quote) in read for q in p.citations)
+        ]
+        return Extraction(claims + mine)
+
+
+def _subagent(batch: Batch) -> bool:
+    """A sub-agent's transcript (Claude Code links it to the session that spawned it)."""
+    meta = dict(batch.header.extra).get("source_meta")
+    return isinstance(meta, dict) and bool(meta.get("parent_session"))
+
+
+def _without_context(batch: Batch) -> Batch:
+    """The batch with the settings turn blanked: it is read by its own rules, not as chat."""
+    from dataclasses import replace
+
+    from memctl.curate.builtin.custom_context import is_context
+
+    if not any(is_context(m) for m in batch.messages):
+        return batch
+    messages = [replace(m, content="") if is_context(m) else m for m in batch.messages]
+    return replace(batch, messages=messages)
+
+
+def _prose_batch(batch: Batch) -> Batch:
+    from dataclasses import replace
+
+    from memctl.curate.builtin.coding.markup import clean
+
+    messages = [
+        replace(m, content=clean(m.content)) if m.role == "user" else m for m in batch.messages
+    ]
+    return replace(batch, messages=messages)

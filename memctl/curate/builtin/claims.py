@@ -27,6 +27,7 @@ from memctl.curate.builtin.classification import (
     LOCATION,
     MAXIM,
     MIN_FACT_WEIGHT,
+    NAMED_INTRO,
     NOT_A_FACT,
     NOT_A_ROLE,
     OPTIONS,
@@ -49,13 +50,8 @@ from memctl.curate.builtin.classification import (
     is_chatter,
 )
 from memctl.curate.builtin.entities import Ent
-from memctl.curate.builtin.lexicon import (
-    COMMON_VERBS,
-    FULL,
-    NAME,
-    ORG,
-    STOP_NAMES,
-)
+from memctl.curate.builtin.intro import introduced_name, introduction
+from memctl.curate.builtin.lexicon import COMMON_VERBS, FULL, NAME, ORG, STOP_NAMES
 from memctl.curate.builtin.resolution import (
     addressee_voice,
     anchor,
@@ -63,9 +59,17 @@ from memctl.curate.builtin.resolution import (
     group_voice,
     has_addressee,
     has_group,
+    prose_only,
     speaker_voice,
 )
-from memctl.curate.builtin.sentences import cap, core_of, end, prose_sentences, trim_so
+from memctl.curate.builtin.sentences import (
+    cap,
+    core_of,
+    end,
+    prose_sentences,
+    trim_so,
+    typed_case,
+)
 from memctl.curate.builtin.sessions import SessionRules
 
 
@@ -145,6 +149,10 @@ class Extractor(SessionRules):
         )
         self.addressee: str | None = None
         self.about: str | None = None  # whose profile this turn's claims go to (None: the user)
+        if self.talks_to_agent and not any(n.lower() != "user" for n in named):
+            # No speaker is named: the person who says "I'm Lena" is Lena, not the login name.
+            said = [c for _, c in self._user_turns(all_turns=True)]
+            self.name = self.default_name = introduced_name(said) or self.name
 
     # -- setup ----------------------------------------------------------------------------------
 
@@ -319,7 +327,9 @@ class Extractor(SessionRules):
                 break
         else:
             m = re.match(
-                r"^I ((?:\w+ly |still |just |also |always |never |often |only )*)(\S+)", text
+                r"^I ((?:very much |so much |\w+ly |still |just |also |always |never |often |"
+                r"only )*)(\S+)",
+                text,
             )
             if m:
                 habitual = bool(re.search(r"always|never|usually|often|ly ", m.group(1)))
@@ -365,9 +375,13 @@ class Extractor(SessionRules):
             (r"\bour\b", "its" if text.startswith(self.we) else f"{self.we}'s"),
             (r"\bus\b", self.we),
         ]
-        for pat, rep in subs:
-            text = re.sub(pat, rep, text)
-        return text
+
+        def plain(seg: str) -> str:
+            for pat, rep in subs:
+                seg = re.sub(pat, rep, seg)
+            return seg
+
+        return prose_only(text, plain)
 
     # -- the pass -------------------------------------------------------------------------------
 
@@ -379,7 +393,7 @@ class Extractor(SessionRules):
             facts: list[tuple[float, int, str, str, str]] = []
             for sentence in prose_sentences(content):
                 if len(sentence) >= 8 and len(sentence.split()) <= 60:
-                    core = cap(core_of(sentence))  # "OK, so we decided" -> "We decided"
+                    core = typed_case(cap(core_of(sentence)))  # "OK, so we decided" -> "We decided"
                     before = len(self.out)
                     self.sentence(turn, sentence, core, prev)
                     if len(self.out) == before:
@@ -436,8 +450,10 @@ class Extractor(SessionRules):
         if self.instruction(turn, s, core):
             return
         self.custom(turn, s, core)
-        intro = INTRO.match(core)
+        intro = INTRO.match(core) or NAMED_INTRO.match(core)
         if intro and self.talks_to_agent:
+            if introduction(self, turn, s, intro.group("rest")):
+                return  # "I'm Lena, I teach ...": profile lines, never "Lena is Lena"
             core = intro.group("rest")  # the name is known from the transcript already
         if FIRST_PERSON.match(core):
             self.first_person(turn, s, core)

@@ -59,6 +59,11 @@ INTRO = re_(
     rf"^(?:I(?:'m|’m| am)|[Mm]y name is|[Tt]his is) (?P<name>{NAME})(?:,| and| -|\.)?\s+",
     r"(?P<rest>I\b.+)$",
 )
+# "I'm Lena, our school ...": an introduction whose next clause is not "I ...".
+NAMED_INTRO = re_(
+    rf"^(?:I(?:'m|’m| am)|[Mm]y name is) (?P<name>{NAME}),\s+",
+    r"(?P<rest>(?:[Mm]y|[Oo]ur)\b.+)$",
+)
 # An organisation named with what it is to the speaker: "our biggest customer is Northwind".
 ORG_MENTION = re_(
     r"\b(?:customers?|clients?|vendors?|partners?|suppliers?|employer|competitors?|",
@@ -76,7 +81,8 @@ PLACE_MENTION = re_(
 TOOL_MENTION = re_(
     r"\b(?:use[sd]?|using|switched to|switching to|migrat\w* to|adopt\w*|chose|",
     r"picked|go(?:ing)? with|went with|built (?:it )?(?:with|on|in)|written in|runs on|",
-    rf"moved (?:it |us |them )?(?:to|onto)) (?P<tool>[{UP}][\w.+#-]*[\w+#](?: [{UP}][\w.+#-]*)?)",
+    r"moved (?:it |us |them )?(?:to|onto)) ",
+    rf"(?P<tool>[{UP}][\w.+#-]*[\w+#](?: [{UP}][\w.+#-]*[\w+#])?)(?!['’]s)",
 )
 FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
 WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")
@@ -90,7 +96,7 @@ LOCATION = re_(
 )
 DUTIES = re_(r"^I work (?:at|for|as) |^I (?:own|run|lead|manage|maintain|handle) ")
 PREFERENCE = re_(
-    r"^I (?:\w+ly |still |also |really )*",
+    r"^I (?:very much |so much |\w+ly |still |also |really )*",
     r"(?:prefer|like|love|hate|dislike|avoid|can't stand) .+$",
 )
 HABIT = re_(
@@ -99,7 +105,12 @@ HABIT = re_(
     r"^I (?:bill|charge|invoice|work) (?:by|per|hourly|daily|remotely|from|async)",
 )
 WANT = re_(r"^I (?:still )?(?:want|need|'d like|would like) (?:to |a |an |something |some )")
-WILL = re_(r"^I(?:'ll| will|'m going to) ")
+WILL = re_(
+    r"^I(?:'ll| will|'m going to) |",
+    # "I'm doing an engine swap this weekend": the progressive with a time ahead is a plan.
+    r"^I'm \w+ing\b.+\b(?:this (?:week|weekend|month|morning|afternoon|evening)|tomorrow|",
+    r"tonight|next (?:week|month|year|\w+day))\b",
+)
 DID = re_(
     r"^I (?:just )?(?:shipped|fixed|moved|added|deployed|finished|migrated|set up|rotated|",
     r"created|built|merged|released|launched|re-ran|reran|cut|reduced|split|rolled out|",

@@ -309,7 +309,13 @@ class EntityRules:
             words = name.split()
             if not words or words[0] in STOP_NAMES or name in self.people or len(name) < 3:
                 continue
-            if name in self.humans or self.is_person(name):
+            # "switched to Google Classroom" names a product, whatever its two names; a known
+            # person's name is a person's, and what they own ("use Alex's product") no tool.
+            ent = self.ents.get(name.casefold())
+            known_person = name.split()[0] in self.people or (
+                ent is not None and ent.type == "person"
+            )
+            if name in self.humans or (self.is_person(name) and (kind != "tool" or known_person)):
                 continue
             known = self.ents.get(name.casefold())
             if known is not None and known.type != kind:

@@ -19,6 +19,15 @@ def table(name: str) -> frozenset[str]:
     )
 
 
+@cache
+def lines(name: str) -> tuple[str, ...]:
+    """The entries of `tables/<name>.txt` in file order (for tables where order decides)."""
+    text = resources.files(__package__).joinpath("tables", f"{name}.txt").read_text("utf-8")
+    return tuple(
+        line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
 def alternation(name: str) -> str:
     """A table as a regex alternation, longest entries first so "co-founder" beats "founder"."""
     import re

@@ -7,9 +7,29 @@ person addressed, "we" the team (or the speaker's company), and "yesterday" the 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
 
 from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR
+
+# Spans that are code, names of things or someone's exact words: pronouns in them stay as typed
+# ("danieldemmel.me" is a domain, not "me"; `my_var` is code; "I said 'you'" quotes someone).
+PROTECTED = re.compile(
+    r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*'(?!\w)|https?://\S+|\S+@\S+|"
+    r"[\w~.-]*[/\\][\w~./\\-]*|\w+(?:[._:]\w+)+|@\S+|\w*[A-Z]\w*[A-Z]\w*"
+)
+
+
+def prose_only(text: str, fn: Callable[[str], str]) -> str:
+    """Apply `fn` to the plain-prose stretches of `text`, leaving protected spans as typed."""
+    out: list[str] = []
+    last = 0
+    for m in PROTECTED.finditer(text):
+        out.append(fn(text[last : m.start()]))
+        out.append(m.group())
+        last = m.end()
+    out.append(fn(text[last:]))
+    return "".join(out)
 
 
 def conj(verb: str, habitual: bool = False) -> str:
@@ -126,10 +146,14 @@ def speaker_voice(text: str, speaker: str) -> str:
 
 
 def speaker_voice_rest(text: str) -> str:
-    """First person after the speaker is named: "they", "them", "their"."""
-    for pat, rep in _INNER_RE:
-        text = pat.sub(rep, text)
-    return _MY.sub("their", text)
+    """First person after the speaker is named: "they", "them", "their" (in prose only)."""
+
+    def plain(seg: str) -> str:
+        for pat, rep in _INNER_RE:
+            seg = pat.sub(rep, seg)
+        return _MY.sub("their", seg)
+
+    return prose_only(text, plain)
 
 
 def addressee_voice(text: str, addressee: str) -> str:
@@ -151,7 +175,7 @@ def addressee_voice(text: str, addressee: str) -> str:
             "yourself": addressee,
         }.get(w, addressee)
 
-    return _YOU.sub(sub, text)
+    return prose_only(text, lambda seg: _YOU.sub(sub, seg))
 
 
 def group_voice(text: str, we: str, mine: str | None = None) -> str:
@@ -181,7 +205,7 @@ def group_voice(text: str, we: str, mine: str | None = None) -> str:
             return f"{we} would"
         return "them" if w == "us" else we
 
-    return _WE.sub(sub, text)
+    return prose_only(text, lambda seg: _WE.sub(sub, seg))
 
 
 def has_addressee(text: str) -> bool:

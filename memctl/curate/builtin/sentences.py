@@ -88,3 +88,20 @@ def end(text: str) -> str:
 def trim_so(text: str) -> str:
     """Drop a trailing consequence (", so ...", ", which ...") a claim does not need."""
     return re.split(r",\s+(?:so|which|since then)\s+", text, maxsplit=1)[0]
+
+
+_LOWER_I = (
+    (re_(r"^(?:Im|I m|i'm|i’m)\b"), "I'm"),
+    (re_(r"^(?:Ive|i've|i’ve)\b"), "I've"),
+    (re_(r"^(?:Ill|i'll|i’ll)(?= )"), "I'll"),
+    (re_(r"^(?:Id|i'd|i’d)(?= )"), "I'd"),
+    (re_(r"(?<=\s)i(?=\s|'|’)"), "I"),
+    (re_(r"\b(do|does|did|is|are|was|were|ca|wo|have|has)nt\b"), r"\1n't"),
+)
+
+
+def typed_case(core: str) -> str:
+    """ "Im doing an engine swap", "i think": how people type "I" when they chat."""
+    for pat, rep in _LOWER_I:
+        core = pat.sub(rep, core)
+    return core

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 from memctl.core.notes import strip_links
-from memctl.core.raw import parse_time
+from memctl.core.raw import parse_time, slugify
 from memctl.curate import Proposal, Quote
 from memctl.curate.builtin.classification import (
     BAD,
@@ -20,6 +20,7 @@ from memctl.curate.builtin.classification import (
     THREAD,
     WORD,
 )
+from memctl.curate.builtin.coding.markup import has_markup, prose
 from memctl.curate.builtin.entities import EntityRules
 from memctl.curate.builtin.lexicon import FILLER
 from memctl.curate.builtin.sentences import cap, end
@@ -36,6 +37,12 @@ class SessionRules(EntityRules):
 
     def session_title(self) -> str:
         title = self.b.header.title
+        if has_markup(title) or title.lstrip().startswith("<"):
+            # Harness markup never names a session: the person's first words do.
+            first = next(
+                (s for m in self.b.messages if m.role == "user" for s in prose(m.content)), ""
+            )
+            title = first[:80] or "Untitled session"
         while True:  # "Morning! I'm a ..." -> "I'm a ...": greetings make poor titles
             m = re.match(r"^\S+(?: \S+){0,2}?[.!]\s+(?=\S)", title)
             if not m or len(title) - m.end() < 12:
@@ -47,6 +54,8 @@ class SessionRules(EntityRules):
         stem = self.b.session.rsplit("/", 1)[-1][:-3]
         m = re.search(r"-([0-9a-f]{40}|[0-9a-f]{6})$", stem)
         short = stem[: m.start()] if m else stem
+        if has_markup(self.b.header.title) or self.b.header.title.lstrip().startswith("<"):
+            short = slugify(self.session_title().split(": ", 1)[-1], 40)  # not the markup
         started = parse_time(self.b.header.started)
         date = started.date().isoformat() if started else self._date(1)
         return f"{date}-{short[:40].rstrip('-')}" + (f"-{m.group(1)[:6]}" if m else "")

@@ -1,0 +1,164 @@
+"""Coding sessions read by their structure: a human steering an agent that runs tools.
+
+Each extractor is its own module and reads one part of the session (`structure.read` pairs
+the parts up first):
+
+- `requests`: the human's requests, choices, preferences, refusals and standing instructions,
+  including their words inside tool results (a refused call's reason, an answered question);
+- `commands`: how the code base is tested, linted, type-checked, built and run;
+- `changes`: commits with message and hash, merges, files created, edits with their purpose;
+- `findings`: causes and facts the agent established, and its closing summaries' points.
+
+Harness markup, tool output, pasted logs and the agent's narration never become a claim's text
+(`markup`). Claims about what the session shows the agent doing or finding are `observed`: they
+cite the agent's (or a tool's) turn, quoting it verbatim; the human's words are cited as said.
+Project facts go to the project's note in the `projects` store, one note per code base.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memctl.core.raw import slugify
+from memctl.curate import Batch, Proposal, Quote
+from memctl.curate.builtin.coding import changes, commands, findings, requests
+from memctl.curate.builtin.coding.project import project_dir, project_name
+from memctl.curate.builtin.coding.structure import Coding, is_coding, read
+from memctl.curate.builtin.sentences import cap, end
+
+__all__ = ["extract", "is_coding", "steering"]
+
+# "use pnpm, not npm", "use tabs instead of spaces": a choice of tool or way with its
+# rejected alternative is a standing instruction, proposed for review.
+_STANDING = re.compile(
+    r"(?i)\b(?:always )?(?:use|prefer|stick (?:to|with)) [\w.@/+#-]+(?: [\w.@/+#-]+)?"
+    r",? (?:not|instead of|rather than|over) [\w.@/+#-]+"
+)
+
+# In a chat without tools, what the prose reader does not already read: requests, choices,
+# refusals, suggestions and standing instructions.
+STEERING = frozenset(("request", "want", "suggest", "reject", "choose", "instruct"))
+
+# Which store and section each kind of claim goes to.
+ROUTES = {
+    "request": ("sessions", "Requests"),
+    "want": ("sessions", "Requests"),
+    "suggest": ("sessions", "Requests"),
+    "reject": ("sessions", "Requests"),
+    "state": ("sessions", "Context"),
+    "prefer": ("profile", "Preferences"),
+    "choose": ("decisions", "Decision"),
+    "instruct": ("instructions", "Instructions"),
+    "problem": ("sessions", "Problems"),
+    "fact": ("projects", "Facts"),
+    "outcome": ("sessions", "Outcomes"),
+    "commit": ("sessions", "Outcomes"),
+    "merge": ("sessions", "Outcomes"),
+    "created": ("sessions", "Outcomes"),
+    "edited": ("sessions", "Outcomes"),
+    "moved": ("sessions", "Outcomes"),
+    "command": ("projects", "Commands"),
+}
+
+
+def steering(
+    batch: Batch, user: str, session_note: Callable[[], tuple[str, str]]
+) -> list[Proposal]:
+    """How a person steers an assistant in a chat without tools (see `STEERING`)."""
+    return extract(batch, user, session_note, only=STEERING)
+
+
+def extract(
+    batch: Batch,
+    user: str,
+    session_note: Callable[[], tuple[str, str]],
+    only: frozenset[str] | None = None,
+) -> list[Proposal]:
+    """Every claim the coding extractors find in the batch's new turns."""
+    s = read(batch)
+    out: list[Proposal] = []
+    stores = batch.stores
+    project = project_name(s, batch) if "projects" in stores else None
+
+    def add(kind: str, text: str, turn: int, quote: str, observed: bool, *more: Quote) -> None:
+        store, section = ROUTES[kind]
+        if store not in stores or turn in s.noise:
+            return
+        meta: tuple[tuple[str, object], ...] = ()
+        if store == "sessions":
+            note, slug = session_note()
+        elif store == "projects":
+            assert project is not None
+            note = _title(batch, "projects", project)
+            slug = slugify(project)
+            where = project_dir(s.cwd) if s.cwd else None
+            meta = tuple((k, v) for k, v in (("cwd", where), ("remote", _remote(s))) if v)
+        elif store == "profile":
+            note, slug = _title(batch, "profile", batch.user, key="user"), batch.user
+        elif store == "decisions":
+            topic = cap(" ".join(re.sub(r"^\S+ chose (?:to )?", "", text).split()[:8]))
+            topic = re.split(r" when \S+ asked:", topic)[0]
+            note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
+        else:
+            scope = "team" if batch.scope in ("team", "global") else batch.user
+            note, slug = f"Instructions ({scope})", scope
+        out.append(
+            Proposal(
+                store=store,
+                note=note,
+                section=section,
+                text=text,
+                citations=(*more, Quote(turn, quote)),
+                slug=slug,
+                meta=meta,
+                observed=observed,
+            )
+        )
+
+    first_request = True
+    # A sub-agent's "user" is the agent that spawned it: its prompt is no person's request.
+    for r in [] if s.subagent else requests.read(s, user):
+        if only is not None and r.kind not in only:
+            continue
+        by_tool = batch.messages[r.turn - 1].role != "user"
+        if r.kind == "instruct" and by_tool:
+            continue  # instructions come only from what the person typed
+        if r.kind == "request" and first_request and "sessions" in stores:
+            first_request = False
+            note, slug = session_note()
+            out.append(Proposal("sessions", note, "Goal", r.text, (Quote(r.turn, r.quote),),
+                                slug=slug))  # fmt: skip
+            continue
+        add(r.kind, r.text, r.turn, r.quote, by_tool)
+        if r.kind == "request" and not by_tool and _STANDING.match(r.quote):
+            # "use pnpm, not npm": a way of working that holds beyond this session.
+            rule = _STANDING.match(r.quote)
+            assert rule is not None
+            add("instruct", end(cap(rule.group(0).strip())), r.turn, rule.group(0).strip(), False)
+    if only is not None:
+        return out
+    known = []
+    if project is not None and batch.context is not None:
+        title = _title(batch, "projects", project)
+        known = [c.text for c in batch.context.claims("projects") if c.note == title]
+    for c in commands.read(s, known):
+        add("command", c.text, c.turn, c.quote, batch.messages[c.turn - 1].role != "user")
+    for ch in changes.read(s):
+        add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
+    for f in findings.read(s):
+        add(f.kind, f.text, f.turn, f.quote, True)
+    return out
+
+
+def _title(batch: Batch, store: str, value: str, key: str = "topic") -> str:
+    try:
+        return batch.stores[store].title.format(**{key: value, "topic": value, "name": value})
+    except (KeyError, IndexError, ValueError):
+        return value
+
+
+def _remote(s: Coding) -> str | None:
+    from memctl.curate.builtin.coding.project import remote
+
+    return remote(s)

@@ -1,0 +1,158 @@
+"""What the agent changed: commits (message and hash), merges, files created, and edits with
+the sentence that said what the edit does."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from functools import cache
+
+from memctl.curate.builtin.coding.structure import Call, Coding
+from memctl.curate.builtin.lexicon import table
+
+_EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
+_COMMIT_OUT = re.compile(
+    r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\]", re.M
+)
+_HEREDOC = re.compile(r"<<\s*['\"]?(?P<tag>\w+)['\"]?\s*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
+_INTENT = re.compile(
+    r"(?:^|[.!:]\s+)(?:(?:now|first|next|then|so)[, ]+)?"
+    r"(?:i(?:'ll| will| need to| should| can)|let me|let's|we need to)\s+(?:also\s+)?"
+    r"(?P<what>(?P<verb>\w+)\b[^.!?:\n]*)",
+    re.I,
+)
+
+
+# "fix this", "update both", "fix the first test": what the edit does is said elsewhere.
+_VAGUE = re.compile(
+    r"(?:this|that|it|these|those|both|them|the (?:first|second|third|last|next|rest|remaining|"
+    r"other|same|code quality|issues?|errors?|problems?))\b",
+    re.I,
+)
+
+
+@dataclass
+class Change:
+    """One change the agent made: kind (commit | merge | created | edited | moved), text, cite."""
+
+    kind: str
+    text: str
+    turn: int
+    quote: str
+    also: tuple[tuple[int, str], ...] = ()
+
+
+@cache
+def _change_verbs() -> frozenset[str]:
+    return table("change_verbs")
+
+
+def relative(path: str, cwd: str | None) -> str:
+    """A path as the project sees it: inside the working directory, relative to it."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def read(session: Coding) -> list[Change]:
+    out: list[Change] = []
+    edited: dict[str, int] = {}
+    for c in session.calls:
+        if c.turn < session.start:
+            continue
+        if c.name == "Bash" and c.command:
+            out += _git(c)
+        elif c.name in _EDITS and c.path and c.result is not None and not c.error:
+            out += _edit(c, session, edited)
+    return out
+
+
+def _git(c: Call) -> list[Change]:
+    cmd = c.command
+    if re.search(r"\bgit\b[^|;&\n]*\bcommit\b", cmd) and c.result and not c.error:
+        out = _COMMIT_OUT.search(c.result)
+        msg = _commit_message(cmd)
+        if not msg or not out:
+            return []
+        first = msg.strip().splitlines()[0].strip()
+        text = f"Committed {out.group('hash')[:10]} on {out.group('branch')}: {first}"
+        return [Change("commit", _end(text), c.turn, first)]
+    m = re.search(r"\bgit merge\b(?P<args>[^|;&\n]*)", cmd)
+    if m and c.result is not None and not c.error:
+        msg = _commit_message(cmd)
+        args = [a for a in _split(m.group("args")) if not re.match(r"^(?:-|\d*[<>])", a)]
+        args = [a for a in args if a not in (msg or "")]
+        if not args:
+            return []
+        quote = m.group(0).strip()
+        text = f"Merged {', '.join(args)}" + (f": {msg.strip().splitlines()[0]}" if msg else "")
+        return [Change("merge", _end(text), c.turn, quote)]
+    m = re.search(r"\bgit mv (?P<a>\S+) (?P<b>\S+)", cmd)
+    if m and not c.error:
+        return [Change("moved", f"Moved {m.group('a')} to {m.group('b')}.", c.turn, m.group(0))]
+    return []
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _commit_message(cmd: str) -> str | None:
+    h = _HEREDOC.search(cmd)
+    if h:
+        return h.group("body")
+    m = re.search(r"(?:-[a-zA-Z]*m|--message)[ =](?P<q>[\"'])(?P<msg>.+?)(?<!\\)(?P=q)", cmd, re.S)
+    return m.group("msg") if m else None
+
+
+def _edit(c: Call, session: Coding, edited: dict[str, int]) -> list[Change]:
+    path = relative(c.path, session.cwd)
+    created = c.name == "Write" and "created" in (c.result or "").lower()
+    intent = _intent(c.said_before[1]) if c.said_before else None
+    if created:
+        if path in edited:
+            return []
+        edited[path] = 2
+        return [Change("created", f"Created `{path}`.", c.turn, c.path)]
+    if not intent or edited.get(path, 0) >= 2 or c.said_before is None:
+        return []
+    edited[path] = edited.get(path, 0) + 1
+    what, _ = intent
+    # Cited to the edit itself: the sentence before it is the agent's narration.
+    return [Change("edited", _end(f"Changed `{path}` to {what}"), c.turn, c.path)]
+
+
+def _intent(text: str) -> tuple[str, str] | None:
+    """ "I need to add the sidechain CSS class after the command message check." -> its `what`."""
+    for m in _INTENT.finditer(text):
+        if m.group("verb").lower() in _change_verbs():
+            what = m.group("what").strip()
+            what = re.sub(r"\s+(?:in|to|of) (?:the )?[\w./-]+\.\w+(?: file)?$", "", what)
+            what = re.sub(r"\s+(?:by|with)\s+(?:editing|updating)\b.*$", "", what)
+            if len(what.split()) >= 3 and not _VAGUE.match(what.split(" ", 1)[1]):
+                return _its(what), m.group("what").strip()
+    return None
+
+
+_AGENT_SELF = (
+    (re.compile(r"(?<![\w.@/-])my own(?![\w.@/-])"), "its own"),
+    (re.compile(r"(?<![\w.@/-])my(?![\w.@/-])"), "its"),
+    (re.compile(r"(?<![\w.@/-])me(?![\w.@/-])"), "it"),
+    (re.compile(r"(?<![\w.@/-])our(?![\w.@/-])"), "the"),
+)
+
+
+def _its(text: str) -> str:
+    """The agent's "my own doc" is its own doc: an edit's purpose read out of its mouth."""
+    for pat, rep in _AGENT_SELF:
+        text = pat.sub(rep, text)
+    return text
+
+
+def _end(text: str) -> str:
+    text = text.rstrip(" ,;:")
+    return text if text.endswith((".", "!", ")")) else text + "."

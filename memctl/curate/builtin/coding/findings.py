@@ -1,0 +1,261 @@
+"""What the agent found and what it reported done: causes, facts about the code, summaries.
+
+The agent's prose is mostly narration ("Let me look at ..."), which is never a claim. What is
+kept are declarative sentences about something specific in the code (a file, an identifier,
+a command) that state a cause or a fact it checked, and the points of its closing summaries.
+Openings and cue words are data (`tables/narration.txt`, `interjections.txt`, `finding_cues.txt`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from memctl.curate.builtin.coding.markup import has_markup, is_log_line
+from memctl.curate.builtin.coding.structure import Coding
+from memctl.curate.builtin.lexicon import table
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_SPECIFIC = re.compile(
+    r"`[^`]+`|\b\w+\.(?:py|js|ts|tsx|jsx|json|toml|ya?ml|md|html|css|go|rs|rb|sh|cfg|ini|txt)\b|"
+    r"\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\w+\(\)|\b[\w-]+/[\w./-]+"
+)
+_SUMMARY = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:summary|what (?:was|i) (?:done|did|changed|fixed)|"
+    r"changes made|key changes|changes|fixes|what changed|results?)\b",
+    re.I | re.M,
+)
+_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+
+
+@dataclass
+class Found:
+    """A sentence worth keeping: kind (problem | fact | outcome), text, turn, verbatim quote."""
+
+    kind: str
+    text: str
+    turn: int
+    quote: str
+
+
+@cache
+def _narration() -> re.Pattern[str]:
+    words = sorted(table("narration"), key=len, reverse=True)
+    inter = "|".join(re.escape(w) for w in sorted(table("interjections"), key=len, reverse=True))
+    return re.compile(
+        rf"^(?:(?:{inter})\b[\s,!.:—-]*)*(?:{'|'.join(re.escape(w) for w in words)})(?![\w'])",
+        re.I,
+    )
+
+
+@cache
+def _interjection() -> re.Pattern[str]:
+    inter = "|".join(re.escape(w) for w in sorted(table("interjections"), key=len, reverse=True))
+    return re.compile(rf"^(?:(?:{inter})\b[\s,!.:—-]*)+", re.I)
+
+
+@cache
+def _cues() -> re.Pattern[str]:
+    cues = "|".join(re.escape(w) for w in sorted(table("finding_cues"), key=len, reverse=True))
+    return re.compile(rf"\b(?:{cues})\b", re.I)
+
+
+_PROBLEM = re.compile(
+    r"\b(?:because|root cause|the (?:issue|problem|bug) (?:is|was)|caus(?:e|ed|es|ing)|"
+    r"fail(?:s|ed|ing)?|broken|breaks|not being|never|missing|isn't|doesn't|wasn't)\b",
+    re.I,
+)
+# "Fixed X: ...", "the tests now capture ...": a change this session made.
+_DONE = re.compile(
+    r"^(?:Fixed|Added|Updated|Changed|Removed|Created|Replaced|Renamed|Moved|Refactored|"
+    r"Implemented|Converted|Switched)\b|\bnow\b",
+)
+# How a run went ("all tests pass", "one test is still failing"): progress, unless it says why.
+_STATUS = re.compile(
+    r"\b(?:tests?|checks?|builds?|runs?)\b.{0,60}\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red)\b",
+    re.I,
+)
+_REASON = re.compile(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
+# "I see that X", "Now I understand the issue. X": the finding is X.
+_LEADIN = re.compile(
+    r"^(?:(?:now |ok,? |so,? )?i (?:see|found|notice|noticed|understand|can see) (?:that |now,? )?"
+    r"|(?:it )?(?:looks|seems) like |the issue is (?:clear|that)[:,]? )",
+    re.I,
+)
+
+
+def _sentences(text: str) -> list[tuple[str, bool]]:
+    """(sentence, in a list) pairs; each sentence an exact substring of `text`."""
+    out: list[tuple[str, bool]] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if line.strip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line.strip() or line.lstrip().startswith(("|", ">")):
+            continue
+        if is_log_line(line) or has_markup(line):
+            continue
+        bullet = _BULLET.match(line)
+        body = line[bullet.end() :] if bullet else line
+        if _HEADING.match(body):
+            continue
+        for piece in _SPLIT.split(body.strip()):
+            if piece.strip():
+                out.append((piece.strip(), bool(bullet)))
+    return out
+
+
+def _clean(sentence: str) -> str:
+    """Markdown emphasis off, interjections and lead-ins ("I see that") removed."""
+    s = _STRONG.sub(r"\1", sentence)
+    s = _interjection().sub("", s)
+    s = _LEADIN.sub("", s)
+    s = s.strip(" :-")
+    return s[:1].upper() + s[1:] if s else s
+
+
+def read(session: Coding) -> list[Found]:
+    """Findings from the agent's prose; the points of each closing summary as outcomes."""
+    out: list[Found] = []
+    seen: set[str] = set()
+    last_before_human = _closing_turns(session)
+    worked = {c.turn for c in session.calls if c.name not in _LOOKING}
+    tool_words: list[frozenset[str]] = []  # read once, and only if a finding needs it
+    for turn, text in session.texts:
+        if turn < session.start:
+            continue
+        summary = (
+            turn in last_before_human
+            and _did_work(turn, session, worked)
+            and (bool(_SUMMARY.search(text)) or text.count("\n- ") + text.count("\n* ") >= 3)
+        )
+        if summary:
+            out += summary_points(turn, text)
+        for sentence, listed in _sentences(text):
+            if "?" in sentence or len(sentence) > 400:
+                continue
+            clean = _clean(sentence)
+            words = clean.split()
+            if len(words) < 5 or (
+                _narration().match(sentence)
+                and not _LEADIN.match(_interjection().sub("", _STRONG.sub(r"\1", sentence)))
+            ):
+                continue
+            if _narration().match(clean) or clean.endswith(":"):
+                continue
+            key = clean.lower()
+            if key in seen:
+                continue
+            if summary and listed:
+                continue  # a summary's lists are read whole, below
+            if not _SPECIFIC.search(clean) or not _cues().search(clean):
+                continue
+            if not tool_words:
+                tool_words.append(_tool_words(session))
+            if not _grounded(clean, tool_words[0]):
+                continue  # about nothing the session's tools touched: opinion, not a finding
+            if re.match(r"^(?:I|We|You)\b", clean):
+                continue  # the agent about itself, not about the code
+            if _STATUS.search(clean) and not _REASON.search(clean):
+                continue  # "Only one test is still failing": progress, not a fact to keep
+            seen.add(key)
+            kind = "problem" if _PROBLEM.search(clean) else "fact"
+            if kind == "fact" and _DONE.search(clean):
+                kind = "outcome"  # what this session changed, not a standing fact of the code
+            out.append(Found(kind, _end(clean), turn, sentence))
+    return out
+
+
+# Tools that only look: an answer after them reports what was read, not what was done.
+_LOOKING = frozenset(
+    ("Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead")
+)
+
+
+def _did_work(turn: int, session: Coding, worked: set[int]) -> bool:
+    """Did the agent change or run something between the last human turn and `turn`?"""
+    since = max((h.turn for h in session.humans if h.kind == "prompt" and h.turn < turn), default=0)
+    return any(since < t < turn for t in worked)
+
+
+_TOKEN = re.compile(r"[A-Za-z_][\w]*(?:[./-][\w]+)*")
+
+
+def _tool_words(session: Coding) -> frozenset[str]:
+    """Names the session's tools touched: paths, identifiers, words of commands and results."""
+    words: set[str] = set()
+    for c in session.calls:
+        blob = " ".join(str(v)[:4000] for v in c.input.values()) + " " + (c.result or "")[:8000]
+        words.update(w.lower() for w in _TOKEN.findall(blob) if len(w) > 3)
+    return frozenset(words)
+
+
+def _grounded(sentence: str, seen: frozenset[str]) -> bool:
+    for m in _SPECIFIC.finditer(sentence):
+        for w in _TOKEN.findall(m.group()):
+            if len(w) > 3 and w.lower() in seen:
+                return True
+    return False
+
+
+def _lists(text: str) -> list[tuple[str, list[str]]]:
+    """(lead-in, items) for each bulleted list: the heading or line before it, and its points."""
+    out: list[tuple[str, list[str]]] = []
+    lead, items = "", []
+    for line in text.split("\n"):
+        bullet = _BULLET.match(line)
+        if bullet and line[bullet.end() :].strip():
+            items.append(line[bullet.end() :].strip())
+            continue
+        if items:
+            out.append((lead, items))
+            items = []
+        if line.strip():
+            lead = line.strip()
+    if items:
+        out.append((lead, items))
+    return out
+
+
+def summary_points(turn: int, text: str) -> list[Found]:
+    """One outcome per list of a closing summary: its lead-in and its points, joined.
+
+    A list's points are details of one result ("Tests on 3.12 and 3.13", "Ruff linting"); as one
+    claim they say what was done, where ten claims would each say too little.
+    """
+    out = []
+    for lead, items in _lists(text):
+        points = [_clean(i).rstrip(".") for i in items if not has_markup(i) and not is_log_line(i)]
+        points = [p for p in points if len(p.split()) >= 2][:6]
+        if len(points) < 2 and not (points and len(points[0].split()) >= 6):
+            continue
+        head = _clean(re.sub(r"^\s*\d+[.)]\s*", "", _HEADING.sub("", lead))).rstrip(":").strip()
+        if not head or _narration().match(head) or len(head.split()) > 20:
+            head = ""
+        body = "; ".join(points)
+        text_ = f"{head}: {body}" if head else body
+        if len(text_) > 500:
+            text_ = text_[:497].rsplit(" ", 1)[0] + "…"
+        out.append(Found("outcome", _end(text_), turn, items[0]))
+    return out
+
+
+def _closing_turns(session: Coding) -> set[int]:
+    """The agent's last prose turn before each human turn, and at the end of the session."""
+    human_turns = sorted(h.turn for h in session.humans if h.kind == "prompt")
+    out: set[int] = set()
+    texts = [t for t, _ in session.texts]
+    for h in [*human_turns, 10**9]:
+        before = [t for t in texts if t < h]
+        if before:
+            out.add(before[-1])
+    return out
+
+
+def _end(text: str) -> str:
+    text = text.rstrip(" ,;:")
+    return text if text.endswith((".", "!", ")")) else text + "."

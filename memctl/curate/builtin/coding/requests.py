@@ -1,0 +1,138 @@
+"""What the human asked for, chose, wanted and refused, in their words, third person.
+
+A coding session's human turns are short and often lower-case ("use pnpm", "let's do vite",
+"would you mind fixing the type issues?"); each shape in `tables/coding_requests.txt` says what
+kind of steering a sentence is. A plain statement about the work ("We've just done a big
+refactoring ...") is kept as context. Questions that ask for nothing, chatter and pastes are not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from memctl.curate.builtin.classification import is_chatter
+from memctl.curate.builtin.coding.structure import Coding, Human
+from memctl.curate.builtin.coding.voice import base_form, third_person
+from memctl.curate.builtin.lexicon import COMMON_VERBS, lines, table
+from memctl.curate.builtin.sentences import core_of, end
+
+_GREETING = re.compile(
+    r"^(?:(?:hey|hi|hello|ok|okay|so|and|also|great|thanks|cool|alright|right)\b[,!.]?\s+)+(?:claude\b,?\s*)?",
+    re.I,
+)
+_PLEASE = re.compile(r"\bplease,?\s+", re.I)
+_DEICTIC = re.compile(r"(?:much )?(?:this|that|these|those|it|them)\b", re.I)
+_CONDITIONAL = re.compile(r"^(?:if|when|once|unless|in case)\b", re.I)
+
+
+@cache
+def _shapes() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    out = []
+    for line in lines("coding_requests"):
+        kind, _, pat = line.partition("\t")
+        out.append((kind.strip(), re.compile(pat.strip(), re.I)))
+    return tuple(out)
+
+
+@dataclass
+class Said:
+    """One sentence of steering: its kind, the claim's text, the turn and verbatim quote."""
+
+    kind: str
+    text: str
+    turn: int
+    quote: str
+
+
+def _imperative(s: str) -> bool:
+    """ "use pnpm", "add a test for it": a sentence that opens with a verb."""
+    first = s.split()[0].lower().strip(",.:;") if s.split() else ""
+    return (
+        first in COMMON_VERBS
+        or first in table("change_verbs")
+        or first in table("imperative_verbs")
+    )
+
+
+def read(session: Coding, user: str) -> list[Said]:
+    """Every steering sentence of every human turn (and tool-result answer), in order."""
+    out: list[Said] = []
+    for h in sorted(session.humans, key=lambda h: h.turn):
+        if h.turn < session.start:
+            continue
+        if h.kind == "answer":
+            for q, a in h.answers:
+                text = f"{user} chose {a.rstrip('.')} when {session.agent} asked: {q}"
+                out.append(Said("choose", end(text), h.turn, f'"{q}"="{a}"'))
+            continue
+        for s in h.sentences:
+            said = _one(s, h, user, session.agent)
+            if said is not None:
+                out.append(said)
+    return out
+
+
+def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
+    core = core_of(_GREETING.sub("", s.strip()))  # "To be fair, maybe ..." -> "maybe ..."
+    core = _PLEASE.sub("", core).strip()
+    core = core.rstrip("\\ ")
+    if len(core) < 6 or len(core.split()) > 60:
+        return None
+    if core.endswith(":") or _CONDITIONAL.match(core):
+        return None  # "Here's the error:" introduces a paste; "if you need ..." is no fact
+    for kind, pat in _shapes():
+        m = pat.match(core)
+        if not m:
+            continue
+        if "ing" in m.groupdict() and m.group("ing"):
+            head, _, tail = m.group("ing").partition(" ")
+            x = f"{base_form(head)} {tail}".strip()
+        else:
+            x = m.group("x")
+        x = third_person(x.rstrip("?.! "), user, agent)
+        if kind == "prefer":
+            # "I very much like X" keeps its own verb: "Dana very much likes X". Liking "this
+            # idea" means nothing out of the session: it stays in the session's note.
+            kind = "state" if _DEICTIC.match(m.group("x")) else kind
+            return Said(kind, end(third_person(core, user, agent)), h.turn, s)
+        text = _phrase(kind, x, user, agent, h.kind)
+        return Said(kind, end(text), h.turn, s)
+    if core.endswith("?") or is_chatter(core):
+        return None  # a question asks for nothing to be remembered; thanks are no fact
+    if h.kind == "rejection":
+        what = f"`{h.refused}`" if h.refused else f"{agent}'s tool call"
+        why = third_person(core, user, agent)
+        return Said("reject", end(f"{user} refused {what}: {why}"), h.turn, s)
+    if _imperative(core) and len(core.split()) >= 2:
+        x = third_person(core[0].lower() + core[1:], user, agent).rstrip(".!")
+        return Said("request", end(f"{user} asked {agent} to {x}"), h.turn, s)
+    if len(core.split()) >= 5:
+        if core.endswith(("...", "…")):
+            return None  # trailing off: a thought, not a fact
+        text = re.sub(r"^We(?:['’]ve| have)\b", f"{user}'s team has", core, flags=re.I)
+        text = re.sub(r"^We(?:['’]re| are)\b", f"{user}'s team is", text, flags=re.I)
+        text = re.sub(r"^We\b", f"{user}'s team", text, flags=re.I)
+        text = re.sub(r"^Our\b", f"{user}'s team's", text, flags=re.I)
+        text = third_person(text, user, agent)
+        return Said("state", end(text[:1].upper() + text[1:]), h.turn, s)
+    return None
+
+
+def _phrase(kind: str, x: str, user: str, agent: str, where: str) -> str:
+    if kind == "request":
+        return f"{user} asked {agent} to {x}"
+    if kind == "want":
+        return f"{user} wants to {x}"
+    if kind == "prefer":
+        return f"{user} prefers {x}"
+    if kind == "reject":
+        return f"{user} does not want {agent} to {x}"
+    if kind == "suggest":
+        return f"{user} suggested that {agent} {x}"
+    if kind == "choose":
+        return f"{user} chose to {x}" if _imperative(x) else f"{user} chose {x}"
+    if kind == "instruct":
+        return f"{user} told {agent}: {x[:1].upper()}{x[1:]}"
+    return x

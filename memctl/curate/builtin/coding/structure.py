@@ -1,0 +1,186 @@
+"""A coding session read for its structure: what the human said, what the agent did.
+
+A coding agent's transcript interleaves the human's turns, the agent's prose, its tool calls
+and the tools' results. The extractors need them apart and paired: a command with whether it
+succeeded, an edit with the sentence that said why, a question with the human's answer (which
+Claude Code stores as a tool result, though the words are the human's).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memctl.core.model import Message
+from memctl.curate import Batch
+from memctl.curate.builtin.coding.markup import has_markup, is_harness_turn, prose, shell_input
+
+# What Claude Code writes into a tool result when the human refuses a call or answers the
+# agent's question: the words after these openings are the human's.
+_REJECTED = re.compile(
+    r"^The user doesn't want to proceed with this tool use\..*?"
+    r"(?:the user said:\s*(?P<why>.+))?$",
+    re.S,
+)
+_ANSWERED = re.compile(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
+_FAILED_OUTPUT = re.compile(
+    r"command not found|No such file or directory|not recognized as|Unknown command|"
+    r"unrecognized arguments|error: unexpected argument|ModuleNotFoundError|"
+    r"Permission denied|fatal: not a git repository",
+    re.I,
+)
+
+
+@dataclass
+class Call:
+    """One tool call with its result, if the transcript holds it."""
+
+    turn: int
+    name: str
+    input: dict[str, Any]
+    result: str | None = None
+    error: bool = False
+    result_turn: int | None = None
+    said_before: tuple[int, str] | None = None  # (turn, text) of the agent's last prose
+
+    @property
+    def command(self) -> str:
+        cmd = self.input.get("command")
+        return cmd if isinstance(cmd, str) else ""
+
+    @property
+    def path(self) -> str:
+        p = self.input.get("file_path") or self.input.get("notebook_path") or ""
+        return p if isinstance(p, str) else ""
+
+    def ran(self) -> bool:
+        """The command ran (its output may report failures, but the tool was there)."""
+        if self.result is None or _REJECTED.match(self.result.strip()):
+            return False
+        return not _FAILED_OUTPUT.search(self.result[:2000])
+
+
+@dataclass
+class Human:
+    """A human turn's prose (no markup or pastes), or their words in a tool result."""
+
+    turn: int
+    sentences: list[str]
+    kind: str = "prompt"  # prompt | rejection | answer
+    answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
+    refused: str | None = None  # the command or file of the call the human refused
+
+
+@dataclass
+class Shell:
+    """A command the human ran themself in the harness's shell (`!cmd` in Claude Code)."""
+
+    turn: int
+    command: str
+
+
+@dataclass
+class Coding:
+    """The parts of one coding session the extractors read."""
+
+    humans: list[Human]
+    texts: list[tuple[int, str]]  # the agent's prose turns
+    calls: list[Call]
+    shells: list[Shell]
+    noise: set[int]  # turns that are harness markup only
+    subagent: bool  # a sub-agent's transcript: its "user" is the agent that spawned it
+    agent: str
+    cwd: str | None
+    branch: str | None
+    start: int
+
+
+def is_coding(batch: Batch) -> bool:
+    """A session in which an agent used tools: a coding session, read by its structure."""
+    return any(
+        m.role == "assistant" and isinstance(m.meta, dict) and m.meta.get("tool_calls")
+        for m in batch.messages
+    )
+
+
+def _agent_name(messages: list[Message]) -> str:
+    for m in messages:
+        model = m.meta.get("model") if isinstance(m.meta, dict) else None
+        if isinstance(model, str) and model:
+            return "Claude" if "claude" in model.lower() else "the agent"
+    return "the assistant"
+
+
+def _source_meta(batch: Batch) -> dict[str, Any]:
+    for key, value in batch.header.extra:
+        if key == "source_meta" and isinstance(value, dict):
+            return value
+    return {}
+
+
+def read(batch: Batch) -> Coding:
+    """Pair calls with results, split the human's words from markup, in turn order."""
+    msgs = batch.messages
+    src = _source_meta(batch)
+    cwd = src.get("cwd") if isinstance(src.get("cwd"), str) else None
+    branch = src.get("gitBranch") if isinstance(src.get("gitBranch"), str) else None
+    humans: list[Human] = []
+    texts: list[tuple[int, str]] = []
+    calls: list[Call] = []
+    shells: list[Shell] = []
+    noise: set[int] = set()
+    by_id: dict[str, Call] = {}
+    said: tuple[int, str] | None = None
+    for i, m in enumerate(msgs, 1):
+        meta = m.meta if isinstance(m.meta, dict) else {}
+        if m.role == "user":
+            said = None
+            cmd = shell_input(m.content)
+            if cmd:
+                shells.append(Shell(i, cmd))
+            sentences = prose(m.content)
+            if sentences:
+                humans.append(Human(i, sentences))
+            elif has_markup(m.content) or is_harness_turn(m.content) or not m.content.strip():
+                noise.add(i)
+        elif m.role == "assistant":
+            if m.content.strip():
+                texts.append((i, m.content))
+                said = (i, m.content)
+            for tc in meta.get("tool_calls") or []:
+                if not isinstance(tc, dict):
+                    continue
+                inp = tc.get("input") if isinstance(tc.get("input"), dict) else {}
+                call = Call(i, str(tc.get("name") or ""), inp, said_before=said)
+                calls.append(call)
+                if isinstance(tc.get("id"), str):
+                    by_id[tc["id"]] = call
+        elif m.role == "tool":
+            call = by_id.get(str(meta.get("tool_use_id")))
+            if call is not None:
+                call.result = m.content
+                call.error = meta.get("is_error") is True
+                call.result_turn = i
+            _human_in_result(i, m.content, humans, call)
+    subagent = bool(src.get("parent_session"))
+    return Coding(
+        humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, branch, batch.start
+    )
+
+
+def _human_in_result(turn: int, text: str, humans: list[Human], call: Call | None) -> None:
+    """A refusal's reason or an answer to the agent's question: the human's own words."""
+    m = _REJECTED.match(text.strip())
+    if m:
+        why = (m.group("why") or "").strip()
+        if why:
+            sentences = [s for s in prose(why) if s in text]
+            if sentences:
+                refused = (call.command or call.path) if call is not None else None
+                humans.append(Human(turn, sentences, "rejection", refused=refused or None))
+        return
+    if text.startswith("User has answered your question"):
+        pairs = [(a.group("q"), a.group("a")) for a in _ANSWERED.finditer(text)]
+        if pairs:
+            humans.append(Human(turn, [], "answer", pairs))

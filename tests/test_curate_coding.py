@@ -1,0 +1,197 @@
+"""Coding sessions: each extractor on a small Claude Code session written for these tests
+(tests/data/claude_code/), and the whole path through the real CLI (ingest, curate, verify)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_curate import memctl, new_vault
+
+from memctl.core.provenance import RawTurns
+from memctl.curate.builtin.coding import changes, commands, findings, requests
+from memctl.curate.builtin.coding.markup import has_markup, prose
+from memctl.curate.builtin.coding.project import find_project_note
+from memctl.curate.builtin.coding.structure import Coding, read
+from memctl.curate.builtin.coding.voice import third_person
+from memctl.curate.engine import load_specs
+from memctl.curate.model import Batch
+from memctl.vault import Vault
+
+DATA = Path(__file__).parent / "data" / "claude_code" / "checkout-session.jsonl"
+MARKUP = re.compile(
+    r"<(?:command-name|local-command-stdout|ide_opened_file|system-reminder)|Caveat:|"
+    r"\[Request interrupted|Traceback|ModuleNotFoundError"
+)
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = new_vault(tmp_path_factory.mktemp("coding") / "v")
+    memctl(root, "ingest", str(DATA), "--scope", "team", "--user", "dana")
+    return root
+
+
+@pytest.fixture(scope="module")
+def session(vault: Path) -> tuple[Batch, Coding]:
+    v = Vault.open(vault)
+    s = v.sessions()[0]
+    header, messages = RawTurns(v.root).session(s["path"])
+    batch = Batch(s["path"], header, messages, 1, load_specs(v), None, "2026-03-03")  # type: ignore[arg-type]
+    return batch, read(batch)
+
+
+def test_structure_pairs_calls_with_results_and_finds_the_humans_words(session) -> None:
+    batch, s = session
+    assert s.cwd == "/home/dana/src/shopfront" and s.agent == "Claude"
+    tests = [c for c in s.calls if c.command == "pnpm vitest run"]
+    assert tests and "4 passed" in (tests[0].result or "") and tests[0].ran()
+    refused = [c for c in s.calls if c.command == "npm test"]
+    assert refused and not refused[0].ran()  # a refused call never ran
+    kinds = {h.kind for h in s.humans}
+    assert kinds == {"prompt", "rejection", "answer"}
+    rejection = next(h for h in s.humans if h.kind == "rejection")
+    assert rejection.sentences == ["we use pnpm here, npm breaks the lockfile"]
+    assert rejection.refused == "npm test"
+    # The slash command, its output and the interruption notice are noise turns.
+    for t in s.noise:
+        assert has_markup(batch.messages[t - 1].content) or not batch.messages[t - 1].content
+
+
+def test_markup_and_pastes_are_never_prose() -> None:
+    text = (
+        "<ide_opened_file>The user opened the file /x/cart.ts in the IDE.</ide_opened_file>"
+        "fix the cart total please. Here it fails:\n"
+        "Traceback (most recent call last):\n"
+        '  File "cart.py", line 9, in total\n'
+        "KeyError: 'sku'\n\n"
+        "and keep the old API."
+    )
+    got = prose(text)
+    assert got == ["fix the cart total please.", "Here it fails:", "and keep the old API."]
+    assert all(s in text for s in got)  # each one quotable verbatim
+    compacted = (
+        "This session is being continued from a previous conversation that ran out of "
+        "context. The conversation is summarized below:\nAnalysis:\nThe user asked me to "
+        "fix the cart. I always run the tests first."
+    )
+    assert prose(compacted) == []  # the harness's summary, not the person's words
+
+
+def test_voice_rewrites_pronouns_in_prose_only() -> None:
+    said = "I very much like how danieldemmel.me does it, see `my_var` and me@x.io"
+    assert third_person(said, "Dana", "Claude") == (
+        "Dana very much likes how danieldemmel.me does it, see `my_var` and me@x.io"
+    )
+    assert third_person("I don't think you need my help", "Dana", "Claude") == (
+        "Dana doesn't think Claude need their help"
+    )
+
+
+def test_requests_read_terse_lower_case_steering(session) -> None:
+    _, s = session
+    said = {(r.kind, r.text) for r in requests.read(s, "Dana")}
+    assert (
+        "request",
+        "Dana asked Claude to add a discount code field to the checkout form.",
+    ) in said
+    assert ("request", "Dana asked Claude to use pnpm, not npm.") in said
+    assert ("choose", "Dana chose vite for the dev server.") in said
+    assert (
+        "reject",
+        "Dana refused `npm test`: they use pnpm here, npm breaks the lockfile.",
+    ) in said
+    assert any(k == "choose" and "chose Server when Claude asked" in t for k, t in said)
+    assert not any("error I got" in t for _, t in said)  # introduces a paste
+
+
+def test_commands_keep_what_ran_and_skip_what_was_refused(session) -> None:
+    _, s = session
+    got = [(c.kind, c.text) for c in commands.read(s)]
+    assert ("test", "Tests run with `pnpm vitest run`.") in got
+    assert ("build", "The build runs with `pnpm vite build`.") in got
+    assert not any("npm test" in t for _, t in got)
+
+
+def test_changes_carry_commit_hash_files_and_purpose(session) -> None:
+    _, s = session
+    got = {(c.kind, c.text) for c in changes.read(s)}
+    assert (
+        "commit",
+        "Committed 4f9c2ab on main: checkout: discount code field, checked on the server.",
+    ) in got
+    assert ("created", "Created `src/checkout/DiscountField.tsx`.") in got
+    assert any(
+        k == "edited" and t.startswith("Changed `src/cart/CartContext.tsx` to add") for k, t in got
+    )
+
+
+def test_findings_keep_causes_and_summaries_never_narration(session) -> None:
+    _, s = session
+    got = findings.read(s)
+    kinds = {f.kind for f in got}
+    assert kinds == {"problem", "outcome"}
+    problem = next(f for f in got if f.kind == "problem")
+    assert "never reads `discountCode` because" in problem.text
+    assert not any(re.match(r"(?i)(let me|i'll|perfect)", f.text) for f in got)
+
+
+def test_cli_ingest_and_curate_a_coding_session(vault: Path) -> None:
+    out = memctl(vault, "curate").stdout
+    assert "added" in out
+    notes = {
+        p.relative_to(vault).as_posix(): p.read_text("utf-8")
+        for p in vault.rglob("*.md")
+        if not p.relative_to(vault).as_posix().startswith(("raw/", ".memctl/"))
+    }
+    claims = [
+        line for text in notes.values() for line in text.splitlines() if line.startswith("- ")
+    ]
+    body = "\n".join(claims)
+    assert "Tests run with `pnpm vitest run`." in notes["projects/shopfront.md"]
+    assert "cwd: /home/dana/src/shopfront" in notes["projects/shopfront.md"]
+    assert "Committed 4f9c2ab on main" in body
+    assert "Dana chose vite for the dev server." in body
+    assert "Dana very much likes the way danieldemmel.me does its checkout" in body
+    proposed = "\n".join(t for p, t in notes.items() if p.startswith("instructions/"))
+    assert "- Use pnpm, not npm. [^" in proposed  # a standing instruction, only proposed
+    # (The raw file's name and the root INDEX's raw title come from ingest, issue 23.)
+    learned = "\n".join(
+        line
+        for p, t in notes.items()
+        if p != "INDEX.md"
+        for line in t.splitlines()
+        if line.startswith(("- ", "# "))
+    )
+    assert not MARKUP.search(learned), "markup or a paste became memory"
+    # No session is named by harness markup.
+    session_note = next(
+        t for p, t in notes.items() if p.startswith("sessions/") and "INDEX" not in p
+    )
+    assert session_note.splitlines()[session_note.splitlines().index("---", 1) + 2].startswith(
+        "# Session: hey claude, can you add"
+    )
+    # Claims citing the agent's turns quote them verbatim, and verify.
+    assert "verify: ok" in memctl(vault, "verify").stdout
+    assert find_project_note(vault, cwd="/home/dana/src/shopfront/src") == "projects/shopfront.md"
+    assert find_project_note(vault, cwd="/home/dana/src/other") is None
+    # An agent's worktree inside the project is the project.
+    agent_tree = "/home/dana/src/shopfront/.claude/worktrees/agent-1f2e"
+    assert find_project_note(vault, cwd=agent_tree) == "projects/shopfront.md"
+
+
+def test_a_subagents_prompt_is_no_persons_request(tmp_path: Path) -> None:
+    """A sub-agent's "user" is the agent that spawned it: what it did is kept, its prompt
+    is not learned as the human's request or instruction."""
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(DATA.parent), "--scope", "team", "--user", "dana")
+    memctl(root, "curate")
+    sub_notes = [p.read_text("utf-8") for p in (root / "sessions").glob("*you-are-a-helper*.md")]
+    assert len(sub_notes) == 1, sorted(p.name for p in (root / "sessions").iterdir())
+    text = "\n".join(sub_notes)
+    assert "Committed 7e1d0c9 on main: docs: discount codes." in text
+    assert "asked Claude" not in text and "Never push" not in text
+    assert "Never push" not in "\n".join(
+        p.read_text("utf-8") for p in root.rglob("instructions/**/*.md")
+    )
