@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (a table of generators and sentences reads best one kind per line)
-"""A corpus of fake secrets (>= 150 of >= 40 kinds) and tricky non-secrets for redaction.
+"""A corpus of fake secrets (>= 250 of >= 100 kinds) and tricky non-secrets for redaction.
 
 Every value is generated here from a seeded random.Random at import, in the shape its
 vendor documents (prefix, alphabet, length); none is a real credential, and none is kept
@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
+import urllib.parse
 from collections.abc import Callable
 
 _rng = random.Random(20261201)
@@ -238,17 +240,307 @@ KINDS: dict[str, tuple[Callable[[], str], list[str]]] = {
 }  # fmt: skip
 
 
+# ---------------------------------------------------------------------------------------
+# Issue 23: kinds that reached disk and git, and the ways a key gets broken up on its way
+# into a chat (a shell line continuation, a terminal's hard wrap, a look-alike letter).
+# ---------------------------------------------------------------------------------------
+
+
+def _sas_sig() -> str:
+    """An Azure SAS signature: base64 of an HMAC-SHA256, URL-encoded as the URL carries it."""
+    raw = base64.b64encode(bytes(_rng.randrange(256) for _ in range(32))).decode()
+    while "+" not in raw and "/" not in raw:
+        raw = base64.b64encode(bytes(_rng.randrange(256) for _ in range(32))).decode()
+    return urllib.parse.quote(raw, safe="")
+
+
+def _pem_b64(kind: str = "RSA PRIVATE KEY") -> str:
+    """A PEM private key, base64-encoded once more the way kubeconfig and Secrets carry it."""
+    body = "\n".join(r(B64, 64) for _ in range(6))
+    pem = f"-----BEGIN {kind}-----\n{body}\n-----END {kind}-----\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+def _pem_b64_any() -> str:
+    return _pem_b64(_rng.choice(("RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY")))
+
+
+def _b64_random() -> str:
+    return base64.b64encode(bytes(_rng.randrange(256) for _ in range(_rng.choice((48, 96, 180))))).decode()
+
+
+def _cert_b64() -> str:
+    body = "\n".join(r(B64, 64) for _ in range(5))
+    pem = f"-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+def _connect_sid() -> str:
+    return "s%3A" + r(URLSAFE, 32) + "." + urllib.parse.quote(r(B64, 43), safe="")
+
+
+def _rails_session() -> str:
+    return urllib.parse.quote(r(B64, 120) + "==", safe="") + "--" + r(HEX, 40)
+
+
+def _basic_pair() -> str:
+    return base64.b64encode(f"{_rng.choice(('deploy', 'ci', 'dana', 'robot$acme'))}:{r(ALNUM, 16)}".encode()).decode()
+
+
+# Look-alikes a key may carry (pasted from a chat app or a PDF): Cyrillic, Greek and
+# fullwidth letters that render like their ASCII twins.
+_LOOKALIKE = {
+    "a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441", "x": "\u0445",
+    "y": "\u0443", "i": "\u0456", "s": "\u0455", "k": "\u043a", "A": "\u0391", "B": "\u0392",
+    "E": "\u0395", "K": "\u039a", "M": "\u041c", "H": "\u041d", "T": "\u0422", "O": "\u039f",
+    "P": "\u0420", "C": "\u0421", "X": "\u0425", "1": "\uff11", "7": "\uff17",
+}  # fmt: skip
+
+
+def _lookalike(token: str, lo: int = 0, hi: int | None = None) -> str:
+    """Swap one character between lo and hi for its look-alike."""
+    spots = [i for i, c in enumerate(token[: hi or len(token)]) if i >= lo and c in _LOOKALIKE]
+    i = _rng.choice(spots)
+    return token[:i] + _LOOKALIKE[token[i]] + token[i + 1 :]
+
+
+def _guid() -> str:
+    return f"{r(HEX, 8)}-{r(HEX, 4)}-4{r(HEX, 3)}-a{r(HEX, 3)}-{r(HEX, 12)}"
+
+
+_SAS_HEAD = "sv=2022-11-02&ss=bfqt&srt=sco&sp=rwdlacupiytfx&se=2026-12-31T18:00:00Z&st=2026-12-01T10:00:00Z&spr=https"
+_UPPER_DIGITS = string.ascii_uppercase + string.digits
+
+_ISSUE_23: dict[str, tuple[Callable[[], str], list[str]]] = {
+    "azure-sas-sig": (_sas_sig, [
+        f"https://acmebackups.blob.core.windows.net/db/prod.bak?{_SAS_HEAD}&sig={{s}}",
+        f"BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature={_SAS_HEAD}&sig={{s}}",
+        f'az storage blob upload -c db -f prod.bak --sas-token "{_SAS_HEAD}&sig={{s}}"',
+        "the SAS url is https://acme.queue.core.windows.net/jobs?sv=2021-08-06&sig={s}&se=2026-12-31T00%3A00%3A00Z&sp=raup",
+        "AZURE_STORAGE_SAS_TOKEN=?sp=r&st=2026-12-01T09:00:00Z&se=2026-12-02T09:00:00Z&spr=https&sv=2022-11-02&sr=c&sig={s}",
+        '"sasToken": "se=2026-12-31&sp=r&sv=2022-11-02&sr=b&sig={s}"',
+        "SharedAccessSignature sr=acme.servicebus.windows.net&sig={s}&se=1798761600&skn=RootManageSharedAccessKey",
+    ]),
+    "presigned-url-signature": (lambda: r(HEX, 64), [
+        "https://acme-exports.s3.eu-west-1.amazonaws.com/report.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261201T101500Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature={s}",
+        "https://storage.googleapis.com/acme-dumps/db.sql.gz?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature={s}",
+    ]),
+    "kube-client-key-data": (_pem_b64_any, [
+        "users:\n- name: admin@prod\n  user:\n    client-certificate-data: " + _cert_b64() + "\n    client-key-data: {s}\n",
+        "    client-key-data: {s}",
+        '{{"users": [{{"name": "ci", "user": {{"client-key-data": "{s}"}}}}]}}',
+    ]),
+    "kube-client-key-data-opaque": (_b64_random, [
+        "    client-key-data: {s}", "kubectl config set users.ci.client-key-data {s}",
+    ]),
+    "base64-pem-private-key": (_pem_b64_any, [
+        "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.crt: " + _cert_b64() + "\n  tls.key: {s}\n",
+        "the helm value is {s}, decode it with base64 -d",
+        "PRIVATE_KEY_B64={s}",
+    ]),
+    "kube-token": (lambda: r(URLSAFE, 52), [
+        "users:\n- name: deployer\n  user:\n    token: {s}\n",
+        "kubectl config set-credentials deployer --token={s}",
+    ]),
+    "cookie-django-sessionid": (lambda: r(LOWER_ALNUM, 32), [
+        "Cookie: sessionid={s}; csrftoken=" + r(ALNUM, 32),
+        "curl -b 'sessionid={s}' https://admin.acme.io/admin/",
+        'requests.get(url, cookies={{"sessionid": "{s}"}})',
+        "-H 'cookie: messages=x; sessionid={s}; theme=dark'",
+        '{{"name": "sessionid", "value": "{s}", "domain": ".acme.io", "httpOnly": true}}',
+        's.cookies.set("sessionid", "{s}", domain="acme.io")',
+    ]),
+    "set-cookie-connect-sid": (_connect_sid, [
+        "Set-Cookie: connect.sid={s}; Path=/; Expires=Thu, 31 Dec 2026 10:00:00 GMT; HttpOnly",
+        "set-cookie: connect.sid={s}; Path=/; HttpOnly; SameSite=Lax",
+    ]),
+    "cookie-phpsessid": (lambda: r(LOWER_ALNUM, 26), [
+        "Cookie: PHPSESSID={s}", "curl --cookie \"PHPSESSID={s}\" https://shop.acme.io/cart",
+        "wget --header='Cookie: PHPSESSID={s}' https://shop.acme.io/orders",
+        "https://shop.acme.io/checkout.php?PHPSESSID={s}",
+    ]),
+    "cookie-jsessionid": (lambda: r("0123456789ABCDEF", 32), [
+        "Cookie: JSESSIONID={s}; Path=/app", "GET /app/orders;jsessionid={s} HTTP/1.1",
+    ]),
+    "cookie-rails-session": (_rails_session, [
+        "Cookie: _acme_session={s}", "Set-Cookie: _storefront_session={s}; path=/; secure; HttpOnly",
+    ]),
+    "cookie-jar-line": (lambda: r(ALNUM, 40), [
+        "#HttpOnly_.acme.io\tTRUE\t/\tTRUE\t1798761600\tsessionid\t{s}",
+        ".acme.io\tTRUE\t/\tFALSE\t1798761600\tauth_session\t{s}",
+    ]),
+    "cookie-nextauth": (lambda: "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0.." + r(URLSAFE, 22) + "." + r(URLSAFE, 180) + "." + r(URLSAFE, 22), [
+        "Cookie: __Secure-next-auth.session-token={s}",
+    ]),
+    "cookie-asp-net": (lambda: r(LOWER_ALNUM, 24), ["Cookie: ASP.NET_SessionId={s}; lang=en", "ASP.NET_SessionId={s}"]),
+    "cookie-generic-session": (lambda: r(URLSAFE, 43), [
+        "Set-Cookie: session={s}; Secure; HttpOnly", "Cookie: sid={s}; _ga=GA1.2.1234567890.1700000000",
+        "document.cookie = 'auth_token={s}; path=/'",
+    ]),
+    "openai-key-continued": (lambda: "sk-proj-" + r(URLSAFE, 48) + "T3BlbkFJ" + r(URLSAFE, 20), [
+        "export OPENAI_API_KEY={a}\\\n{b}",
+        'curl https://api.openai.com/v1/models -H "Authorization: Bearer {a}\\\n{b}"',
+        "OPENAI_API_KEY={a}\\\n    {b} python app.py",
+    ]),
+    "github-token-continued": (lambda: "ghp_" + r(ALNUM, 36), [
+        "git clone https://{a}\\\n{b}@github.com/acme/api.git", "export GH_TOKEN={a}\\\n{b}",
+    ]),
+    "anthropic-key-continued": (lambda: "sk-ant-api03-" + r(URLSAFE, 93) + "AA", [
+        "ANTHROPIC_API_KEY={a}\\\n{b} claude", "the key is {a}\\\n{b}",
+    ]),
+    "aws-secret-key-wrapped": (_aws_secret, [
+        "aws_secret_access_key = {a}\n{b}", "AWS secret: {a}\n{b}",
+        "AWS_SECRET_ACCESS_KEY={a}\n{b}\nAWS_DEFAULT_REGION=eu-west-1",
+        "aws_access_key_id = " + _AKIA + "\naws_secret_access_key = {a}\n{b}",
+    ]),
+    "github-token-wrapped": (lambda: "ghp_" + r(ALNUM, 36), [
+        "here is the token: {a}\n{b}", "GITHUB_TOKEN={a}\n{b}",
+    ]),
+    "stripe-key-wrapped": (lambda: "sk_live_" + r(ALNUM, 48), ["stripe key {a}\n{b}", "  {a}\n  {b}"]),
+    "stripe-key-lookalike": (lambda: _lookalike("sk_live_" + r(ALNUM, 24), 0, 7), [
+        "live key {s}", "stripe.api_key = '{s}'", "STRIPE_SECRET_KEY={s}", "use {s} for the prod webhook",
+    ]),
+    "github-token-lookalike": (lambda: _lookalike("ghp_" + r(ALNUM, 36), 0, 3), [
+        "my token {s}", "git clone https://{s}@github.com/acme/api.git",
+    ]),
+    "openai-key-lookalike-body": (lambda: _lookalike("sk-proj-" + r(URLSAFE, 48) + "T3BlbkFJ" + r(URLSAFE, 20), 9, 40), [
+        "OPENAI_API_KEY={s}", "key: {s}",
+    ]),
+    "aws-access-key-lookalike": (lambda: _lookalike("AKIA" + r(_UPPER_DIGITS, 16), 0, 4), [
+        "access key id {s}", "AWS_ACCESS_KEY_ID={s}",
+    ]),
+    "key-zero-width": (lambda: "ghp_" + r(ALNUM, 36), ["the token is {a}\u200b{b}", "GH_TOKEN={a}\u2060{b}"]),
+    "discord-webhook": (lambda: r(URLSAFE, 68), [
+        "DISCORD_WEBHOOK_URL=https://discord.com/api/webhooks/" + str(_rng.randrange(10**17, 10**19)) + "/{s}",
+        "post the alerts to https://discordapp.com/api/webhooks/" + str(_rng.randrange(10**17, 10**19)) + "/{s} please",
+        "curl -X POST -H 'Content-Type: application/json' -d '{{\"content\": \"deployed\"}}' https://ptb.discord.com/api/webhooks/" + str(_rng.randrange(10**17, 10**19)) + "/{s}",
+        "webhook = DiscordWebhook(url='https://discord.com/api/v10/webhooks/" + str(_rng.randrange(10**17, 10**19)) + "/{s}')",
+    ]),
+    "teams-webhook": (lambda: r(HEX, 32), [
+        f"https://acme.webhook.office.com/webhookb2/{_guid()}@{_guid()}/IncomingWebhook/{{s}}/{_guid()}",
+        f"TEAMS_WEBHOOK=https://acme365.webhook.office.com/webhookb2/{_guid()}@{_guid()}/IncomingWebhook/{{s}}/{_guid()}/V2{r(ALNUM, 20)}",
+    ]),
+    "docker-config-auth": (_basic_pair, [
+        '{{"auths": {{"https://index.docker.io/v1/": {{"auth": "{s}"}}}}}}',
+        '{{\n  "auths": {{\n    "ghcr.io": {{\n      "auth": "{s}"\n    }}\n  }}\n}}',
+        'cat ~/.docker/config.json\n{{"auths":{{"registry.acme.io":{{"auth":"{s}","email":"ci@acme.io"}}}}}}',
+    ]),
+    "docker-identitytoken": (lambda: r(URLSAFE, 64), [
+        '{{"auths": {{"acme.azurecr.io": {{"auth": "", "identitytoken": "{s}"}}}}}}',
+    ]),
+    "npmrc-auth": (_basic_pair, ["//registry.acme.io/npm/:_auth={s}", "_auth = {s}\nalways-auth = true"]),
+    "okta-ssws": (lambda: "00" + r(URLSAFE, 40), [
+        'curl -H "Authorization: SSWS {s}" https://acme.okta.com/api/v1/users',
+        "Authorization: SSWS {s}", "the okta header is SSWS {s}", "OKTA_API_TOKEN={s}",
+    ]),
+    "auth-scheme-other": (lambda: r(ALNUM, 40), [
+        "Authorization: Splunk {s}", "Authorization: GenieKey {s}", "-H 'Authorization: Klaviyo-API-Key {s}'",
+    ]),
+    "pgpass-line": (lambda: r(ALNUM, 14) + _rng.choice(("", "!", "#", "%")), [
+        "db.internal:5432:prod:app:{s}",
+        "cat ~/.pgpass\nlocalhost:5432:*:postgres:{s}\n",
+        "echo '10.0.4.12:*:analytics:report_ro:{s}' >> ~/.pgpass",
+        "*:*:*:replicator:{s}",
+    ]),
+    "netrc-multiline": (_guid, [
+        "machine api.heroku.com\n  login dana@acme.io\n  password {s}\nmachine git.heroku.com\n  login dana@acme.io\n  password {s}",
+        "cat ~/.netrc\nmachine github.com\nlogin dana\npassword {s}\n",
+        "default login anonymous password {s}",
+    ]),
+    "gcp-private-key-id": (lambda: r(HEX, 40), [
+        '"private_key_id": "{s}",',
+        '{{"type": "service_account", "project_id": "acme-prod", "private_key_id": "{s}", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}}',
+        "private_key_id: {s}",
+    ]),
+    "gcp-oauth-token": (lambda: "ya29." + r(URLSAFE, 150), [
+        "gcloud auth print-access-token\n{s}", "access token {s}", "GOOGLE_OAUTH_ACCESS_TOKEN={s}",
+    ]),
+    "google-refresh-token": (lambda: "1//0" + r(URLSAFE, 99), ['"refresh_token": "{s}"', "refresh token {s}"]),
+    "azure-ad-client-secret": (lambda: r(ALNUM, 3) + str(_rng.randrange(10)) + "Q~" + r(ALNUM + "_~.-", 34), [
+        "AZURE_CLIENT_SECRET={s}", "client secret value {s}",
+        "az login --service-principal -u " + _guid() + " -p {s} --tenant acme.onmicrosoft.com",
+    ]),
+    "azure-servicebus-key": (lambda: r(B64, 43) + "=", [
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={s}",
+    ]),
+    "supabase": (lambda: "sbp_" + r(HEX, 40), ["SUPABASE_ACCESS_TOKEN={s}", "supabase login --token {s}", "my supabase pat {s}"]),
+    "tailscale": (lambda: "tskey-auth-" + r(ALNUM, 12) + "CNTRL-" + r(ALNUM, 33), ["TS_AUTHKEY={s}", "tailscale up --authkey={s}", "the auth key {s}"]),
+    "terraform-cloud": (lambda: r(ALNUM, 14) + ".atlasv1." + r(URLSAFE, 67), ['credentials "app.terraform.io" {{ token = "{s}" }}', "TFE_TOKEN={s}", "tf cloud {s}"]),
+    "airtable-pat": (lambda: "pat" + r(ALNUM, 14) + "." + r(HEX, 64), ["AIRTABLE_API_KEY={s}", "airtable {s}"]),
+    "figma": (lambda: "figd_" + r(URLSAFE, 40), ["FIGMA_TOKEN={s}", "X-Figma-Token: {s}", "figma pat {s}"]),
+    "langsmith": (lambda: "lsv2_pt_" + r(HEX, 32) + "_" + r(HEX, 10), ["LANGCHAIN_API_KEY={s}", "langsmith key {s}"]),
+    "pinecone": (lambda: "pcsk_" + r(ALNUM, 6) + "_" + r(ALNUM, 63), ["PINECONE_API_KEY={s}", "pinecone {s}"]),
+    "neon": (lambda: "napi_" + r(LOWER_ALNUM, 64), ["NEON_API_KEY={s}", "neon key {s}"]),
+    "sonarqube": (lambda: "sqp_" + r(HEX, 40), ["SONAR_TOKEN={s}", "sonar-scanner -Dsonar.token={s}", "sonar token {s}"]),
+    "buildkite": (lambda: "bkua_" + r(HEX, 40), ["BUILDKITE_API_TOKEN={s}", "buildkite {s}"]),
+    "contentful": (lambda: "CFPAT-" + r(URLSAFE, 43), ["CONTENTFUL_MANAGEMENT_TOKEN={s}", "contentful pat {s}"]),
+    "mailchimp": (lambda: r(HEX, 32) + "-us" + str(_rng.randrange(1, 21)), ["MAILCHIMP_API_KEY={s}", "mailchimp {s}"]),
+    "openrouter": (lambda: "sk-or-v1-" + r(HEX, 64), ["OPENROUTER_API_KEY={s}", "openrouter key {s}"]),
+    "plaid-access": (lambda: "access-production-" + _guid(), ["PLAID_ACCESS_TOKEN={s}", "plaid item token {s}"]),
+    "adafruit": (lambda: "aio_" + r(ALNUM, 28), ["ADAFRUIT_IO_KEY={s}", "adafruit key {s}"]),
+    "shippo": (lambda: "shippo_live_" + r(HEX, 40), ["SHIPPO_API_TOKEN={s}", "shippo {s}"]),
+    "circleci": (lambda: "CCIPAT_" + r(ALNUM, 22) + "_" + r(HEX, 40), ["CIRCLECI_TOKEN={s}", "circleci pat {s}"]),
+    "resend": (lambda: "re_" + r(ALNUM, 8) + "_" + r(ALNUM, 24), ["RESEND_API_KEY={s}", "resend key {s}"]),
+    "facebook-token": (lambda: "EAA" + r(ALNUM, 180), ["FB_ACCESS_TOKEN={s}", "page token {s}"]),
+    "cloudflare-origin-ca": (lambda: "v1.0-" + r(HEX, 24) + "-" + r(HEX, 146), ["CF_ORIGIN_CA_KEY={s}", "origin ca key {s}"]),
+    "dropbox": (lambda: "sl." + r(URLSAFE, 138), ["DROPBOX_TOKEN={s}", "dropbox access token {s}"]),
+    "hf-org": (lambda: "api_org_" + r(string.ascii_letters, 34), ["HF_ORG_TOKEN={s}", "org token {s}"]),
+    "typeform": (lambda: "tfp_" + r(URLSAFE, 59), ["TYPEFORM_TOKEN={s}", "typeform {s}"]),
+    "readme": (lambda: "rdme_" + r(LOWER_ALNUM, 70), ["README_API_KEY={s}", "readme key {s}"]),
+    "duffel": (lambda: "duffel_live_" + r(URLSAFE, 43), ["DUFFEL_TOKEN={s}", "duffel {s}"]),
+    "flutterwave": (lambda: "FLWSECK-" + r(HEX, 32) + "-X", ["FLW_SECRET_KEY={s}", "flutterwave {s}"]),
+    "scalingo": (lambda: "tk-us-" + r(URLSAFE, 48), ["SCALINGO_API_TOKEN={s}", "scalingo {s}"]),
+    "infracost": (lambda: "ico-" + r(ALNUM, 32), ["INFRACOST_API_KEY={s}", "infracost {s}"]),
+}  # fmt: skip
+
+
+KINDS.update(_ISSUE_23)
+
+
 def _build() -> list[tuple[str, str, str]]:
     out = []
     for kind, (make, templates) in KINDS.items():
         for t in templates:
             s = make()
-            out.append((kind, s, t.replace("{s}", s).replace("{{", "{").replace("}}", "}")))
+            if "{a}" in t:  # the secret split in two where the line breaks
+                cut = _rng.randrange(len(s) * 2 // 5, len(s) * 3 // 5)
+                a, b = s[:cut], s[cut:]
+                PIECES[s] = (a, b)
+                line = t.replace("{a}", a).replace("{b}", b)
+            else:
+                line = t.replace("{s}", s)
+            out.append((kind, s, line.replace("{{", "{").replace("}}", "}")))
     return out
+
+
+# What must not survive of a secret that is not in its line in one piece: the halves of
+# a split key; for a key with a look-alike letter, its ASCII body as well (a writer that
+# escapes non-ASCII would otherwise hide a leak from a byte search).
+PIECES: dict[str, tuple[str, ...]] = {}
+
+
+def pieces(secret: str) -> tuple[str, ...]:
+    """The strings that must all be gone once ``secret`` is redacted."""
+    if secret in PIECES:
+        return PIECES[secret]
+    if not secret.isascii():
+        tail = re.split(r"[^\x00-\x7f]", secret)[-1]
+        return (secret, tail) if len(tail) >= 12 else (secret,)
+    return (secret,)
 
 
 # (kind, secret, the sentence it is said in)
 SECRETS: list[tuple[str, str, str]] = _build()
+
+
+def generate(seed: int) -> list[tuple[str, str, str]]:
+    """The same kinds and sentences with other random values, for a held-out check."""
+    state = _rng.getstate()
+    _rng.seed(seed)
+    try:
+        return _build()
+    finally:
+        _rng.setstate(state)
 
 _sha1 = [r(HEX, 40) for _ in range(3)]
 _sha256 = [r(HEX, 64) for _ in range(3)]
@@ -407,4 +699,121 @@ NON_SECRETS: list[str] = [
     f"key id AKIAIOSFODNN7EXAMPLE was rotated; commit {r(HEX, 40)} removed it from the repo",
     "the aws secret access key is in the vault, not in this chat",
     "aws secret access keys are 40 characters of base64",
+]
+
+
+def _png_b64(n: int) -> str:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(_rng.randrange(256) for _ in range(n))
+    return base64.b64encode(png).decode()
+
+
+def _wrapped(s: str, width: int) -> str:
+    return "\n".join(s[i : i + width] for i in range(0, len(s), width))
+
+
+# Issue 23: what the new detectors (cookies, split and wrapped keys, look-alike letters,
+# credential files, signed URLs, auth schemes) must leave alone.
+NON_SECRETS += [
+    # images, certificates and other base64 that is data, wrapped or not
+    f"![logo](data:image/png;base64,{_png_b64(300)})",
+    f'<img src="data:image/png;base64,{_png_b64(120)}" alt="chart">',
+    "Content-Type: image/png\nContent-Transfer-Encoding: base64\n\n" + _wrapped(_png_b64(400), 76),
+    "-----BEGIN CERTIFICATE-----\n" + _wrapped(r(B64, 300), 64) + "\n-----END CERTIFICATE-----",
+    "    certificate-authority-data: " + _cert_b64(),
+    "    client-certificate-data: " + _cert_b64(),
+    f"  tls.crt: {_cert_b64()}",
+    "base64 -d <<< " + base64.b64encode(b"hello from the deploy script, nothing secret here").decode(),
+    _wrapped(r(HEX, 256), 64),
+    f"go.sum: golang.org/x/text v0.14.0 h1:{r(B64, 43)}=",
+    f'"integrity": "sha512-{r(B64, 86)}=="',
+    f'<script src="https://cdn.acme.io/app.js" integrity="sha384-{r(B64, 64)}" crossorigin="anonymous"></script>',
+    f"checksum = \"{r(HEX, 64)}\"",
+    f"git log --oneline\n{r(HEX, 7)} fix flaky test\n{r(HEX, 7)} bump deps\n{r(HEX, 7)} initial commit",
+    f"Merge: {r(HEX, 7)} {r(HEX, 7)}\nAuthor: Dana <dana@acme.io>",
+    f"uuid4() -> {_guid()}",
+    f'"sessionId": "{_guid()}", "type": "user"',
+    f"claude --resume {_guid()}",
+    f"session {_guid()} ended after 42 turns",
+    f"trace_id={r(HEX, 32)} span_id={r(HEX, 16)}",
+    f"X-Request-Id: {_guid()}",
+    f"ETag: W/\"{r(HEX, 40)}\"",
+    # cookies that are not credentials, and code and prose about session cookies
+    "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+    "Cookie: lang=en-US; tz=Europe/Berlin; consent=yes",
+    'Set-Cookie: sessionid=""; expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Path=/',
+    "Cookie: sessionid=<your-session-id>",
+    "curl -b \"sessionid=$SESSION_ID\" https://admin.acme.io/",
+    "SESSION_COOKIE_NAME = 'sessionid'",
+    "request.cookies.get('connect.sid')",
+    "the sessionid cookie is HttpOnly and expires after two weeks",
+    "express-session signs connect.sid with the secret in SESSION_SECRET",
+    "PHPSESSID and JSESSIONID are the default session cookie names",
+    "Set-Cookie: __Host-csrf=1; Path=/; Secure",
+    "session_id = request.session.session_key",
+    "session_summary=current_session_summary,",
+    "render(session_title=session_title_text, session_id=session_id)",
+    "auth_backend=django_auth_ldap_backend",
+    "https://acme.io/login?next=/dashboard&session=expired_by_timeout",
+    "sid = os.getpid()",
+    # shell and code with line continuations, and text that wraps at a width
+    "docker run -d \\\n  --name api \\\n  -p 8080:80 \\\n  -e LOG_LEVEL=debug \\\n  acme/api:latest",
+    "./configure --prefix=/usr/local \\\n  --enable-shared \\\n  --with-openssl=/opt/openssl",
+    "CFLAGS=-O2\\\n-Wall -Wextra",
+    "pip install \\\n    requests==2.32.3 \\\n    httpx==0.27.0",
+    "aws s3 sync ./build s3://acme-site \\\n  --delete --cache-control max-age=3600",
+    "The deployment finished without errors and every health check\npassed on the first try.",
+    "internationalization\nlocalization\nconfiguration",
+    "AbstractSingletonProxyFactoryBean\nSimpleBeanFactoryAwareAspectInstanceFactory",
+    f"commit {r(HEX, 20)}\n{r(HEX, 20)}",
+    # look-alike letters in real words of other scripts
+    "Пароль хранится в хранилище, а не в чате.",
+    "Ключ API лежит в vault, не в этом сообщении.",
+    "Токен доступа истекает через час, обнови его в настройках.",
+    "Ο κωδικός είναι αποθηκευμένος στο vault.",
+    "ＡＰＩキーは環境変数にあります",
+    "パスワードは1Passwordに保存してあります。",
+    "sk_live_ — так начинаются боевые ключи Stripe",
+    # credential-file shapes with nothing secret in them
+    "the .pgpass format is hostname:port:database:username:password",
+    "*:*:*:*:password",
+    "12:00:00:PM:EST",
+    "localhost:8080:api:v2:healthz",
+    "ERROR:memctl.ingest:42:read_session:file not found",
+    "main.c:12:5: error: expected ';' before '}' token",
+    "00:1a:2b:3c:4d:5e is the MAC of eth0",
+    "2026-12-01 10:15:42:123:INFO:started",
+    "machine api.acme.io login deploy",
+    "the .netrc file holds machine, login and password entries",
+    '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}',
+    '{"auths": {"registry.acme.io": {"auth": ""}}}',
+    '"auth": "oauth2", "scopes": ["read", "write"]',
+    "auth: required",
+    "author: Dana Scully",
+    '"private_key_id": "<key id from the console>"',
+    '"client_email": "ci@acme-prod.iam.gserviceaccount.com", "client_id": "108374620019283746501"',
+    "client-key-data: <base64 of the key>",
+    # signed-URL and Authorization shapes without a credential
+    "sig = hmac.new(key, msg, hashlib.sha256).hexdigest()",
+    "the SAS token's sig= parameter is an HMAC over the string-to-sign",
+    "https://acme.blob.core.windows.net/public/logo.png",
+    "?sv=2022-11-02&sp=r&sig=<signature>",
+    "X-Amz-SignedHeaders=host&X-Amz-Expires=3600",
+    "Authorization: SSWS ${OKTA_API_TOKEN}",
+    "Okta uses the SSWS scheme for API tokens",
+    "Authorization: Negotiate",
+    "Authorization: Digest username=\"dana\", realm=\"acme\", qop=auth",
+    "https://discord.com/api/webhooks/{webhook.id}/{webhook.token}",
+    "Discord webhooks look like https://discord.com/api/webhooks/<id>/<token>",
+    "https://discord.com/channels/123456789012345678/987654321098765432",
+    "https://acme.webhook.office.com/webhookb2/<guid>@<guid>/IncomingWebhook/<hex>/<guid>",
+    # placeholders and prefixes named in prose
+    "ya29. is the prefix of Google OAuth access tokens",
+    "Azure AD client secrets contain Q~ after the fourth character",
+    "tskey-auth- keys are created in the admin console",
+    "sbp_ tokens are Supabase personal access tokens",
+    "sk-or-v1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "OPENROUTER_API_KEY=<your-openrouter-key>",
+    "the Mailchimp data center is us21, see https://us21.admin.mailchimp.com",
+    "access-sandbox-* tokens only work against the sandbox",
+    "EAAB is the start of a Facebook app token",
 ]

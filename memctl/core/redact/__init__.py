@@ -1,9 +1,12 @@
 """Mask credentials in transcript text before it is written to the vault.
 
-The package: rules.toml (kinds, their priority and the vendor token formats, as data),
-base.py (findings, markers, value heuristics), tokens.py (secrets known by their format),
-context.py (secrets known by their label or surroundings), and here the prefilter that
-decides which detectors run and the public API.
+The package: rules.toml (kinds, their priority, the vendor token formats and the
+look-alike letters, as data), base.py (findings, markers, value heuristics), tokens.py
+(secrets known by their format), context.py (secrets known by their label or
+surroundings), shapes.py (cookies, credential files, signed URLs, webhooks, auth schemes),
+joins.py (look-alikes folded; keys split by a continuation, an invisible character or a
+wrap put back together), and here the prefilter that decides which detectors run and the
+public API.
 
 Transcripts are stored verbatim and pushed to git, where history makes a leaked secret
 permanent, so masking happens in memory on the way in. Two constraints shape the design:
@@ -42,6 +45,8 @@ from __future__ import annotations
 import json
 import re
 
+from memctl.core.redact import joins as _joins
+from memctl.core.redact import shapes as _shapes
 from memctl.core.redact.base import (
     GLUED_RUN_RE,
     KINDS,
@@ -99,31 +104,44 @@ _PREFILTER = re.compile(
     r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=npm_)|(?<=k_live_)|(?<=k_test_)"
     r"|(?<=whsec_)|(?<=shp.._)|(?<=_v1_)|(?<=lin_api_)|(?<=sntry._)|(?<=glsa_)|(?<=glc_)"
     r"|(?<=pscale_)|(?<=rubygems_)|(?<=ntn_)|(?<=gsk_)|(?<=r8_)|(?<=ops_)|(?<=fo1_)"
-    r"|(?<=pnu_)|(?<=clojars_))"
-    r"|-(?<=[a-z-]-)(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
+    r"|(?<=pnu_)|(?<=clojars_)|(?<=sbp_)|(?<=figd_)|(?<=lsv2_)|(?<=pcsk_)|(?<=napi_)"
+    r"|(?<=sq[pua]_)|(?<=bkua_)|(?<=aio_)|(?<=shippo_)|(?<=ccipat_)|(?<=re_)|(?<=api_)(?=org_)"
+    r"|(?<=tfp_)|(?<=rdme_)|(?<=duffel_)"
+    rf"{_shapes.PREFILTER_LOOKS['_']})"
+    r"|-(?:(?<=[a-z-]-)(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
     r"|(?<=gldt-)|(?<=glptt-)|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=gloas-)|(?<=glimt-)"
     r"|(?<=glagent-)|(?<=glffct-)|(?<=key-)|(?<=pmak-)|(?<=pul-)|(?<=hrku-)|(?<=sib-)"
     r"|(?<=pplx-)|(?<=xai-)|(?<=sq0atp-)|(?<=sq0csp-)|(?<=fio-u-)|(?<=nrak-)|(?<=nrii-)"
     r"|(?<=nrjs-)"
-    r"|(?<=--)(?=[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key)[a-z]{0,6}[ \t]))"
+    r"|(?<=tskey-)|(?<=cfpat-)|(?<=access-)(?=sandbox-|development-|production-)"
+    r"|(?<=flwseck-)|(?<=_test-)|(?<=tk-)(?=us-)|(?<=ico-)"
+    r"|(?<=--)(?=[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key)[a-z]{0,6}[ \t])"
+    rf"{_shapes.PREFILTER_LOOKS['-']})"
+    # a mailchimp key's "-us<dc>" follows a hex digit; curl's cookie flag a space
+    r"|(?<=[0-9a-f]-)(?=us[0-9])|b(?=[ \t]+[\"']))"
     r"|\.(?:(?<=dp\.)|(?<=dt0c01\.)|(?<=hv[sb]\.)|(?<=sk\.)(?=eyj)"
-    r"|(?=[a-z0-9_-]{6}\.[a-z0-9_-]{27}))"
-    r"|j(?<=eyj)|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3(?:t(?<=a3t)|(?<=atatt3))"
-    r"|sia(?<=asia)|q(?<=mysq)l|w(?<=aw)s(?![a-z])"
+    r"|(?=[a-z0-9_-]{6}\.[a-z0-9_-]{27})|(?<=sl\.)(?=[a-z0-9_-]{100})|(?<=v1\.)(?=0-)"
+    r"|(?<=ya29\.)|(?=atlasv1\.)|(?<=pat[a-z0-9]{14}\.))"
+    rf"|j(?:(?<=eyj){_shapes.PREFILTER_LOOKS['j']})|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3(?:t(?<=a3t)|(?<=atatt3))"
+    r"|sia(?<=asia)|q(?<=mysq)l"
+    rf"|w(?:(?<=aw)s(?![a-z]){_shapes.PREFILTER_LOOKS['w']})"
     rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|(?<=tok)en{_PROSE_AHEAD}|ey{_ASSIGN_AHEAD}"
     rf"|ey{_PROSE_AHEAD}|(?<=sk)(?=[0-9a-f]{{32}})|(?<=ez[at]k)|(?<=access[ _-]k)e(?=y)"
     r"|(?<=accessk)e(?=y)"
-    r"|(?<=dock)er[ \t]+login)"
+    r"|(?<=dock)er[ \t]+login"
+    rf"{_shapes.PREFILTER_LOOKS['k']})"
     r"|b(?:ia(?<=abia)|earer|asic|(?<=mariadb))"
     rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|(?<=sec)ret{_PROSE_AHEAD}"
     rf"|redential{_ASSIGN_AHEAD}|url)"
     rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase){_PW_AHEAD}"
     rf"|ass{_PROSE_AHEAD}|w{_PW_SAID_AHEAD}"
     r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key)"
-    r"|:(?://|(?<=[0-9]:)aa(?=[a-z0-9_-]{33}))"
+    rf"|:(?://|(?<=[0-9]:)aa(?=[a-z0-9_-]{{33}}){_shapes.PREFILTER_LOOKS[':']})"
+    r"|~(?<=q~)"  # an Azure AD client secret
+    rf"|{_shapes.PREFILTER_BRANCHES}"
 )
 _TOKEN_FAMILY = {
-    "_": "_", "-": "-", "j": "J", "g.": "G", ".": ".", "3": "3", "i": "i", "k": "k",
+    "_": "_", "-": "-", "~": "~", "j": "J", "g.": "G", ".": ".", "3": "3", "i": "i", "k": "k",
     "p": "p", "pi": "p", ":aa": "t",
     "za": "A", "3t": "A", "sia": "A", "kia": "A", "bia": "A", "cca": "A", "://": ":",
 }  # fmt: skip
@@ -140,12 +158,30 @@ _GENERIC_WORD = {
 
 
 def _scan(text: str) -> list[Span]:
-    """One pass of every detector the prefilter asks for; spans may overlap."""
-    # Work on an ASCII projection of the same length (each non-ASCII code point becomes
-    # "?"): offsets carry over to ``text`` unchanged, lower() cannot change the length (it
-    # can for "\u0130"), and the regexes run on the cheaper 1-byte string kind. Every
-    # secret format recognised here is ASCII.
-    a = text if text.isascii() else text.encode("ascii", "replace").decode("ascii")
+    """Every detector over ``text``; spans may overlap.
+
+    The detectors read an ASCII projection of the same length (each non-ASCII code point
+    becomes "?", a look-alike letter inside a key its ASCII twin): offsets carry over to
+    ``text`` unchanged, lower() cannot change the length (it can for "\u0130"), and the
+    regexes run on the cheaper 1-byte string kind. Every secret format recognised here is
+    ASCII. A key split by a line continuation, an invisible character or a hard wrap is
+    looked for again with the break taken out (see joins.py).
+    """
+    a, glued = _joins.project(text)
+    spans = _scan_ascii(a)
+    if ("\n" in a or glued) and (gaps := _joins.gaps(text, a, glued)):
+        spans.extend(_joins.across_gaps(text, gaps, _scan_projected, spans))
+    if "\\" in a[-16:] and a.rstrip().endswith("\\"):
+        spans.extend(_joins.before_cut(a, _scan_ascii))
+    return spans
+
+
+def _scan_projected(text: str) -> list[Span]:
+    return _scan_ascii(_joins.project(text)[0])
+
+
+def _scan_ascii(a: str) -> list[Span]:
+    """One pass of every detector the prefilter asks for over the projection ``a``."""
     low = a.lower()
     families: set[str] = set()
     hits: set[str] = set()
@@ -169,6 +205,8 @@ def _scan(text: str) -> list[Span]:
             hits.add(hit)
         else:
             hits.add(hit)
+    if "EAA" in a:  # a Facebook token: no rare character to find it by
+        families.add("E")
     alone = alone_aws_secrets(a) if 40 <= len(a) <= ALONE_MAX else []
     if not (hits or families or keywords or flags or prose or aws_words):
         return alone
@@ -194,6 +232,8 @@ def _scan(text: str) -> list[Span]:
         spans.extend(find_crypto_keys(a, low))
     if any(h.startswith("ker") for h in hits) or not hits.isdisjoint(_COMMANDS):
         spans.extend(find_cli_passwords(a, low))
+    if not hits.isdisjoint(_shapes.HITS):
+        spans.extend(_shapes.scan(a, low, hits))
     if "A" in families or aws_words:
         spans.extend(list(aws_secrets(a, low, "A" in families, aws_words, spans)))
     # Token characters glued to the end of a secret ("AIza<35 chars>AKIA...") belong to

@@ -88,6 +88,9 @@ DIGIT_RE = re.compile(r"[0-9]")
 ALPHA_RE = re.compile(r"[A-Za-z]")
 UPPER_RE = re.compile(r"[A-Z]")
 _SPACE_RE = re.compile(r"\s")
+# A path segment reads as a word or a number ("Projects", "v2", "2024"); random key
+# material almost never splits into those at every "/".
+PATH_SEGMENT_RE = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 
 
 def is_placeholder(value: str) -> bool:
@@ -96,8 +99,19 @@ def is_placeholder(value: str) -> bool:
     return (
         not v
         or v.lower() in _PLACEHOLDER_WORDS
-        or _PLACEHOLDER_RE.fullmatch(v) is not None
+        or (_PLACEHOLDER_RE.fullmatch(v) is not None and not _random_after_slash(v))
         or _PLACEHOLDER_SUBSTR_RE.search(v) is not None
+    )
+
+
+def _random_after_slash(v: str) -> bool:
+    """"/7JMPOHxs7d8CPCxjYRX" is base64 key material that happens to start with "/": one
+    segment that reads as no path segment does (a word, a number) is not a path."""
+    return (
+        v.startswith("/")
+        and "/" not in v[1:]
+        and looks_random(v[1:])
+        and PATH_SEGMENT_RE.fullmatch(v[1:]) is None
     )
 
 

@@ -103,7 +103,7 @@ _CURL_USER_RE = re.compile(
 )
 
 
-def _is_basic_credential(value: str) -> bool:
+def is_basic_credential(value: str) -> bool:
     """'Basic <b64>' only counts if it decodes to 'user:password'; 'Basic authentication' won't."""
     try:
         raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
@@ -116,7 +116,7 @@ def _is_basic_credential(value: str) -> bool:
 def find_http_auth(text: str, low: str, hits: set[str]) -> Iterator[Span]:
     checks: list[tuple[str, re.Pattern[str], Callable[[str], bool], str]] = [
         ("bearer", _BEARER_RE, _random_credential, "bearer-token"),
-        ("basic", _BASIC_RE, _is_basic_credential, "basic-auth"),
+        ("basic", _BASIC_RE, is_basic_credential, "basic-auth"),
         # "Authorization: Token ..." and the other non-Bearer schemes
         ("zation", _AUTH_HEADER_RE, _random_credential, "bearer-token"),
         ("curl", _CURL_USER_RE, _curl_password, "basic-auth"),

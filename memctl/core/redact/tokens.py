@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from memctl.core.redact.base import (
     DIGIT_RE,
+    PATH_SEGMENT_RE,
     RULES,
     UPPER_RE,
     Span,
@@ -114,15 +115,12 @@ _B64_RUN_AT_RE = re.compile(r"[A-Za-z0-9+/]{40,}")
 _AWS_BEFORE = 160
 _AWS_AFTER = 200
 _LOWER_RE = re.compile(r"[a-z]")
-# A path segment reads as a word or a number ("Projects", "v2", "2024"); random key
-# material almost never splits into those at every "/".
-_PATH_SEGMENT_RE = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 # The line above is a full line of base64 (a blob wrapped at 64 or 76 characters), so
 # this one is the blob's short last line.
 _BLOB_ABOVE_RE = re.compile(r"[A-Za-z0-9+/=]{60}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*\Z")
 
 
-def _aws_secret_ok(value: str) -> bool:
+def aws_secret_ok(value: str) -> bool:
     return (
         UPPER_RE.search(value) is not None
         and _LOWER_RE.search(value) is not None
@@ -131,13 +129,13 @@ def _aws_secret_ok(value: str) -> bool:
         and entropy(value) >= 4.0
         and not (
             value.count("/") >= 2
-            and all(_PATH_SEGMENT_RE.fullmatch(seg) for seg in value.split("/") if seg)
+            and all(PATH_SEGMENT_RE.fullmatch(seg) for seg in value.split("/") if seg)
         )
     )
 
 
 def _aws_candidate(text: str, start: int, end: int) -> bool:
-    return _aws_secret_ok(text[start:end]) and not _BLOB_ABOVE_RE.search(
+    return aws_secret_ok(text[start:end]) and not _BLOB_ABOVE_RE.search(
         text, max(0, start - 80), start
     )
 
