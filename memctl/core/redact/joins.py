@@ -106,10 +106,11 @@ def project(text: str) -> tuple[str, bool]:
 _INVISIBLE_RE = re.compile(f"[{_INVISIBLES}]")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.")
 # Every line break that may sit inside a key: after a backslash (a continuation) or after
-# 8 token characters (a hard wrap). Led by the line break itself so the engine skips
+# 8 characters of key material (a hard wrap; "=" only pads a key's end, so "secret=None"
+# is no first half). Led by the line break itself so the engine skips
 # between line breaks in C; the indentation after it belongs to the gap.
 _BREAK_RE = re.compile(
-    r"\n(?:(?<=\\\n)|(?<=\\\r\n)|(?<=[A-Za-z0-9+/_=-]{8}\n)|(?<=[A-Za-z0-9+/_=-]{8}\r\n))[ \t]*"
+    r"\n(?:(?<=\\\n)|(?<=\\\r\n)|(?<=[A-Za-z0-9+/_-]{8}\n)|(?<=[A-Za-z0-9+/_-]{8}\r\n))[ \t]*"
 )
 # What follows a hard wrap: the rest of the key, alone on its line or followed by prose.
 _REST_RE = re.compile(
@@ -146,7 +147,7 @@ def gaps(text: str, a: str, glued: bool) -> list[tuple[int, int, bool]]:
     return out
 
 
-_B64_KEY_RE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_B64_KEY_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 
 def _key_material(value: str) -> bool:
