@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memctl.core.plaintext import one_line
+from memctl.core.plaintext import title as clean_title
 from memctl.core.raw import slugify
 from memctl.errors import MemctlError
 
@@ -577,7 +579,8 @@ def _frontmatter(meta: dict[str, Any]) -> str:
 
 def render_note(note: Note) -> str:
     """The one way a note is written."""
-    parts = [_frontmatter(note.meta), f"# {note.title}", ""]
+    # one line whatever the title holds: a newline in it would start a section of its own
+    parts = [_frontmatter(note.meta), f"# {one_line(note.title)}", ""]
     if note.preamble:
         parts += [_line(i) for i in note.preamble] + [""]
     for s in note.sections:
@@ -613,6 +616,7 @@ def new_note(
     **meta: Any,
 ) -> Note:
     """A fresh note with the frontmatter skeleton filled in."""
+    title = clean_title(title)  # every writer's titles: one line, nothing hidden
     if status not in STATUSES:
         raise MemctlError(f"invalid note status {status!r}")
     data: dict[str, Any] = {

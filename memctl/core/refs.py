@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from memctl.core.plaintext import too_long_ref
 from memctl.errors import InputError, PathEscapeError
 
 
@@ -77,6 +78,9 @@ def resolve(vault: Sessions, ref: str) -> Ref:
     caller that never opens the file (forget, export) pays for no parse here.
     """
     text = ref.strip()
+    too_long = too_long_ref(text)
+    if too_long:
+        raise InputError(too_long)  # before any file name is built from it (ENAMETOOLONG)
     if text.startswith("[[") and text.endswith("]]"):
         text = text[2:-2].split("|", 1)[0]  # an Obsidian link, as INDEX files and notes hold
     if text.startswith("[^") and text.endswith("]"):

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import HISTORY, strip_links
+from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import RawTurns, citable, quote_in, squash
 from memctl.core.raw import split_frontmatter
 from memctl.core.redact import find_secrets, redact
@@ -512,6 +513,11 @@ def _merge_one(
     if find_secrets(p.text):
         _reject(res, p, "claim contains a secret; memory never copies one")
         return
+    if label_shaped(p.text):
+        # recall prints provenance after a claim; a claim that brings its own would pass
+        # for another basis ("[human · …]") when shown
+        _reject(res, p, "claim holds a provenance label ([stated · …]); memctl writes those")
+        return
     cites: list[tuple[str, str]] = []
     fresh = False
     for q in p.citations:
@@ -569,7 +575,7 @@ def _merge_one(
     if p.entity is not None:
         _merge_meta(note, meta)
     when = turns.date(cites[-1][0]) or batch.today
-    text = " ".join(p.text.split())
+    text = one_line(p.text)  # a turn's bidi, zero-width and control characters stay in raw/
     out = notes.apply(
         note, section, spec.sections, text, cites, p.inferred, p.action, p.replaces, when
     )

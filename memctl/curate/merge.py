@@ -23,6 +23,7 @@ from memctl.core.notes import (
     render_note,
     slug,
 )
+from memctl.core.plaintext import title as clean_title
 from memctl.core.provenance import RawTurns
 from memctl.core.store import read_text, walk_markdown
 from memctl.errors import MemctlError
@@ -159,6 +160,7 @@ class NoteSet:
         meta: dict[str, Any],
     ) -> Note:
         """The note claims titled `title` go to (created when missing, or its proposal)."""
+        title = clean_title(title)  # as new_note writes it, so the next claim finds it
         want = title.casefold()
         base: Note | None = None
         for n in self.in_store(store):
@@ -202,6 +204,7 @@ class NoteSet:
 
     def reserve(self, store: str, scope: str, title: str, slug_hint: str | None = None) -> str:
         """The path of the note (store, scope, title), deciding it now if the note is new."""
+        title = clean_title(title)
         want = title.casefold()
         for n in self.in_store(store):
             if n.scope == scope and n.title.casefold() == want:

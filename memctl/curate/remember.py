@@ -7,12 +7,12 @@ when the store (or a shared scope for an unsupported claim) asks a person first.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import parse_note
+from memctl.core.plaintext import MAX_NAME_CHARS, MAX_TITLE_CHARS, hidden, label_shaped
 from memctl.core.provenance import RawTurns, check, quote_in, squash
 from memctl.core.redact import redact
 from memctl.core.store import Transaction, read_text
@@ -31,7 +31,6 @@ MIN_QUOTE_CHARS = 8
 _HIDDEN = re.compile(r"<!--.*?-->", re.DOTALL)
 # A section is a heading name: words, spaces and a little punctuation, never markup.
 _SECTION = re.compile(r"[^\W_][\w .,'&()/+-]{0,59}")
-_INVISIBLE = frozenset(("Cc", "Cf", "Co", "Cs", "Zl", "Zp"))
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,7 @@ def remember(
 ) -> Remembered:
     """Merge one claim into memory through the curation engine's note code, in one commit."""
 
+    _check_names(user, note)
     # Masked before anything else sees them: the claim and the note's title become a file
     # name, a commit subject and the answer the agent is shown.
     text = redact(" ".join(str(claim or "").split()))[0]
@@ -80,9 +80,15 @@ def remember(
         raise InputError(f"a claim is one line of at most {MAX_CLAIM_CHARS} characters")
     if "[^" in text:
         raise InputError("the claim text cannot contain footnote markers ([^...])")
-    if "<!--" in text or "-->" in text or text.startswith("#") or _invisible(text):
+    if "<!--" in text or "-->" in text or text.startswith("#") or hidden(text):
         raise InputError(
-            "a claim is one line of plain text: no HTML comments, headings or invisible characters"
+            "a claim is one line of plain text: no HTML comments, headings, control or "
+            "invisible characters"
+        )
+    if label_shaped(text):
+        raise InputError(
+            "the claim ends in a provenance label ([stated · …], #agent): memctl writes those "
+            "itself; give the claim's words only"
         )
     specs = engine.load_specs(vault)
     spec = specs.get(store)
@@ -250,8 +256,18 @@ def unsupported(claim: str, quote: str) -> str | None:
     )
 
 
-def _invisible(text: str) -> bool:
-    return not text.isascii() and any(unicodedata.category(c) in _INVISIBLE for c in text)
+def _check_names(user: str, note: str | None) -> None:
+    """The user and the note's title name files and headings: one short line each."""
+    if len(user) > MAX_NAME_CHARS:
+        raise InputError(f"user name too long ({len(user)} characters, at most {MAX_NAME_CHARS})")
+    if note is None:
+        return
+    if any(c in note for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        raise InputError("a note title is one line: no line breaks")
+    if hidden(note):
+        raise InputError("a note title is plain text: no control or invisible characters")
+    if len(note) > MAX_TITLE_CHARS:
+        raise InputError(f"note title too long ({len(note)} characters, at most {MAX_TITLE_CHARS})")
 
 
 def _section_name(section: str | None, sections: tuple[str, ...]) -> str:
@@ -263,7 +279,7 @@ def _section_name(section: str | None, sections: tuple[str, ...]) -> str:
     if section is None or not section.strip():
         return _default_section(sections)
     name = section.strip()
-    if _SECTION.fullmatch(name) is None or _invisible(name):
+    if _SECTION.fullmatch(name) is None or hidden(name):
         raise InputError(
             f"section {section[:40]!r} is not a section name: give a heading's name such as "
             f"{', '.join(s for s in sections if s.casefold() != 'history') or 'Facts'}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memctl.core.notes import has_frontmatter, parse_note, read_frontmatter, render_note
+from memctl.core.plaintext import too_long_ref
 from memctl.core.raw import read_header
 from memctl.core.refs import digest_of
 from memctl.core.store import inside, read_text
@@ -82,6 +83,9 @@ class UserAccess:
         path = ref.split("#", 1)[0].strip()
         if not path or "\x00" in path:
             raise InputError("give a note path (e.g. knowledge/acme.md) or a turn raw/...md#tN")
+        too_long = too_long_ref(path)
+        if too_long:
+            raise InputError(too_long)
         try:
             target = inside(self.floor.root, path)
         except PathEscapeError as exc:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from dataclasses import replace
 
+from memctl.core.plaintext import hidden, one_line
 from memctl.core.raw import short_digest
 from memctl.recall.results import Memory
 from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
@@ -34,6 +36,26 @@ def as_data(text: str) -> str:
 # The ASCII characters that are neither printable nor whitespace (C0 controls but the
 # whitespace ones, and DEL): most turns hold none, and then nothing is removed char by char.
 _ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
+
+
+def shown(m: Memory) -> Memory:
+    """`m` as a reader may see it: no control, bidi or zero-width character in any of its
+    words. Notes are cleaned when memctl writes them, but a person can type anything."""
+    words = [m.text, m.title or "", m.speaker or ""]
+    for c in m.citations:
+        words += [c.speaker or "", c.quote]
+    if not any(hidden(w) for w in words):
+        return m
+
+    def clean(w: str | None) -> str | None:
+        return one_line(w) if w else w
+
+    cites = tuple(
+        replace(c, speaker=clean(c.speaker), quote=one_line(c.quote)) for c in m.citations
+    )
+    return replace(
+        m, text=one_line(m.text), title=clean(m.title), speaker=clean(m.speaker), citations=cites
+    )
 
 
 # ---- rendering ----------------------------------------------------------------------------
@@ -108,6 +130,7 @@ class Renderer:
         return ""
 
     def group(self, m: Memory) -> str:
+        m = shown(m)
         if self.fmt == "md":
             if m.kind == "turn":
                 return "\n## Turns\n"
@@ -121,6 +144,7 @@ class Renderer:
         return f"- {_session_key(path)} = {path}\n" if self.fmt == "md" else ""
 
     def item(self, m: Memory) -> str:
+        m = shown(m)
         if self.fmt == "md":
             if m.kind == "turn":
                 # quoted, so where the speaker's words end is never in doubt
@@ -154,7 +178,7 @@ class Renderer:
         if not items:
             return ""
         if self.fmt == "json":
-            return json.dumps([m.to_json() for m in items], ensure_ascii=False, indent=1)
+            return json.dumps([shown(m).to_json() for m in items], ensure_ascii=False, indent=1)
         parts = [self.head()]
         groups: dict[str, list[Memory]] = {}
         for m in items:
