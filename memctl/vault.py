@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from memctl.recall import RecallResult
     from memctl.recall.access import UserAccess
 
-__all__ = ["GITIGNORE", "HOOK_ALERTS_REL", "Vault", "find_root"]
+__all__ = ["GITIGNORE", "HOOK_ALERTS_REL", "Vault", "agent_ask", "agent_compacting", "find_root"]
 
 GITIGNORE = """\
 # memctl: the index and caches are rebuilt from the files; never commit them.
@@ -399,11 +399,22 @@ class Vault(Floor):
         section: str | None = None,
         scope: str = "user",
         own: bool = False,
+        replaces: str | None = None,
         today: str | None = None,
     ) -> Remembered:
-        """One claim an agent records itself: cited and verified, or marked as its own."""
+        """One claim an agent records itself: cited and verified, or marked as its own.
+
+        `source` may be a whole session (memctl finds the person's message holding the
+        quote); a live session a hook has seen is first brought up to date from its
+        transcript, so the agent can quote what was just said. `replaces` supersedes a
+        claim of the same note."""
+        from memctl.curate.agentic import transcript_of
         from memctl.curate.remember import remember
 
+        live = transcript_of(self.root, source.split("#", 1)[0].strip()) if source else None
+        if live is not None and not own:
+            # new turns only; a session whose past differs is refused by ingest, as ever
+            self.ingest([live], fmt="claude_code", session=source.split("#", 1)[0].strip())
         return remember(
             self,
             user,
@@ -415,6 +426,7 @@ class Vault(Floor):
             section=section,
             scope=scope,
             own=own,
+            replaces=replaces,
             today=today,
         )
 
@@ -654,6 +666,21 @@ class Vault(Floor):
 MANY_OTHER_FILES = 100  # more files than this that are not notes: not a notes folder
 _SURVEY_LIMIT = 20_000  # stop counting: the folder is far past the limit anyway
 _TOOL_DIRS = frozenset({".git", ".memctl", ".obsidian"})
+
+
+def agent_ask(root: Path, payload: dict[str, Any], env: dict[str, str]) -> str | None:
+    """The Stop hook's once-per-session request that the agent record the session's
+    decisions, or None (memctl.curate.agentic says when)."""
+    from memctl.curate.agentic import stop_ask
+
+    return stop_ask(root, payload, env)
+
+
+def agent_compacting(root: Path, payload: dict[str, Any]) -> str | None:
+    """PreCompact: arm the ask for the session's next Stop; its id, or None."""
+    from memctl.curate.agentic import compacting
+
+    return compacting(root, payload)
 
 
 def _survey(root: Path) -> tuple[list[str], list[str]]:

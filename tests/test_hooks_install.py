@@ -40,7 +40,7 @@ def _ours(data: dict, event: str) -> list[str]:
     ]
 
 
-def test_install_into_a_missing_file_adds_all_four_events(tmp_path: Path) -> None:
+def test_install_into_a_missing_file_adds_every_event(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     res = install(path, tmp_path / "vault", base=BASE)
     assert res.changed and sorted(res.added) == sorted(e for e, _, _ in EVENTS)
@@ -111,7 +111,7 @@ def test_uninstall_removes_only_ours(tmp_path: Path) -> None:
     original = path.read_text()
     install(path, tmp_path / "vault", base=BASE)
     res = uninstall(path)
-    assert res.changed and len(res.removed) == 4
+    assert res.changed and len(res.removed) == len(EVENTS)
     assert json.loads(path.read_text()) == THEIRS
     assert path.read_text() == original
     assert not uninstall(path).changed  # idempotent
@@ -199,7 +199,7 @@ def test_cli_install_and_uninstall_project(tmp_path: Path) -> None:
 
     js = ok("hooks", "uninstall", "claude-code", "--project", "--json", cwd=project, env=env)
     payload = js.json()
-    assert payload["command"] == "hooks uninstall" and len(payload["removed"]) == 4
+    assert payload["command"] == "hooks uninstall" and len(payload["removed"]) == len(EVENTS)
     assert json.loads(settings.read_text()) == THEIRS
     assert json.loads(shared.read_text()) == THEIRS
 

@@ -71,6 +71,10 @@ def test_every_command_answers_in_the_envelope(tmp_path: Path) -> None:
     short = short_digest(made["sessions"][0]["path"])
     assert short
     run("ingest", SRC / "priya/2026-10-29-berlin-forecast-review.jsonl", *cli)  # nothing new
+    kept = run("remember", "Priya prefers DuckDB for quick SQL over parquet files.", "--quote",
+               "I prefer DuckDB for quick SQL over parquet files.", "--source", short,
+               "--store", "profile", "--as", "priya", *cli)
+    assert kept["basis"] == "stated" and kept["citations"][0]["ref"].endswith("#t3")
     assert run("curate", "--dry-run", *cli)["commit"] is None
     assert run("curate", *cli)["commit"]
     assert run("log", "-n", "3", *cli)["commits"]

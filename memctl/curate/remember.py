@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.notes import parse_note
+from memctl.core.notes import claim_key, parse_note
 from memctl.core.plaintext import MAX_NAME_CHARS, MAX_TITLE_CHARS, hidden, label_shaped
 from memctl.core.provenance import RawTurns, check, quote_in, squash
 from memctl.core.redact import redact
+from memctl.core.refs import Ref
 from memctl.core.store import Transaction, read_text
 from memctl.curate import engine
 from memctl.curate.merge import NoteSet, is_proposal
@@ -65,9 +66,15 @@ def remember(
     section: str | None = None,
     scope: str = "user",
     own: bool = False,
+    replaces: str | None = None,
     today: str | None = None,
 ) -> Remembered:
-    """Merge one claim into memory through the curation engine's note code, in one commit."""
+    """Merge one claim into memory through the curation engine's note code, in one commit.
+
+    `source` names a turn, a note, or a whole session: then the turn is the person's message
+    in it that holds `quote` (the latest, when several do), so an agent that knows its
+    session but not memctl's turn numbers can cite what was said. `replaces` is the text of
+    a claim in the same note that this one supersedes (it moves to History, dated)."""
 
     _check_names(user, note)
     # Masked before anything else sees them: the claim and the note's title become a file
@@ -111,7 +118,7 @@ def remember(
         # every reference form show accepts (64628a#t3, a session id#tN, a note id)
         named = vault.resolve(source)
         if named.kind == "session":
-            raise InputError(f"cite one turn of {named.path}: add #tN (e.g. {named.path}#t1)")
+            named = _turn_holding(turns, named, str(quote or ""))
     if own:
         if source or quote:
             raise InputError("own=true means no source; give either a source or own=true")
@@ -198,8 +205,17 @@ def remember(
         sec = _section_name(section, spec.sections)
         body = f"{text} {AGENT_TAG}" if basis == "agent" else text
         when = turns.date(cites[-1][0]) if cites else day
+        old = _replaced(target_note, replaces)
         outcome = notes.apply(
-            target_note, sec, spec.sections, body, cites, False, "add", None, when or day
+            target_note,
+            sec,
+            spec.sections,
+            body,
+            cites,
+            False,
+            "supersede" if old else "add",
+            old,
+            when or day,
         )
         changed = notes.changed()
         commit = None
@@ -235,6 +251,46 @@ def remember(
         commit,
         notice,
     )
+
+
+def _replaced(note: Any, replaces: str | None) -> str | None:
+    """The active claim of `note` that `replaces` names (as written, or as the agent's own
+    with its #agent tag), or InputError: superseding what is not there would only add."""
+    if not replaces or not replaces.strip():
+        return None
+    old = " ".join(replaces.split())
+    keys = {claim_key(old), claim_key(f"{old} {AGENT_TAG}")}
+    for _, c in note.active_claims():
+        if c.key in keys:
+            return str(c.text)
+    raise InputError(f"{note.path} has no active claim {old[:80]!r} to replace")
+
+
+def _turn_holding(turns: RawTurns, named: Ref, quote: str) -> Ref:
+    """The turn of session `named` in which a person said `quote` (the latest such turn).
+
+    A live session is brought up to date before this (`Vault.remember` ingests the
+    transcript the hooks saw), so the agent can quote what was just said."""
+    if len(squash(quote)) < MIN_QUOTE_CHARS:
+        raise InputError(
+            f"quote the person's words verbatim (at least {MIN_QUOTE_CHARS} characters): "
+            f"memctl finds the turn of {named.path} that holds them"
+        )
+    try:
+        _, messages = turns.session(named.path)
+    except MemctlError as exc:
+        raise InputError(exc.message) from None
+    found = [
+        n
+        for n, m in enumerate(messages, 1)
+        if m.role == "user" and quote_in(quote, _HIDDEN.sub(" ", m.content))
+    ]
+    if not found:
+        raise InputError(
+            f"no message a person wrote in {named.path} holds that quote verbatim; copy their "
+            "words exactly (or cite a turn, source=...#tN)"
+        )
+    return Ref("turn", named.path, found[-1])
 
 
 def unsupported(claim: str, quote: str) -> str | None:

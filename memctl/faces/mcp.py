@@ -169,6 +169,7 @@ class Tools:
         section: str | None = None,
         scope: str = "user",
         own: bool = False,
+        replaces: str | None = None,
     ) -> Any:
         """Write one claim into a note, cited to the turn (or note) it comes from, or as the
         agent's own. Quotes are verified verbatim; the note is never wider than its source."""
@@ -182,6 +183,7 @@ class Tools:
             section=section,
             scope=scope,
             own=own,
+            replaces=replaces,
         )
 
 
@@ -433,8 +435,9 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
         source: Annotated[
             str | None,
             _described(
-                "The turn it comes from (64628a#t3, raw/...md#t3), or a note it builds on; "
-                "leave out only with own=true."
+                "The turn it comes from (64628a#t3, raw/...md#t3); or a session id (this "
+                "session's, say), and memctl finds the person's message holding the quote; "
+                "or a note it builds on. Leave out only with own=true."
             ),
         ] = None,
         quote: Annotated[
@@ -458,10 +461,19 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
         own: Annotated[
             bool, _described("true: your own conclusion, recorded as the agent's, no source.")
         ] = False,
+        replaces: Annotated[
+            str | None,
+            _described(
+                "The exact text of a claim in the same note that this one supersedes (a "
+                "decision that changed); the old claim moves to the note's History."
+            ),
+        ] = None,
     ) -> RememberAnswer:
         """Keep one fact in memory, cited to the turn it comes from (verified verbatim) or as
         your own. One git commit; the same fact twice changes nothing."""
-        res = run(tools.remember, claim, source, quote, store, note, section, scope, own)
+        res = run(
+            tools.remember, claim, source, quote, store, note, section, scope, own, replaces
+        )
         return res.to_json()  # type: ignore[no-any-return]
 
     @server.resource(

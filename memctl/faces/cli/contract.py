@@ -177,6 +177,21 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
             }
         ),
     ),
+    "remember": (
+        "The claim as kept: what was done (added, reinforced, superseded, noop, proposed), "
+        "the note, stated or agent, and the verified citations.",
+        obj(
+            {
+                "action": S,
+                "path": S,
+                "text": S,
+                "basis": {"enum": ["stated", "agent"]},
+                "citations": arr(obj({"ref": S, "quote": S})),
+                "commit": OPT_S,
+                "notice": OPT_S,
+            }
+        ),
+    ),
     "show": (
         "A note, INDEX file, session or turn; `ref` is its canonical reference.",
         obj(

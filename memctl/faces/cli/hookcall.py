@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop")
+HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
 
 
 def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | None:

@@ -210,7 +210,8 @@ def hooks_install(
     dry_run: _DryRun = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """Merge memctl's SessionStart, UserPromptSubmit, Stop and SessionEnd hooks into settings."""
+    """Merge memctl's SessionStart, UserPromptSubmit, Stop, SessionEnd and PreCompact hooks
+    into settings."""
     from memctl.faces.hooks import install
 
     _agent(agent)
@@ -298,6 +299,13 @@ def hook_stop(
 ) -> None:
     """Stop / SessionEnd: ingest the session's transcript and curate, in the background."""
     _run_hook("stop", as_user, worker=worker)
+
+
+@hook_app.command("pre-compact")
+def hook_pre_compact(as_user: Annotated[str | None, _AS] = None) -> None:
+    """PreCompact: save the transcript before the context is summarised; the next Stop asks
+    the agent to record the session's decisions."""
+    _run_hook("pre-compact", as_user)
 
 
 # ---- memctl mcp -------------------------------------------------------------------------------

@@ -36,8 +36,11 @@ EVENTS: tuple[tuple[str, str, int], ...] = (
     ("UserPromptSubmit", "user-prompt-submit", 10),
     ("Stop", "stop", 15),
     ("SessionEnd", "stop", 15),
+    ("PreCompact", "pre-compact", 15),
 )
-_OURS = re.compile(r"\bmemctl\b.*\shook\s+(session-start|user-prompt-submit|stop)(?:\s|$)")
+_OURS = re.compile(
+    r"\bmemctl\b.*\shook\s+(session-start|user-prompt-submit|stop|pre-compact)(?:\s|$)"
+)
 
 
 @dataclass

@@ -10,7 +10,10 @@ shows up as an uncommitted change), or to stderr when there is no vault to log i
 - `user-prompt-submit`: `memctl recall` for the prompt, as UserPromptSubmit additionalContext.
 - `stop` (Stop and SessionEnd): hands the payload to a detached `memctl hook stop --worker`
   and returns at once; the worker ingests the session's transcript file and then curates,
-  each store in its configured mode.
+  each store in its configured mode. Once per session a Stop is held back
+  (`decision: block`) with a request that the agent record the session's decisions
+  (`memctl.curate.agentic`).
+- `pre-compact` (PreCompact): the same worker, and the ask armed for the next Stop.
 
 Imports stay inside the functions: this module is on the path of every prompt.
 """
@@ -36,6 +39,7 @@ EVENT_NAMES = {
     "session-start": "SessionStart",
     "user-prompt-submit": "UserPromptSubmit",
     "stop": "Stop",
+    "pre-compact": "PreCompact",
 }
 
 
@@ -183,7 +187,25 @@ def handle(
             if worker:
                 return HookOutcome(logged=_stop_work(root, payload, user, env))
             alert = take_alerts(root)
-            return HookOutcome(stdout=_alert_json(alert), logged=_spawn_stop(root, raw, user))
+            spawned = _spawn_stop(root, raw, user)
+            try:
+                from memctl.vault import agent_ask
+
+                ask = agent_ask(root, payload, env)
+            except Exception as exc:  # the ask is a nicety: the session is saved regardless
+                ask = None
+                spawned = log(root, name, f"failed: asking the agent: {type(exc).__name__}: {exc}")
+            if ask is not None:
+                held = {"decision": "block", "reason": ask}
+                if alert:
+                    held["systemMessage"] = alert
+                sid = payload["session_id"]
+                line = log(root, name, f"asked the agent to record {sid}'s decisions")
+                return HookOutcome(stdout=json.dumps(held, ensure_ascii=False) + "\n", logged=line)
+            return HookOutcome(stdout=_alert_json(alert), logged=spawned)
+        if name == "pre-compact":
+            logged = _pre_compact(root, raw, payload, user)
+            return HookOutcome(stdout=_alert_json(take_alerts(root)), logged=logged)
         from memctl.vault import Vault
 
         if Vault.recall_off(env):
@@ -210,6 +232,21 @@ def handle(
         if name == "stop" and worker and root is not None:
             _alert(root, f"saving the session failed: {exc}")
         return HookOutcome(logged=line, stdout=_alert_json(take_alerts(root)) if not worker else "")
+
+
+def _pre_compact(
+    root: Path, raw: bytes | str, payload: Mapping[str, Any], user: str | None
+) -> str | None:
+    """Claude Code is about to summarise the context: keep every turn (the Stop worker
+    ingests the transcript now) and arm the ask, so the agent's next stop records what
+    the session decided even if it was too short to be asked before."""
+    from memctl.vault import agent_compacting
+
+    session = agent_compacting(root, payload)
+    if session is None:
+        return log(root, "pre-compact", "no session_id in the hook input; nothing to do")
+    _spawn_stop(root, raw, user)
+    return log(root, "pre-compact", f"{session}: saving the transcript; the next stop asks")
 
 
 def _spawn_stop(root: Path, raw: bytes | str, user: str | None) -> str | None:
