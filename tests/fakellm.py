@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -177,6 +177,7 @@ class FakeLLM:
         self.startup_timeout = startup_timeout
         self.history: list[RecordedRequest] = []
         self._queue: deque[_Reply] = deque()
+        self._responder: Callable[[dict[str, Any]], str | Mapping[str, Any]] | None = None
         self._lock = threading.Lock()
         self._counter = 0
         self._server: _Server | None = None
@@ -270,6 +271,13 @@ class FakeLLM:
         with self._lock:
             self._queue.extend(parsed)
 
+    def respond_with(self, fn: Callable[[dict[str, Any]], str | Mapping[str, Any]]) -> None:
+        """Answer each chat request the queue has no reply for with ``fn(request body)``
+        (any ``enqueue`` form): a model whose answer depends on what it was asked, e.g.
+        which turns a curation batch marks as new."""
+        with self._lock:
+            self._responder = fn
+
     @property
     def pending(self) -> int:
         """Replies still queued: non-zero after a test means it expected more calls."""
@@ -293,6 +301,7 @@ class FakeLLM:
         with self._lock:
             self._queue.clear()
             self.history.clear()
+            self._responder = None
 
     # -- called from handler threads -------------------------------------------------
 
@@ -300,9 +309,18 @@ class FakeLLM:
         with self._lock:
             self.history.append(request)
 
-    def _next_reply(self) -> _Reply | None:
+    def _next_reply(self, body: dict[str, Any] | None = None) -> _Reply | None:
         with self._lock:
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+            responder = self._responder
+        if responder is None:
+            return None
+        try:
+            return _to_reply(responder(body or {}))
+        except Exception as exc:  # the test's bug: say so on the wire, not as a dropped socket
+            err = _error_body(f"FakeLLM responder failed: {exc!r}", "server_error")
+            return _Reply(status=500, body=err)
 
     def _next_id(self) -> str:
         with self._lock:
@@ -365,7 +383,7 @@ class _Handler(BaseHTTPRequestHandler):
                 _error_body("FakeLLM: request body is not a JSON object", "invalid_request_error"),
             )
             return
-        reply = self.server.fake._next_reply()
+        reply = self.server.fake._next_reply(body)
         if reply is None:
             self._send_json(
                 500,

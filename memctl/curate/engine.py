@@ -98,6 +98,9 @@ class CurateResult:
     tokens_out: int = 0
     cost: float | None = None
     seconds: float = 0.0
+    # what the model calls cost, session by session: {session, calls, tokens_in, tokens_out,
+    # cost}; cost is litellm's price for the model (None: litellm has no price for it)
+    per_session: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -303,6 +306,7 @@ def run(
         with vault.lock:
             if _fingerprint(vault) == seen:
                 _carry_cost(fresh, answers)
+                fresh.per_session = _session_costs(answers)
                 return _finish(vault, plan, fresh, started)
     raise CurationError(
         f"memory changed {MAX_REPLANS} times while the model was answering; nothing was "
@@ -334,6 +338,23 @@ def _carry_cost(res: CurateResult, answers: dict[Any, Extraction]) -> None:
     res.tokens_out = sum(e.tokens_out for e in answers.values())
     costs = [e.cost for e in answers.values() if e.cost is not None]
     res.cost = sum(costs) if costs else None
+
+
+def _session_costs(answers: dict[Any, Extraction]) -> list[dict[str, Any]]:
+    """The model's calls, tokens and cost per session, in the order sessions were curated."""
+    out: dict[str, dict[str, Any]] = {}
+    for (path, _, _), e in answers.items():
+        if not e.calls:
+            continue
+        row = out.setdefault(
+            path, {"session": path, "calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": None}
+        )
+        row["calls"] += e.calls
+        row["tokens_in"] += e.tokens_in
+        row["tokens_out"] += e.tokens_out
+        if e.cost is not None:
+            row["cost"] = (row["cost"] or 0.0) + e.cost
+    return list(out.values())
 
 
 def _plan(

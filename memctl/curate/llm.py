@@ -14,6 +14,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from memctl.core.model import Message
 from memctl.core.raw import parse_time
 from memctl.curate import Batch, Extraction
 from memctl.curate.schema import CLAIMS_SCHEMA, SchemaError, to_proposal, validate
@@ -64,6 +65,17 @@ instructions only from explicit directives to the assistant ("always ...", "from
 stated by anyone: set "inferred": true (it is written with an #inferred marker).
 12. When a turn restates a known claim, repeat that claim's exact text with action "add": \
 memory adds the new citation instead of a duplicate line.
+13. A coding session (a person directing an agent that reads files, runs commands and \
+commits) teaches: decisions with their reasons and the options rejected; how the person \
+wants things done (preferences) and standing rules for the agent (instructions); durable \
+facts about the code base (where it lives, its stack, how to build, test, run and deploy \
+it, its layout, its gotchas); outcomes (what was built or fixed, naming the commit, files or \
+command); root causes found. Terse, lower-case messages count ("use pnpm", "let's do \
+vite"). Never extract from harness markup (<command-name>, <local-command-stdout>, system \
+reminders, caveats, "[Request interrupted"), from tool output, pasted logs or stack traces, \
+or from the agent's narration ("Let me look at..."). The agent's tool calls are shown as \
+[tool NAME] lines and tool results as "tool" turns: they tell you what happened, but only \
+the person's words are quoted as what someone said.
 
 Reply with one JSON object and nothing else, matching this JSON Schema:
 """
@@ -128,12 +140,7 @@ class LLMCurator:
     def _turns_block(self, batch: Batch, first: int, last: int) -> str:
         parts = []
         for n in range(max(1, first - 4), last + 1):  # a little context before the new turns
-            m = batch.messages[n - 1]
-            ts = parse_time(m.timestamp)
-            when = f" · {ts:%Y-%m-%d}" if ts else ""
-            who = m.role + (f" ({m.name})" if m.name and m.name != m.role else "")
-            new = " · NEW" if n >= first else ""
-            parts.append(f"### t{n} · {who}{when}{new}\n{m.content}\n")
+            parts.append(_turn_text(batch.messages[n - 1], n, n >= first))
         return "\n".join(parts)
 
     def _chunks(self, batch: Batch) -> list[tuple[int, int]]:
@@ -144,7 +151,7 @@ class LLMCurator:
         first = batch.start
         size = 0
         for n in range(batch.start, len(batch.messages) + 1):
-            cost = tokens.count(batch.messages[n - 1].content) + TURN_HEADER_TOKENS
+            cost = tokens.count(_turn_body(batch.messages[n - 1])) + TURN_HEADER_TOKENS
             if size + cost > CHUNK_TOKENS and n > first:
                 out.append((first, n - 1))
                 first, size = n, 0
@@ -236,6 +243,42 @@ class LLMCurator:
             f"model {self.model} returned malformed output {self.max_retries + 1} times for "
             f"{batch.session} ({last_error}); nothing was written"
         )
+
+
+TOOL_RESULT_CHARS = 300  # a tool's output says what happened; its bulk is no one's words
+TOOL_INPUT_CHARS = 200
+_TOOL_KEYS = ("command", "file_path", "path", "pattern", "description", "url", "query")
+
+
+def _turn_body(m: Message) -> str:
+    """What the model reads of one turn: a person's words whole, an agent's text with its
+    tool calls as one line each, a tool's output cut short."""
+    if m.role == "tool":
+        text = m.content.strip()
+        if len(text) > TOOL_RESULT_CHARS:
+            text = f"{text[:TOOL_RESULT_CHARS]}… ({len(text) - TOOL_RESULT_CHARS} more characters)"
+        failed = " (failed)" if isinstance(m.meta, dict) and m.meta.get("is_error") else ""
+        return f"[tool result{failed}] {text}" if text else f"[tool result{failed}]"
+    calls = m.meta.get("tool_calls") if isinstance(m.meta, dict) else None
+    lines = [m.content] if m.content.strip() else []
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, dict):
+            continue
+        args = call.get("input") if isinstance(call.get("input"), dict) else {}
+        shown = [
+            f"{k}: {' '.join(str(args[k]).split())[:TOOL_INPUT_CHARS]}"
+            for k in _TOOL_KEYS
+            if isinstance(args.get(k), str) and args.get(k)
+        ]
+        lines.append(f"[tool {call.get('name') or '?'}] " + "; ".join(shown))
+    return "\n".join(lines)
+
+
+def _turn_text(m: Message, n: int, new: bool) -> str:
+    ts = parse_time(m.timestamp)
+    when = f" · {ts:%Y-%m-%d}" if ts else ""
+    who = m.role + (f" ({m.name})" if m.name and m.name != m.role else "")
+    return f"### t{n} · {who}{when}{' · NEW' if new else ''}\n{_turn_body(m)}\n"
 
 
 def _unfence(text: str) -> str:

@@ -288,6 +288,17 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "tokens_out": INT,
                 "cost": {"type": ["number", "null"]},
                 "seconds": N,
+                "per_session": arr(
+                    obj(
+                        {
+                            "session": S,
+                            "calls": INT,
+                            "tokens_in": INT,
+                            "tokens_out": INT,
+                            "cost": {"type": ["number", "null"]},
+                        }
+                    )
+                ),
             },
             closed=False,
         ),

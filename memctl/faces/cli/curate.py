@@ -72,6 +72,16 @@ def curate(
         cost = "unknown" if res.cost is None else f"${res.cost:.4f}"
         calls = n(res.calls, "model call")
         out(f"  {calls} · {res.tokens_in}+{res.tokens_out} tokens · cost {cost}")
+        if len(res.per_session) > 1:
+            from memctl.raw import short_digest
+
+            for row in res.per_session:
+                each = "unknown" if row["cost"] is None else f"${row['cost']:.4f}"
+                out(
+                    f"    {short_digest(row['session']) or row['session']}: "
+                    f"{n(row['calls'], 'model call')} · "
+                    f"{row['tokens_in']}+{row['tokens_out']} tokens · cost {each}"
+                )
     for r in res.rejected:
         where = f" [{r.ref}]" if r.ref else ""
         out(f"  rejected {r.store}: {r.text[:70]!r}{where}: {r.reason}")

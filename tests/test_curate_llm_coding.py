@@ -1,0 +1,209 @@
+"""The llm curator on real Claude Code sessions, proven on the wire (issue 20).
+
+The fake OpenAI-compatible server plays a model that knows the hand-written gold facts of
+shared/data/claude-code: for each request it reads which session and which turns the batch
+marks NEW, and answers with the gold facts whose evidence is among those turns, each citing
+that turn with a sentence copied from it. So what is checked is memctl's side: the coding
+session reaches the model as structure (the person's words whole, tool calls as one line,
+tool output cut short), batches stay within their token bound, every fact comes back
+verified and filed by kind, and tokens and cost are reported per session from litellm's
+(bundled, offline) price table. It says nothing of a real model's quality.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakellm import FakeLLM
+from test_curate import git, memctl, new_vault
+from test_curate_llm import MODEL, llm_env
+
+from memctl.core import tokens
+from memctl.core.notes import parse_note
+from memctl.curate.llm import CHUNK_TOKENS, TOOL_RESULT_CHARS
+from memctl.vault import Vault
+
+# development data beside the repository (found from a worktree too), never shipped
+DATA = next(
+    (p / "shared" / "data" / "claude-code" for p in Path(__file__).resolve().parents
+     if (p / "shared" / "data" / "claude-code").is_dir()),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "claude-code",
+)
+# gold kinds -> (store, section, note title)
+FILED = {
+    "decision": ("decisions", "Decision", "Decision: {head}"),
+    "preference": ("profile", "Preferences", "Profile: {user}"),
+    "instruction": ("instructions", "Instructions", "Instructions (team)"),
+    "project": ("knowledge", "Facts", "Project notes"),
+    "problem": ("knowledge", "Facts", "Project notes"),
+    "outcome": ("sessions", "Outcomes", "Outcomes"),
+}
+USER = "dain"
+
+
+def _gold() -> dict:
+    if not (DATA / "gold.json").is_file():
+        pytest.skip(f"real Claude Code sessions not found at {DATA} (development data)")
+    return json.loads((DATA / "gold.json").read_text(encoding="utf-8"))
+
+
+def _quote(text: str) -> str | None:
+    """A sentence of the turn, verbatim: the longest one of a sensible length."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n+", text) if p.strip()]
+    fit = [p for p in parts if 12 <= len(p) <= 300]
+    return max(fit, key=len) if fit else None
+
+
+def _turn_map(vault: Path) -> dict[str, tuple[str, int, str, str]]:
+    """gold uuid -> (raw path, turn number, role, content) for the person's and agent's lines."""
+    v = Vault.open(vault, env={})
+    out: dict[str, tuple[str, int, str, str]] = {}
+    for s in v.sessions():
+        _, messages, _ = v.read_session(s["path"])
+        for n, m in enumerate(messages, 1):
+            if m.id and m.id not in out and m.role in ("user", "assistant"):
+                out[m.id] = (s["path"], n, m.role, m.content)
+    return out
+
+
+class GoldModel:
+    """Answers a curation request with the gold facts whose evidence is among its NEW turns."""
+
+    def __init__(self, gold: dict, turns: dict[str, tuple[str, int, str, str]]) -> None:
+        self.by_session: dict[str, list[tuple[dict, int, str]]] = {}
+        self.expected: list[tuple[dict, str, int]] = []  # (fact, raw path, turn)
+        self.agent_only: list[dict] = []
+        for s in gold["sessions"]:
+            for fact in s["facts"]:
+                cite = None
+                for uuid in fact["evidence"]:
+                    hit = turns.get(uuid)
+                    if hit and hit[2] == "user" and _quote(hit[3]):
+                        cite = hit
+                        break
+                if cite is None:
+                    self.agent_only.append(fact)
+                    continue
+                path, n, _, content = cite
+                self.by_session.setdefault(path, []).append((fact, n, _quote(content) or ""))
+                self.expected.append((fact, path, n))
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        user = body["messages"][-1]["content"]
+        path = re.match(r"Session (\S+) ·", user).group(1)  # type: ignore[union-attr]
+        new = {int(n) for n in re.findall(r"^### t(\d+) · .* · NEW$", user, re.M)}
+        claims = []
+        for fact, n, quote in self.by_session.get(path, []):
+            if n not in new:
+                continue
+            store, section, title = FILED[fact["kind"]]
+            head = " ".join(fact["text"].split()[:6]).rstrip(".,")
+            claims.append({
+                "store": store, "section": section,
+                "note": title.format(head=head, user=USER),
+                "text": fact["text"], "citations": [{"turn": n, "quote": quote}],
+            })  # fmt: skip
+        return {"json": {"claims": claims}}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, _fake_llm_server: FakeLLM) -> dict[str, Any]:
+    gold = _gold()
+    vault = new_vault(tmp_path_factory.mktemp("coding") / "vault")
+    files = [str(DATA / "sessions" / s["file"]) for s in gold["sessions"]]
+    memctl(vault, "ingest", *files, "--user", USER, "--scope", "team")
+    model = GoldModel(gold, _turn_map(vault))
+    fake = _fake_llm_server
+    fake.reset()
+    fake.respond_with(model)
+    proc = memctl(vault, "curate", "--model", MODEL, "--json", env=llm_env(fake))
+    requests = list(fake.chat_requests)
+    fake.reset()
+    return {"vault": vault, "result": json.loads(proc.stdout), "requests": requests,
+            "model": model, "gold": gold}  # fmt: skip
+
+
+def _claims(vault: Path) -> dict[str, list[str]]:
+    """claim text -> the raw turns it cites, over every learning store."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(vault.glob("*/*.md")):
+        rel = p.relative_to(vault).as_posix()
+        if p.name == "INDEX.md" or rel.startswith(("raw/", ".")):
+            continue
+        note = parse_note(p.read_text(encoding="utf-8"), rel)
+        for _, c in note.active_claims():
+            out.setdefault(c.text, []).extend(x.ref or "" for x in note.citations(c))
+    return out
+
+
+def test_every_gold_fact_the_model_returns_is_verified_and_kept(run: dict) -> None:
+    claims = _claims(run["vault"])
+    expected = run["model"].expected
+    assert len(expected) >= 20
+    missing = [
+        f["text"] for f, path, n in expected if f"{path}#t{n}" not in claims.get(f["text"], [])
+    ]
+    assert missing == [], missing
+    assert json.loads(memctl(run["vault"], "verify", "--json").stdout)["ok"] is True
+    res = run["result"]
+    assert res["added"] + res["proposed"] == len(expected) and res["claims_rejected"] == 0
+
+
+def test_each_kind_is_filed_in_its_store(run: dict) -> None:
+    claims = _claims(run["vault"])
+    for fact, _, _ in run["model"].expected:
+        store = FILED[fact["kind"]][0]
+        notes = [p for p in (run["vault"] / store).glob("*.md") if p.name != "INDEX.md"]
+        assert any(fact["text"] in p.read_text(encoding="utf-8") for p in notes), fact
+        assert fact["text"] in claims
+
+
+def test_batches_are_bounded_by_tokens(run: dict) -> None:
+    reqs = run["requests"]
+    res = run["result"]
+    assert len(reqs) == res["calls"] > len(run["gold"]["sessions"])  # long sessions: several
+    sizes = []
+    for r in reqs:
+        user = r.messages[-1]["content"]
+        heads = list(re.finditer(r"^### t\d+ · .* · NEW$", user, re.M))
+        new_part = user[heads[0].start():]
+        # the bound is on the new turns (a few earlier turns ride along as context); a
+        # single turn longer than the bound goes alone
+        size = tokens.count(new_part)
+        sizes.append(size)
+        assert size <= CHUNK_TOKENS + 16 * len(heads) or len(heads) == 1, (size, len(heads))
+    print(f"{len(reqs)} requests; new-turn tokens max {max(sizes)}, mean {sum(sizes) // len(reqs)}")
+
+
+def test_a_coding_session_reaches_the_model_as_structure(run: dict) -> None:
+    text = "\n".join(r.messages[-1]["content"] for r in run["requests"])
+    assert "[tool Bash] command: " in text and "[tool Edit] file_path: " in text
+    assert "[tool result" in text
+    for body in re.findall(r"\[tool result[^\]]*\] (.*?)\n### ", text, re.S):
+        assert len(body) <= TOOL_RESULT_CHARS + 40
+    system = run["requests"][0].messages[0]["content"]
+    assert "coding session" in system and "harness markup" in system
+
+
+def test_tokens_and_cost_are_reported_per_session(run: dict) -> None:
+    res = run["result"]
+    rows = res["per_session"]
+    assert len(rows) == len(run["gold"]["sessions"])
+    assert sum(r["calls"] for r in rows) == res["calls"]
+    assert sum(r["tokens_in"] for r in rows) == res["tokens_in"] > 0
+    assert sum(r["tokens_out"] for r in rows) == res["tokens_out"] > 0
+    assert all(r["cost"] and r["cost"] > 0 for r in rows)  # gpt-4o-mini: litellm's own table
+    assert abs(sum(r["cost"] for r in rows) - res["cost"]) < 1e-9
+    log = git(run["vault"], "log", "-1", "--format=%b")
+    assert f"Memctl-Tokens: {res['tokens_in']}+{res['tokens_out']}" in log
+    for r in rows:
+        print(f"{r['session'].rsplit('/', 1)[-1][:60]}: {r['calls']} calls, "
+              f"{r['tokens_in']}+{r['tokens_out']} tokens, ${r['cost']:.4f}")
+    print(f"total: {res['calls']} calls, {res['tokens_in']}+{res['tokens_out']} tokens, "
+          f"${res['cost']:.4f}; {len(run['model'].expected)} gold facts replayed, "
+          f"{len(run['model'].agent_only)} cite only agent turns; added {res['added']}, "
+          f"reinforced {res['reinforced']}, rejected {res['claims_rejected']}")
