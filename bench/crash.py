@@ -1,6 +1,6 @@
-"""Crash harness (issue 9): SIGKILL ingest, curate and forget at random moments, then check.
+"""Crash harness (issues 9, 22): SIGKILL ingest, curate, sync and forget at random moments.
 
-    .venv/bin/python bench/crash.py                    # 100 points: 40 ingest, 30 curate, 30 forget
+    .venv/bin/python bench/crash.py        # 100 points: 35 ingest, 25 curate, 20 sync, 20 forget
     .venv/bin/python bench/crash.py --points 20 --json out.json
 
 Each point runs a real `memctl` (its process group is killed, git children included, a
@@ -8,7 +8,11 @@ third of the points once git holds .git/index.lock), then one ordinary command, 
 what issue 9 asks: `git status --porcelain` clean, every acknowledged turn in HEAD exactly
 once, `git fsck` clean, every note parsing, no journal left. A forget (of a whole session,
 or of a turn, which renames its session's file) must be finished or undone whole: what it
-was forgetting is gone from the tree and HEAD in one commit, or all still there.
+was forgetting is gone from the tree and HEAD in one commit, or all still there. A sync
+(two clones curating into the same notes; a third of its kills land mid-rebase, while git
+runs memctl's merge drivers) must leave no rebase, no detached HEAD and no driver temp
+file after the next command, every claim the victim had committed still in HEAD, and the
+sync after it must hold both sides' claims.
 The test suite runs the same code at a handful of points (tests/test_crash.py); this runs
 the full hundred.
 """
@@ -33,14 +37,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the results here too")
     args = ap.parse_args()
-    ingest_points = round(args.points * 0.4)
-    curate_points = round(args.points * 0.3)
-    forget_points = args.points - ingest_points - curate_points
+    ingest_points = round(args.points * 0.35)
+    curate_points = round(args.points * 0.25)
+    sync_points = round(args.points * 0.2)
+    forget_points = args.points - ingest_points - curate_points - sync_points
     results = []
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memctl-crash-") as tmp:
         for kind, n in (("ingest", ingest_points), ("curate", curate_points),
-                        ("forget", forget_points)):
+                        ("sync", sync_points), ("forget", forget_points)):
             t0 = time.monotonic()
             res = kill_points(Path(tmp) / kind, kind, n, seed=args.seed)
             res["seconds"] = round(time.monotonic() - t0, 1)

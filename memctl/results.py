@@ -92,6 +92,8 @@ class InitResult:
     adopted: list[str]
     commit: str | None
     left_alone: list[str] = field(default_factory=list)  # files that are not notes: not staged
+    joined: str | None = None  # the remote's branch a fresh clone was switched to
+    config_waiting: list[str] = field(default_factory=list)  # a clone's settings, held
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

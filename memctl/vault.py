@@ -63,6 +63,7 @@ GITIGNORE = """\
 .memctl/pathspec.*
 .memctl/message.*
 .memctl/conflicts/
+.memctl/config.local.toml
 .obsidian/workspace*.json
 """
 
@@ -175,10 +176,12 @@ class Vault(Floor):
         """
         from memctl.core import templates
         from memctl.curate.engine import STATE_REL, render_state
-        from memctl.gitops import mergedrivers
+        from memctl.gitops import mergedrivers, trust
 
         env = dict(os.environ) if env is None else env
         root = Path(path).expanduser().resolve()
+        # a fresh clone of a remote whose HEAD names no branch: join the vault it holds
+        joined = trust.join_remote(root) if root.is_dir() else None
         existed = (root / ".memctl").is_dir()
         notes: list[str] = []
         others: list[str] = []
@@ -248,10 +251,12 @@ class Vault(Floor):
             if isinstance(exc, OSError):
                 raise MemctlError(f"cannot initialise the vault: {exc.strerror}", root) from None
             raise MemctlError(f"cannot initialise the vault: {_first_line(exc)}", root) from None
+        waiting = trust.adopt_clone(root, joined is not None) if existed else []
+        if waiting:
+            vault.config = load_config(root, env)
         if existed and not (root / ".memctl" / "index").exists():
             vault.reindex()  # a fresh clone: searchable at once
-        return vault, InitResult(str(root), not existed, adopted, sha, others)
-
+        return vault, InitResult(str(root), not existed, adopted, sha, others, joined, waiting)
 
     # ---- ingest (memctl/ingest/) -----------------------------------------------------------
 
@@ -470,11 +475,12 @@ class Vault(Floor):
 
         return rollback(self, note, rev, dry_run)
 
-    def sync(self, remote: str | None = None) -> SyncResult:
-        """Pull a teammate's memory, merge it claim by claim, push ours."""
+    def sync(self, remote: str | None = None, *, accept_config: bool = False) -> SyncResult:
+        """Pull a teammate's memory, merge it claim by claim, push ours; `accept_config`
+        takes the protected settings a pull changed (docs/sync.md)."""
         from memctl.gitops.sync import sync
 
-        return sync(self, remote)
+        return sync(self, remote, accept_config=accept_config)
 
     def gc(self, *, apply: bool = False, now: datetime | None = None) -> GcResult:
         """Retention: what old raw sessions and stale claims would go (with `apply`, go)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -154,6 +155,8 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
 
     if kind == "forget":
         return _forget_points(root, points, seed)
+    if kind == "sync":
+        return _sync_points(root, points, seed)
     rnd = random.Random(seed)
     vault = root / f"{kind}-vault"
     subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
@@ -367,3 +370,98 @@ def _forget_points(root: Path, points: int, seed: int) -> dict[str, object]:
             "finished_first": finished, "failures": failures, "phases": phases,
             "outcomes": outcomes, "acknowledged_turns": len(acknowledged),
             "lost": 0 if not failures else None}
+
+
+def _claims(vault: Path, rev: str = "HEAD") -> set[tuple[str, str]]:
+    """(note, claim line less its citations) of every note of `rev`."""
+    out = set()
+    for name in git(vault, "ls-tree", "-r", "--name-only", rev).split():
+        if name.startswith(("raw/", ".")) or not name.endswith(".md") or name.endswith("INDEX.md"):
+            continue
+        out |= {(name, _CITES.sub("", x)) for x in git(vault, "show", f"{rev}:{name}").splitlines()
+                if x.startswith("- ")}
+    return out
+
+
+_CITES = re.compile(r"(\s*\[\^[^\]]+\])+\s*$")  # a merge folds two lines' citations into one
+
+
+def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
+    """sync killed at `points` moments (a third of them mid-rebase, while git runs memctl's
+    merge drivers), both clones having curated into the same notes since the last sync.
+
+    After the next command: git status clean, no rebase left, on the branch, no driver temp
+    files, every note parses; every claim the victim had committed is still in its HEAD and
+    every turn it had is there once; a sync run to the end then holds both sides' new claims.
+    """
+    import random
+
+    rnd = random.Random(seed)
+    remote = root / "remote.git"
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)  # git's default
+    a, b = root / "a", root / "b"
+    failures: list[str] = []
+    subprocess.run([sys.executable, "-m", "memctl", "init", str(a)], check=True,
+                   capture_output=True)
+    git(a, "remote", "add", "origin", str(remote))
+    _memctl(a, "ingest", str(curatable(root / "seed", 3, tag="seed")), "--user", "dana",
+            "--scope", "team")
+    _memctl(a, "curate")
+    r = _memctl(a, "sync")
+    branch = git(a, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    subprocess.run(["git", "clone", "-q", "-b", branch, str(remote), str(b)], check=True,
+                   capture_output=True)
+    r2 = _memctl(b, "init")
+    if r.returncode or r2.returncode:
+        return {"kind": "sync", "points": points, "failures": [f"setup: {r.stderr}{r2.stderr}"]}
+    rebasing = a / ".git" / "rebase-merge"
+    killed = finished = git_phase = 0
+    phases = {"before writing": 0, "writing": 0, "git": 0}
+    start = time.monotonic()
+    for point in range(points):
+        # both curate the same organisations (same notes) from sessions of their own
+        theirs_before = _claims(b)
+        for v, who in ((b, "marco"), (a, "dana")):
+            src = curatable(root / f"{who}{point}", 2, tag=f"{who[0]}{point}x")
+            _memctl(v, "ingest", str(src), "--user", who, "--scope", "team")
+            _memctl(v, "curate")
+            if v is b:
+                r = _memctl(b, "sync")
+                if r.returncode:
+                    failures.append(f"point {point}: the other clone's sync failed: {r.stderr}")
+                    break
+        if failures:
+            break
+        mine, turns = _claims(a), set(head_turn_ids(a))
+        theirs = _claims(b) - theirs_before  # what the other clone learned and pushed
+        mid = point % 3 == 2
+        proc = memctl_popen(["--vault", str(a), "sync"])
+        after = None if mid else rnd.uniform(0.05, 2.0)
+        if kill_when(proc, rebasing.exists if mid else None, after=after, timeout=300):
+            killed += 1
+            git_phase += rebasing.exists()
+            phases["git" if rebasing.exists() else _where_killed(a)] += 1
+        else:
+            finished += 1
+        r = _memctl(a, "status")
+        try:
+            assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+            assert not rebasing.exists() and not (a / ".git" / "rebase-apply").exists(), \
+                "a rebase was left in progress"
+            assert git(a, "rev-parse", "--abbrev-ref", "HEAD").strip() == branch, "off branch"
+            assert not list(a.glob(".merge_file_*")), "merge driver temp files left"
+            assert_healthy(a)
+            assert mine <= _claims(a), f"claims lost: {sorted(mine - _claims(a))[:2]}"
+            assert turns <= set(head_turn_ids(a)), "turns lost"
+            r = _memctl(a, "sync")
+            assert r.returncode == 0, f"the sync after recovery failed: {r.stderr}"
+            gone = (mine | theirs) - _claims(a)
+            assert not gone, f"a claim of either side is missing: {sorted(gone)[:3]}"
+            assert_healthy(a)
+        except AssertionError as exc:
+            failures.append(f"point {point} ({'mid-rebase' if mid else 'random'}): {exc}")
+            break
+    return {"kind": "sync", "points": points, "killed": killed, "git_phase": git_phase,
+            "finished_first": finished, "failures": failures, "phases": phases,
+            "seconds": round(time.monotonic() - start, 1), "lost": 0 if not failures else None}

@@ -136,6 +136,12 @@ def test_random_kill_points_curate(tmp_path: Path) -> None:
     assert res["failures"] == [], res
 
 
+def test_random_kill_points_sync(tmp_path: Path) -> None:
+    res = kill_points(tmp_path, "sync", points=3, seed=9)
+    assert res["failures"] == [], res
+    assert res["killed"] >= 2 and res["git_phase"] >= 1, res
+
+
 def test_random_kill_points_forget(tmp_path: Path) -> None:
     """A killed forget is finished or undone whole: never half of a session or its notes."""
     res = kill_points(tmp_path, "forget", points=4, seed=9)

@@ -140,6 +140,10 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
             if "(at line " in msg:
                 line = int(msg.split("(at line ")[1].split(",")[0])
             raise MemctlError(f"invalid config: {msg}", path, line, exit_code=2) from None
+    # protected settings a pull changed wait for the user; a local override pins any
+    from memctl.core.localstate import effective
+
+    data = effective(root, data)
     vault = _table(data, "vault", path)
     ingest = _table(data, "ingest", path)
     gitc = _table(data, "git", path)

@@ -127,6 +127,34 @@ def check(turns: RawTurns, ref: str, quote: str) -> str | None:
     return None
 
 
+def supports(claim: str, quotes: list[str]) -> bool:
+    """Does a quote share a content word (stemmed, stopwords out) with the claim? A real
+    turn quoted verbatim under an unrelated claim verifies as a quote, not as support: the
+    same test recall applies before it calls a line `stated`. An inferred claim (read from
+    the turn, not said in it) may share no word with it, and is labelled as such."""
+    from memctl.core.notes import strip_links
+
+    terms = _content_words(strip_links(claim))
+    return not terms or any(terms & _content_words(q) for q in quotes)
+
+
+_WORD = re.compile(r"[^\W_]{3,}")
+# Words that carry no content: a claim and an unrelated quote share these by chance.
+_STOP = frozenset(
+    "the and for are but not you your our ours we they them their his her its this that these "
+    "those with from into onto over under about than then there here what which who whom whose "
+    "when where why how all any both each few more most other some such only own same too very "
+    "can will just should would could has have had was were been being does did doing also "
+    "one two its it's i'm we're they're don't isn't wasn't".split()
+)
+
+
+def _content_words(text: str) -> frozenset[str]:
+    """Content words, cut to a 5-letter stem (cut, cuts, cutting; egress, egress-related)."""
+    return frozenset(w[:5] for w in (m.casefold() for m in _WORD.findall(text))
+                     if w not in _STOP)  # fmt: skip
+
+
 def _short(text: str, n: int = 80) -> str:
     text = squash(text)
     return text if len(text) <= n else text[: n - 1] + "…"
@@ -198,6 +226,13 @@ def verify_note(note_text: str, path: str, turns: RawTurns, res: VerifyResult) -
             continue
         res.claims += 1
         res.inferred += claim.inferred
+        quotes = [note.footnotes[x].quote for x in claim.refs
+                  if x in note.footnotes and note.footnotes[x].ref]  # fmt: skip
+        if quotes and not claim.inferred and not supports(claim.text, quotes):
+            res.problems.append(Problem(
+                path, _line_of(note_text, claim.text),
+                f"its quotes do not support the claim (no word in common): {_short(claim.text)!r}",
+            ))
         for label in claim.refs:
             if label not in note.footnotes:
                 res.problems.append(

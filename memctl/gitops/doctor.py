@@ -58,10 +58,18 @@ class DoctorResult:
 
 def run(vault: Floor, repair: bool = False) -> DoctorResult:
     """Every check in order; with `repair`, each fixes what it safely can before the next."""
-    from memctl.gitops import recovery
+    from memctl.gitops import recovery, syncjournal
 
     checks: list[Check] = []
+    # seen before the lock: taking it with `repair` puts an interrupted sync right at once
+    interrupted = syncjournal.interrupted(vault.root)
+    rebasing = syncjournal.rebase_in_progress(vault.root)
+    temps = syncjournal.driver_temp_files(vault.root)
     with _lock(vault, recover=repair):
+        # first: every repair after it writes, and a half-done rebase refuses any write
+        if repair and interrupted is not None:
+            recovery.clear_stale_git_locks(vault.root)  # the killed git's, or git cannot run
+        fixed = syncjournal.repair(vault.root) if repair else None
         c = Check("journal")
         journals = recovery.pending(vault.root)
         for j in journals:
@@ -83,6 +91,9 @@ def run(vault: Floor, repair: bool = False) -> DoctorResult:
         checks.append(_search_index(vault, repair))
         checks.append(_merge_drivers(vault, repair))
         checks.append(_sync_leftovers(vault))
+        checks.append(_interrupted_sync(vault, repair, interrupted, rebasing, temps, fixed))
+        checks.append(_conflict_markers(vault))
+        checks.append(_sizes(vault))
         checks.append(_citations(vault))
         checks.append(_secrets(vault))
         checks.append(_hook_alerts(vault))
@@ -192,7 +203,8 @@ def _merge_drivers(vault: Floor, repair: bool) -> Check:
 
     c = Check("merge drivers")
     ga = vault.root / ".gitattributes"
-    if mergedrivers.attributes_text(read_text(ga) if ga.exists() else None) is not None:
+    no_lines = mergedrivers.attributes_text(read_text(ga) if ga.exists() else None) is not None
+    if no_lines:
         c.problems.append(".gitattributes has no memctl merge drivers (run `memctl init`)")
     missing = mergedrivers.installed(vault.root)
     if missing:
@@ -201,9 +213,87 @@ def _merge_drivers(vault: Floor, repair: bool) -> Check:
             "(git never copies them from a remote, and an older memctl named another command; "
             "run `memctl init` here)"
         )
-    if repair and missing and len(c.problems) == 1:
+    unbound = not mergedrivers.bound(vault.root)
+    if unbound:
+        c.problems.append("not bound in .git/info/attributes, so a tracked .gitattributes "
+                          "could reassign them (run `memctl doctor --repair`)")  # fmt: skip
+    if repair and (missing or unbound) and not no_lines:
         mergedrivers.install(vault.root)
-        c.repaired = f"registered {len(missing)} merge driver{'s' * (len(missing) != 1)}"
+        c.repaired = (f"registered {len(missing)} merge driver{'s' * (len(missing) != 1)}"
+                      if missing else "bound the merge drivers in .git/info/attributes")
+    return c
+
+
+def _interrupted_sync(
+    vault: Floor,
+    repair: bool,
+    journal: dict[str, Any] | None,
+    rebasing: bool,
+    temps: list[Path],
+    fixed: str | None,
+) -> Check:
+    """A sync killed mid-rebase: its journal says so; the next command (or --repair) aborts
+    the rebase it started and removes the merge drivers' temp files."""
+
+    c = Check("interrupted sync")
+    if journal is not None:
+        c.problems.append(
+            f"a sync (pid {journal.get('pid', '?')}) did not finish"
+            + (": its rebase is still in progress" if rebasing else "")
+            + (f", {len(temps)} merge temp file(s) in the vault" if temps else "")
+            + " (`memctl doctor --repair` aborts it; nothing is lost)"
+        )
+    elif rebasing:
+        c.problems.append("a rebase is in progress (not memctl's): finish it "
+                          "(`git rebase --continue`) or `git rebase --abort`")  # fmt: skip
+    if repair and journal is not None:
+        done = fixed or next((n for n in vault.notices if "interrupted sync" in n), None)
+        c.repaired = done or "put right"
+    return c
+
+
+def _conflict_markers(vault: Floor) -> Check:
+    """Notes holding `<<<<<<<`/`>>>>>>>` lines: every later write to them is refused, and
+    recall would serve the lines between as if a person wrote them."""
+    from memctl.core.localstate import READ_BOUND, read_bounded
+    from memctl.gitops.trust import conflict_marker
+
+    c = Check("conflict markers")
+    for path in walk_markdown(vault.root):
+        rel = path.relative_to(vault.root).as_posix()
+        if rel.startswith("raw/") and not rel.endswith("INDEX.md"):
+            continue  # a transcript may quote anything
+        try:
+            text = read_bounded(path, READ_BOUND)
+        except OSError:
+            continue
+        line = conflict_marker(text)
+        if line:
+            c.problems.append(f"{rel}:{line}: conflict markers; resolve them and commit")
+    return c
+
+
+def _sizes(vault: Floor) -> Check:
+    """Notes and raw sessions past the vault's limits: sync refuses to pull such files, and
+    recall, search and the hooks skip any past their read bound."""
+    from memctl.core import localstate
+
+    c = Check("file sizes")
+    note_limit, raw_limit = localstate.limits(vault.config.data)
+    for path in walk_markdown(vault.root):
+        rel = path.relative_to(vault.root).as_posix()
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        limit = raw_limit if rel.startswith("raw/") else note_limit
+        if size > limit:
+            skipped = size > localstate.read_bound(rel)
+            c.problems.append(
+                f"{rel}: {localstate.human_size(size)}, over the "
+                f"{localstate.human_size(limit)} limit"
+                + ("; recall and search skip it" if skipped else "")
+            )
     return c
 
 

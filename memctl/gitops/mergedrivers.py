@@ -45,6 +45,13 @@ INDEX.md merge=memctl-index
 .memctl/state/removed.jsonl merge=union
 """
 MARK = "# memctl: merge drivers"
+# The same bindings in the repository's own attributes file, which outranks any tracked
+# .gitattributes: a pulled .gitattributes cannot point a note at another driver (or at
+# `union`), nor set a filter that runs code or rewrites bytes on checkout.
+INFO_ATTRIBUTES = """\
+# memctl: bound here by `memctl init`/`memctl sync`; a tracked .gitattributes cannot override
+* !merge !filter !ident !working-tree-encoding
+""" + "\n".join(x for x in ATTRIBUTES.splitlines()[1:]) + "\n"
 CONFLICTS_DIR = ".memctl/conflicts"
 
 
@@ -62,9 +69,42 @@ def driver_command(kind: str) -> str:
     return f"'{exe}' -m memctl.gitops.mergedrivers {kind} %O %A %B %P"
 
 
+def _info_attributes(root: Path) -> Path:
+    from memctl.core.localstate import git_dir
+
+    return git_dir(root) / "info" / "attributes"
+
+
+def bound(root: Path) -> bool:
+    """Are the drivers bound through .git/info/attributes (where a pull cannot reach)?"""
+    try:
+        return INFO_ATTRIBUTES in _info_attributes(root).read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
+def bind(root: Path) -> bool:
+    """Write memctl's lines into .git/info/attributes (other lines kept, ours last so they
+    win); True when the file changed."""
+    from memctl.core.store import atomic_write
+
+    p = _info_attributes(root)
+    try:
+        have = p.read_text(encoding="utf-8")
+    except OSError:
+        have = ""
+    if INFO_ATTRIBUTES in have and have.endswith(INFO_ATTRIBUTES):
+        return False
+    rest = have.replace(INFO_ATTRIBUTES, "").rstrip("\n")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(p, (rest + "\n\n" if rest else "") + INFO_ATTRIBUTES)
+    return True
+
+
 def install(root: Path) -> list[str]:
-    """Register every driver in the repository's local config; the names that changed."""
-    changed = []
+    """Register every driver in the repository's local config, and bind them in its own
+    attributes; the names that changed."""
+    changed = ["attributes"] if bind(root) else []
     for name, (kind, label) in DRIVERS.items():
         want = driver_command(kind)
         have = subprocess.run(
@@ -248,10 +288,21 @@ def merge_raw(base: str, ours: str, theirs: str, path: str, root: Path) -> str:
     if a[:n] == b[:n]:
         return ours if len(a) >= len(b) else theirs
     digest = hashlib.sha1(theirs.encode("utf-8", "surrogatepass")).hexdigest()[:6]
+    _aside(root, f"raw/{Path(path).stem}-{digest}.md", theirs)
+    return ours
+
+
+def _aside(root: Path, rel: str, text: str) -> None:
+    """Write into the conflicts folder, never through a link (a pull may not plant one)."""
     from memctl.core.store import atomic_write
 
-    atomic_write(root / CONFLICTS_DIR / "raw" / f"{Path(path).stem}-{digest}.md", theirs)
-    return ours
+    target = root / CONFLICTS_DIR / rel
+    cur = root
+    for part in Path(CONFLICTS_DIR, rel).parts[:-1]:
+        cur = cur / part
+        if cur.is_symlink():
+            raise OSError(f"{cur} is a link; memctl never writes through one")
+    atomic_write(target, text)
 
 
 # ---- curation watermarks ---------------------------------------------------------------------
@@ -315,9 +366,7 @@ def main(argv: list[str]) -> int:
         except NotANote:
             return _text_merge(po, pa, pb)
         if proposal is not None:
-            from memctl.core.store import atomic_write
-
-            atomic_write(root / CONFLICTS_DIR / (path[:-3] + ".proposed.md"), proposal)
+            _aside(root, path[:-3] + ".proposed.md", proposal)
     with pa.open("w", encoding="utf-8", newline="") as fh:
         fh.write(result)  # git's own temp file, not a vault file
     return 0

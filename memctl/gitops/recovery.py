@@ -48,9 +48,10 @@ class Recovery:
     removed: list[str] = field(default_factory=list)
     locks: list[str] = field(default_factory=list)
     commit: str | None = None
+    sync: str | None = None  # what was put right after an interrupted sync
 
     def __bool__(self) -> bool:
-        return bool(self.commands or self.locks)
+        return bool(self.commands or self.locks or self.sync)
 
     def summary(self) -> str:
         parts = []
@@ -65,6 +66,8 @@ class Recovery:
                 parts.append(f"put back {undone} half-written file{'s' * (undone != 1)}")
         if self.locks:
             parts.append("removed stale git lock " + ", ".join(self.locks))
+        if self.sync:
+            parts.append(self.sync)
         return "recovered: " + "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -75,6 +78,7 @@ class Recovery:
             "removed": self.removed,
             "locks": self.locks,
             "commit": self.commit,
+            "sync": self.sync,
         }
 
 
@@ -93,6 +97,10 @@ def needed(root: Path) -> bool:
     """Cheap check every command can afford: a leftover journal or a git lock file."""
     if pending(root):
         return True
+    from memctl.gitops.syncjournal import interrupted
+
+    if interrupted(root) is not None:
+        return True  # a sync that did not finish (memctl.syncjournal.repair)
     git_dir = root / ".git"
     return any((git_dir / name).exists() for name in GIT_LOCK_NAMES[:2])
 
@@ -125,8 +133,11 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
 
     `wait`: how long to let a live git that holds a lock finish (a reader passes 0).
     """
+    from memctl.gitops import syncjournal
+
     res = Recovery()
     res.locks = clear_stale_git_locks(vault.root, wait)
+    res.sync = syncjournal.repair(vault.root)
     journals = pending(vault.root)
     if not journals:
         return res

@@ -19,8 +19,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.store import Transaction, read_text
+from memctl.core.config import CONFIG_REL, load_config
+from memctl.core.localstate import limits
+from memctl.core.store import Transaction
 from memctl.errors import ConflictError, InputError, MemctlError
+from memctl.gitops import syncjournal, trust
 from memctl.version import __version__
 
 if TYPE_CHECKING:
@@ -42,6 +45,9 @@ class SyncResult:
     sessions_kept_apart: list[str] = field(default_factory=list)
     index_files: list[str] = field(default_factory=list)
     reindexed: int = 0
+    reported: list[str] = field(default_factory=list)  # pulled changes worth a word
+    config_waiting: list[str] = field(default_factory=list)  # pulled settings held
+    config_accepted: list[str] = field(default_factory=list)
     commit: str | None = None
     head: str = ""
 
@@ -80,12 +86,17 @@ class _Git:
         return self.run(*args).stdout.strip()
 
 
-def sync(vault: Floor, remote: str | None = None) -> SyncResult:
-    """Pull (rebase), re-index, push; never force. One vault lock for all of it."""
+def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -> SyncResult:
+    """Pull (rebase), re-index, push; never force. One vault lock for all of it.
+
+    `accept_config`: the user takes the protected settings a pull changed (trust.py).
+    """
     from memctl.gitops import mergedrivers
 
     g = _Git(vault)
     with vault.lock:
+        if accept_config:
+            accepted = trust.accept(vault.root, _tracked_config(vault))
         branch = g.out("rev-parse", "--abbrev-ref", "HEAD")
         if branch == "HEAD":
             raise ConflictError("sync needs a branch; HEAD is detached (git switch main)")
@@ -108,17 +119,25 @@ def sync(vault: Floor, remote: str | None = None) -> SyncResult:
             )
         mergedrivers.install(vault.root)
         res = SyncResult(remote, branch)
+        if accept_config:
+            res.config_accepted = accepted
         start = g.out("rev-parse", "HEAD")
-        for attempt in range(ATTEMPTS):
-            _pull(vault, g, res)
-            _settle(vault, g, res)
-            if _push(g, res):
-                break
-            if attempt == ATTEMPTS - 1:
-                raise ConflictError(
-                    f"{remote}/{branch} kept moving while syncing; nothing was force-pushed, "
-                    "run `memctl sync` again"
-                )
+        _clear_aside(vault.root)
+        journal = syncjournal.start(vault.root, branch, start)
+        try:
+            for attempt in range(ATTEMPTS):
+                _pull(vault, g, res)
+                _settle(vault, g, res)
+                if _push(g, res):
+                    break
+                if attempt == ATTEMPTS - 1:
+                    raise ConflictError(
+                        f"{remote}/{branch} kept moving while syncing; nothing was force-pushed, "
+                        "run `memctl sync` again"
+                    )
+        finally:
+            journal.unlink(missing_ok=True)
+        res.config_waiting = trust.waiting(vault.root, _tracked_config(vault))
         res.head = g.out("rev-parse", "HEAD")
         if res.head != start:
             changed = [
@@ -133,6 +152,7 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
     g.run("fetch", "--quiet", res.remote)
     upstream = f"refs/remotes/{res.remote}/{res.branch}"
     if g.run("rev-parse", "--verify", "--quiet", upstream, check=False).returncode != 0:
+        _beside(g, res)
         return  # the remote has no such branch yet: the push creates it
     mb = g.run("merge-base", "HEAD", upstream, check=False)
     if mb.returncode != 0:
@@ -144,6 +164,17 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
     res.pulled += int(g.out("rev-list", "--count", f"HEAD..{upstream}") or 0)
     if base == g.out("rev-parse", upstream):
         return  # nothing new there
+    note_limit, raw_limit = limits(vault.config.data)
+    came = trust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit)
+    if came.refused:
+        more = f" (and {len(came.refused) - 3} more)" if len(came.refused) > 3 else ""
+        raise ConflictError(
+            f"sync stopped: {res.remote}/{res.branch} holds what a pull may not bring: "
+            + "; ".join(came.refused[:3]) + more
+            + ". Nothing was pulled; your vault is as it was. Ask whoever pushed it to remove "
+            "it (see docs/sync.md)"
+        )
+    res.reported += [x for x in came.reported if x not in res.reported]
     res.replayed += int(g.out("rev-list", "--count", f"{upstream}..HEAD") or 0)
     proc = g.run("rebase", "--quiet", upstream, check=False)
     if proc.returncode != 0:
@@ -155,6 +186,11 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
             f"{res.remote}/{res.branch} ({', '.join(where[:3]) or proc.stderr.strip()[:200]}); "
             "your vault is as it was before sync"
         )
+    trust.mark_pulled(vault.root, came.commits)
+    trust.mark_unverified(vault.root, came.uncited)
+    if came.config_changed:
+        trust.hold(vault.root, came.config_before, came.config_after)
+        vault.config = load_config(vault.root, dict(os.environ))
 
 
 def _has(g: _Git, rev: str) -> bool:
@@ -193,10 +229,11 @@ def _settle(vault: Floor, g: _Git, res: SyncResult) -> None:
     aside = root / CONFLICTS_DIR
     tx = Transaction(root, command="sync")
     try:
-        if aside.is_dir():
-            for p in sorted(aside.rglob("*.md")):
-                rel = p.relative_to(aside).as_posix()
-                text = read_text(p)
+        if aside.is_dir() and not aside.is_symlink():
+            for rel in _aside_files(aside):
+                text = _read_nofollow(aside / rel)
+                if text is None:
+                    continue
                 if rel.startswith("raw/"):
                     target = _apart(vault, rel, text, tx)
                     res.sessions_kept_apart.append(target)
@@ -247,3 +284,76 @@ def _apart(vault: Floor, rel: str, text: str, tx: Transaction) -> str:
         n += 1
     tx.write(target, text)
     return target
+
+
+# ---- what only this clone's merge drivers write, read without following a link -------------
+
+
+def _aside_files(aside: Path) -> list[str]:
+    """Regular `*.md` files below the conflicts folder; links (to files or folders) skipped."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(aside, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink())
+        for name in sorted(filenames):
+            p = here / name
+            if name.endswith(".md") and not p.is_symlink() and p.is_file():
+                out.append(p.relative_to(aside).as_posix())
+    return out
+
+
+def _read_nofollow(p: Path) -> str | None:
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8", "replace")
+
+
+def _clear_aside(root: Path) -> None:
+    """Links and anything not a regular file in the conflicts folder are not ours: gone."""
+    from memctl.gitops.mergedrivers import CONFLICTS_DIR
+
+    aside = root / CONFLICTS_DIR
+    if aside.is_symlink():
+        aside.unlink()
+        return
+    if not aside.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(aside, followlinks=False):
+        here = Path(dirpath)
+        for name in [*dirnames, *filenames]:
+            p = here / name
+            if p.is_symlink() or not (p.is_dir() or p.is_file()):
+                p.unlink(missing_ok=True)
+
+
+def _tracked_config(vault: Floor) -> str | None:
+    p = vault.root / CONFIG_REL
+    try:
+        return p.read_text(encoding="utf-8") if not p.is_symlink() else None
+    except OSError:
+        return None
+
+
+# ---- one history ------------------------------------------------------------------------------
+
+
+def _beside(g: _Git, res: SyncResult) -> None:
+    """Our branch is new on the remote: refuse a new root beside a vault on another branch."""
+    refs = g.out("for-each-ref", "--format=%(refname)", f"refs/remotes/{res.remote}/")
+    for ref in refs.split():
+        name = ref[len(f"refs/remotes/{res.remote}/"):]
+        if name == "HEAD":
+            continue
+        if g.run("merge-base", "HEAD", ref, check=False).returncode == 0:
+            continue  # shares history: a branch of the same vault
+        if g.run("cat-file", "-e", f"{ref}:{CONFIG_REL}", check=False).returncode != 0:
+            continue  # not a vault
+        raise ConflictError(
+            f"{res.remote} already holds a vault on branch {name!r}, and this vault (branch "
+            f"{res.branch!r}) shares no history with it; nothing was pushed. To join it: "
+            f"`git clone -b {name} URL` and run `memctl init` in the clone (then ingest your "
+            "transcripts there), or sync this vault to a remote of its own"
+        )

@@ -49,9 +49,15 @@ def _git(vault: Floor, *args: str, check: bool = True) -> str:
 
 
 def last_command(vault: Floor) -> tuple[str, str, str] | None:
-    """(sha, subject, command) of the newest memctl commit that no undo has reverted."""
+    """(sha, subject, command) of the newest memctl commit that no undo has reverted, made
+    here: a commit that came in by `sync` is a collaborator's, never the user's to undo."""
+    from memctl.core.localstate import pulled
+
     undone: set[str] = set()
+    theirs = pulled(vault.root)
     for c in vault.history.log(500):
+        if c.sha in theirs:
+            continue
         cmd = c.trailers.get("Memctl-Command")
         if cmd == "undo":
             undone.add(c.trailers.get("Memctl-Undoes", ""))

@@ -38,6 +38,7 @@ from typing import Any
 
 import tantivy
 
+from memctl.core.localstate import RAW_READ_BOUND, READ_BOUND
 from memctl.core.store import atomic_write, stays_inside
 from memctl.errors import LockTimeoutError
 from memctl.index.schema import (
@@ -85,6 +86,9 @@ def scan(root: Path, dirs: dict[str, int] | None = None) -> dict[str, list[int]]
                         if e.is_symlink() and not stays_inside(root, prefix + name):
                             continue  # a link out of the vault (or into .git) is not indexed
                         st = e.stat()
+                        if st.st_size > (RAW_READ_BOUND if prefix.startswith("raw/")
+                                         else READ_BOUND):  # fmt: skip
+                            continue  # never read past the bound (core.localstate; doctor)
                         out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     elif e.is_dir(follow_symlinks=False):
                         if dirs is not None:

@@ -272,6 +272,7 @@ def _write_transcript(
         body_start = text.index("\n---\n", 3) + 5
         appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
         new_text = render_header(h) + text[body_start:] + appended
+        _within_limit(vault, new_text, tr)
         written = tx.write(rel, new_text)
         feed.session(rel, new_text, h, allm, written)
         vault.catalog.put(rel, header_data(h), written, new_text)
@@ -281,6 +282,7 @@ def _write_transcript(
     extra = {"source_meta": tr.meta} if tr.meta else {}
     h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
     text = render_session(h, messages)
+    _within_limit(vault, text, tr)
     written = tx.write(rel, text)
     feed.session(rel, text, h, messages, written)
     vault.catalog.put(rel, header_data(h), written, text)
@@ -290,6 +292,20 @@ def _write_transcript(
         sid, rel, "created", len(messages), len(messages), redactions, tr.origin
     )
 
+
+
+def _within_limit(vault: Floor, text: str, tr: Transcript) -> None:
+    """A raw session past the vault's limit is refused whole: sync would refuse to pull
+    it in every other clone, and every reader would pay for it."""
+    from memctl.core.localstate import human_size, limits
+
+    _, limit = limits(vault.config.data)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise InputError(
+            f"session is {human_size(size)}, over the {human_size(limit)} limit "
+            "for a raw session ([limits] raw in .memctl/config.toml)", tr.origin, tr.line,
+        )
 
 
 def _stdin_bytes() -> IO[bytes]:

@@ -20,6 +20,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memctl.core import tokens
+from memctl.core.localstate import RAW_READ_BOUND, READ_BOUND
 from memctl.core.raw import META_LINE as _META_LINE
 from memctl.core.raw import TURN_HEAD as _TURN_HEAD
 from memctl.core.raw import session_contents
@@ -290,8 +291,8 @@ def _parsed(kind: str, target: Path, parse: Callable[[Path], T]) -> T | None:
     from memctl.index.schema import RACY_NS
 
     st = target.stat()
-    if not S_ISREG(st.st_mode):
-        return None
+    if not S_ISREG(st.st_mode) or st.st_size > (RAW_READ_BOUND if kind == "raw" else READ_BOUND):
+        return None  # a prompt never waits on a file someone made huge
     key = (kind, str(target))
     stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
     hit = _PARSED.get(key)

@@ -22,6 +22,7 @@ from datetime import date, datetime
 from itertools import repeat
 from typing import TYPE_CHECKING
 
+from memctl.core.localstate import unverified
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
 from memctl.recall.words import content_terms, plain, query_terms
@@ -290,6 +291,7 @@ def score_claims(
     """Score every active claim of every candidate note."""
     out: list[Claim] = []
     qweight, denom = query_weights(r, qterms)
+    remote_lines = unverified(r.vault.root)
     for cand in sorted(cands.values(), key=lambda c: -c.score):
         note = r.note(cand.path)
         if note is None:
@@ -340,7 +342,10 @@ def score_claims(
                 basis = "agent"
                 text = text[: -len(AGENT_TAG)].rstrip()
             elif c.human:
-                basis = "human"
+                # a line that cites nothing is a person's only if no pull brought it
+                basis = "unverified" if c.key in remote_lines.get(cand.path, ()) else "human"
+            elif not c.inferred and terms and not any(terms & content_terms(q) for _, q in refs):
+                basis = "unverified"  # quotes that share no word with the claim support nothing
             else:
                 basis = "inferred" if c.inferred else "stated"
             why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")

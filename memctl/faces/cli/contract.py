@@ -124,7 +124,8 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
     "init": (
         "The vault made or adopted, its first commit, and the files left alone (not notes).",
         obj(
-            {"root": S, "created": B, "adopted": STRS, "commit": OPT_S, "left_alone": STRS}
+            {"root": S, "created": B, "adopted": STRS, "commit": OPT_S, "left_alone": STRS,
+             "joined": OPT_S, "config_waiting": STRS}
         ),
     ),
     "ingest": (
@@ -412,6 +413,9 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "reindexed": INT,
                 "commit": OPT_S,
                 "head": S,
+                "reported": STRS,
+                "config_waiting": STRS,
+                "config_accepted": STRS,
             }
         ),
     ),

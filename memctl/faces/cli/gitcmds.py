@@ -120,14 +120,30 @@ def rollback(
 @app.command()
 def sync(
     remote: Annotated[str | None, typer.Argument(help="Remote name (default: upstream).")] = None,
+    accept_config: Annotated[
+        bool,
+        typer.Option("--accept-config", help="Take the protected settings a pull changed "
+                     "(redaction, curator, model, api_base, hooks, retention)."),
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Pull (rebase), re-index what changed, push: share a vault. Never force-pushes."""
-    res = open_vault().sync(remote)
+    res = open_vault().sync(remote, accept_config=accept_config)
     if json_out:
         emit_json("sync", res.to_json())
         return
+    for line in res.config_accepted:
+        out(f"  accepted config: {line}")
     out(f"sync {res.remote}/{res.branch}")
+    for line in res.reported:
+        out(f"  note: {line}")
+    if res.config_waiting:
+        out("  config: a pull changed settings that protect your data; they are NOT in force "
+            "until you accept them:")
+        for line in res.config_waiting:
+            out(f"    {line}")
+        out("  review .memctl/config.toml, then `memctl sync --accept-config` (or pin a "
+            "setting in .memctl/config.local.toml)")
     out(f"  pulled {res.pulled} commits, replayed {res.replayed} local commits on top")
     for p in res.proposals:
         out(f"  conflict: {p} (the same claim changed two ways; `memctl review`)")

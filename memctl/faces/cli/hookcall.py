@@ -4,6 +4,8 @@ without typer, because Claude Code runs it on every prompt.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
@@ -56,3 +58,8 @@ def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: boo
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
+    if res.late:
+        # the recall still running past its deadline is abandoned, not waited for
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os._exit(0)

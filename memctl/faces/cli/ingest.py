@@ -57,6 +57,13 @@ def init(
             out(f"  {rel}")
         if k > 10:
             out(f"  … and {k - 10} more")
+    if res.joined:
+        out(f"joined the vault on the remote's branch {res.joined}")
+    if res.config_waiting:
+        out("the cloned config sets what protects your data; NOT in force until you accept it:")
+        for line in res.config_waiting:
+            out(f"  {line}")
+        out("review .memctl/config.toml, then `memctl sync --accept-config`")
     if res.commit:
         out(f"commit {res.commit[:10]}")
 

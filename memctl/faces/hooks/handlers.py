@@ -25,10 +25,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 LOG_REL = ".memctl/cache/hooks.log"
 # Failures of the detached Stop worker, waiting to be shown: the worker has no terminal, so
@@ -49,6 +49,40 @@ class HookOutcome:
 
     stdout: str = ""
     logged: str | None = None
+    late: bool = False  # the work outran its deadline and is still running: exit at once
+
+
+T = TypeVar("T")
+
+# Claude Code gives a hook 10 s (memctl installs it so); the answer goes out before that,
+# with memory or with a line saying why not. MEMCTL_HOOK_DEADLINE overrides (seconds).
+DEADLINE = 8.0
+
+
+class _Late(Exception):
+    pass
+
+
+def _within(seconds: float, work: Callable[[], T]) -> T:
+    """`work()`, or _Late once `seconds` passed (the work goes on in a daemon thread)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the caller as it is
+            box["error"] = exc
+
+    t = threading.Thread(target=run, name="memctl-hook", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise _Late
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 def _vault_root(
@@ -210,20 +244,38 @@ def handle(
 
         if Vault.recall_off(env):
             return HookOutcome()
-        vault = Vault.open(root, env=dict(env), one_shot=True)
+        if name not in ("session-start", "user-prompt-submit"):
+            return HookOutcome(logged=log(root, name, f"unknown hook {name!r}"))
+        prompt = payload.get("prompt")
+        if name == "user-prompt-submit" and (
+            not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/")
+        ):
+            return HookOutcome()  # nothing to recall for, or a slash command
+        here = root
         cwd = payload.get("cwd")
         project = cwd if isinstance(cwd, str) and cwd else None  # its project note stands
-        if name == "session-start":
-            res = vault.context(user=user, project=project)
-        elif name == "user-prompt-submit":
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str) or not prompt.strip() or prompt.lstrip().startswith("/"):
-                return HookOutcome()  # nothing to recall for, or a slash command
-            res = vault.recall(prompt, user=user, project=project)
-        else:
-            return HookOutcome(logged=log(root, name, f"unknown hook {name!r}"))
+
+        def work() -> str:
+            vault = Vault.open(here, env=dict(env), one_shot=True)
+            if name == "session-start":
+                return vault.context(user=user, project=project).text
+            return vault.recall(str(prompt), user=user, project=project).text
+
+        try:
+            limit = float(env.get("MEMCTL_HOOK_DEADLINE") or DEADLINE)
+        except ValueError:
+            limit = DEADLINE
+        try:
+            text = _within(limit, work)
+        except _Late:
+            why = f"{'recall' if prompt else 'context'} took over {limit:g}s"
+            line = log(root, name, f"failed: {why}; answered without memory")
+            alert = take_alerts(root)
+            note = f"memctl: {why}, so this prompt has no memory; `memctl doctor` checks the vault"
+            return HookOutcome(stdout=_alert_json(alert + ("\n" if alert else "") + note),
+                               logged=line, late=True)  # fmt: skip
         return HookOutcome(
-            stdout=_context_json(EVENT_NAMES[name], res.text, take_alerts(root))
+            stdout=_context_json(EVENT_NAMES[name], text, take_alerts(root))
         )
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt | SystemExit):

@@ -1,0 +1,198 @@
+"""Local state of a vault clone that no pull can reach, read on every command (issue 22).
+
+Leaf module (stdlib, errors and store only): config loading, the index, recall and undo read
+what `memctl.trust` decided and wrote here. Everything lives in the git directory, which
+is never tracked, pulled or pushed; docs/sync.md has the whole trust model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import subprocess
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Tables of config.toml that decide where data goes or how it is protected.
+PROTECTED = ("vault", "ingest", "curate", "redact", "hooks", "retention", "limits", "stores")
+LOCAL_CONFIG_REL = ".memctl/config.local.toml"
+# What a remote may track under .memctl/: the shared config and the shared state.
+SHARED_STATE = frozenset({
+    ".memctl/config.toml",
+    ".memctl/state/curation.json",
+    ".memctl/state/removed.jsonl",
+})
+NOTE_LIMIT = 1 << 20  # bytes: a note past this is refused by sync
+RAW_LIMIT = 16 << 20  # bytes: a raw session past this is refused by sync and ingest
+READ_BOUND = 4 << 20  # bytes: recall, search and the hooks never read a note past this
+RAW_READ_BOUND = RAW_LIMIT  # ... nor a raw session past this
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)?\s*$", re.I)
+
+
+# ---- where local state lives -----------------------------------------------------------------
+
+
+def git_dir(root: Path) -> Path:
+    """The vault's git directory, without running git (a worktree's `.git` is a file)."""
+    dot = root / ".git"
+    if dot.is_file():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            line = dot.read_text(encoding="utf-8").strip()
+            if line.startswith("gitdir:"):
+                target = Path(line[len("gitdir:"):].strip())
+                return target if target.is_absolute() else (root / target).resolve()
+    return dot
+
+
+def local_dir(root: Path) -> Path:
+    return git_dir(root) / "memctl"
+
+
+def write_local(path: Path, text: str) -> None:
+    from memctl.core.store import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+
+
+# ---- limits --------------------------------------------------------------------------------
+
+
+def parse_size(value: Any, what: str) -> int:
+    """`1MB`, `512 KB`, `2000000` -> bytes; a MemctlError naming the key otherwise."""
+    from memctl.errors import MemctlError
+
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    m = _SIZE.match(str(value))
+    if not m or isinstance(value, bool):
+        raise MemctlError(f"[limits] {what} = {value!r} is not a size (e.g. 1MB, 500KB)",
+                          ".memctl/config.toml", exit_code=2)  # fmt: skip
+    unit = (m.group(2) or "b").lower()[:1]
+    return int(float(m.group(1)) * {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit])
+
+
+def limits(data: dict[str, Any]) -> tuple[int, int]:
+    """(note limit, raw limit) in bytes from the config's [limits] table."""
+    table = data.get("limits", {})
+    if not isinstance(table, dict):
+        table = {}
+    note = parse_size(table["note"], "note") if "note" in table else NOTE_LIMIT
+    raw = parse_size(table["raw"], "raw") if "raw" in table else RAW_LIMIT
+    return note, raw
+
+
+def human_size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
+
+
+def read_bound(rel: str) -> int:
+    """The most bytes a reader answering a prompt reads of the file at `rel`."""
+    return RAW_READ_BOUND if rel.startswith("raw/") else READ_BOUND
+
+
+def read_bounded(path: Path, bound: int = READ_BOUND) -> str:
+    """At most `bound` bytes of a file, decoded (a cut character dropped): readers that
+    answer a prompt never pay for a file someone made huge."""
+    with path.open("rb") as fh:
+        data = fh.read(bound)
+    return data.decode("utf-8", "ignore")
+
+
+# ---- config that waits for the user ----------------------------------------------------------
+
+
+def held_path(root: Path) -> Path:
+    return local_dir(root) / "held-config.json"
+
+
+def effective(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The config in force: the tracked file, protected tables held at what the user last
+    accepted (while a pulled change waits), and the local override on top."""
+    held = held_path(root)
+    if held.is_file():
+        with contextlib.suppress(OSError, ValueError):
+            kept = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
+            data = dict(data)
+            for key in PROTECTED:
+                if key in kept:
+                    data[key] = kept[key]
+                else:
+                    data.pop(key, None)
+    local = root / LOCAL_CONFIG_REL
+    if local.is_file() and not local.is_symlink():
+        from memctl.errors import MemctlError
+
+        try:
+            over = tomllib.loads(local.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise MemctlError(f"invalid config: {exc}", local, exit_code=2) from None
+        data = _deep_merge(data, over)
+    return data
+
+
+def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+# ---- lines and commits that came from elsewhere ----------------------------------------------
+
+
+def unverified_path(root: Path) -> Path:
+    return local_dir(root) / "unverified.json"
+
+
+_unverified_cache: dict[Path, tuple[float, dict[str, frozenset[str]]]] = {}
+
+
+def unverified(root: Path) -> dict[str, frozenset[str]]:
+    """Note path -> claim keys of uncited lines a remote added (cached by mtime)."""
+    p = unverified_path(root)
+    try:
+        mtime = p.stat().st_mtime
+    except OSError:
+        return {}
+    got = _unverified_cache.get(p)
+    if got and got[0] == mtime:
+        return got[1]
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        out = {k: frozenset(v) for k, v in data.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        out = {}
+    _unverified_cache[p] = (mtime, out)
+    return out
+
+
+def pulled_path(root: Path) -> Path:
+    return local_dir(root) / "pulled"
+
+
+def pulled(root: Path) -> set[str]:
+    try:
+        return set(pulled_path(root).read_text(encoding="utf-8").split())
+    except OSError:
+        return set()
+
+
+def run_git(root: Path, env: dict[str, str] | None = None) -> Callable[..., str]:
+    def git(*args: str, input: str | None = None) -> str:
+        proc = subprocess.run(["git", "-C", str(root), *args], input=input, capture_output=True,
+                              text=True, encoding="utf-8", errors="replace", env=env,
+                              check=False)  # fmt: skip
+        if proc.returncode != 0:
+            from memctl.errors import MemctlError
+
+            raise MemctlError(f"git {args[0]} failed: {proc.stderr.strip()[:200]}")
+        return proc.stdout
+
+    return git

@@ -1,0 +1,378 @@
+"""What a remote may send, and what stays local (docs/sync.md): the trust model of `sync`.
+
+A pull brings content to merge and review, never configuration, code or local state:
+
+- `incoming` inspects the fetched tree *before* anything is checked out: a symlink or a
+  submodule anywhere, a file the remote tracked under `.memctl/` beyond the shared config
+  and state, a note or raw file past its size limit, conflict markers in a note: each stops
+  the pull, with the path and the reason, and the vault stays as it was.
+- Settings that decide where data goes or how it is protected (`PROTECTED` tables) take
+  effect from a pull only once the user accepts them: sync keeps the values in force
+  before the pull in `<git dir>/memctl/held-config.json` and `load_config` reads those
+  instead, until `memctl sync --accept-config`. `.memctl/config.local.toml` (untracked,
+  and a pull may never track it) pins any setting on this machine.
+- Lines a remote added without a citation are recorded (per note, by claim key) in
+  `<git dir>/memctl/unverified.json`: recall labels them `unverified`, never `human`.
+- Commits that came in by a pull are listed in `<git dir>/memctl/pulled`, so that
+  `undo` undoes the user's own command, never a collaborator's.
+
+Local state lives in the git directory (memctl.localstate reads it on every command):
+nothing there is ever tracked, pulled or pushed. Kept free of gitpython and tantivy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memctl.core.localstate import (
+    NOTE_LIMIT,
+    PROTECTED,
+    SHARED_STATE,
+    git_dir,
+    held_path,
+    human_size,
+    local_dir,
+    pulled_path,
+    run_git,
+    unverified,
+    unverified_path,
+    write_local,
+)
+
+_MODE_LINK, _MODE_GITLINK = "120000", "160000"
+
+
+
+# ---- config that waits for the user ----------------------------------------------------------
+
+
+def _protected(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: data[k] for k in PROTECTED if k in data}
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changes(a, b, f"{prefix}{k}.")
+        else:
+            out.append(f"{prefix}{k} = {json.dumps(b) if k in new else '(removed)'}")
+    return out
+
+
+def _toml(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def hold(root: Path, before: str | None, after: str | None) -> list[str]:
+    """A pull changed config.toml from `before` to `after`: hold the protected tables at
+    what was in force, unless a hold is already waiting. The settings that changed."""
+    old, new = _protected(_toml(before)), _protected(_toml(after))
+    held = held_path(root)
+    if held.is_file():
+        with contextlib.suppress(OSError, ValueError):
+            old = json.loads(held.read_text(encoding="utf-8")).get("tables", old)
+    changed = _changes(old, new)
+    if changed and not held.is_file():
+        write_local(held, json.dumps({"tables": old}, indent=2, sort_keys=True) + "\n")
+    return changed
+
+
+def waiting(root: Path, current: str | None) -> list[str]:
+    """Settings a pull changed that wait for `memctl sync --accept-config`."""
+    held = held_path(root)
+    if not held.is_file():
+        return []
+    try:
+        old = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
+    except (OSError, ValueError):
+        return []
+    return _changes(old, _protected(_toml(current)))
+
+
+def accept(root: Path, current: str | None) -> list[str]:
+    """The user takes the pulled settings: the hold goes; what changed by it."""
+    changed = waiting(root, current)
+    with contextlib.suppress(FileNotFoundError):
+        held_path(root).unlink()
+    return changed
+
+
+# ---- lines and commits that came from elsewhere ----------------------------------------------
+
+
+def mark_unverified(root: Path, found: dict[str, set[str]]) -> None:
+    if not found:
+        return
+    have = {k: set(v) for k, v in unverified(root).items()}
+    for path, keys in found.items():
+        have.setdefault(path, set()).update(keys)
+    write_local(unverified_path(root),
+           json.dumps({k: sorted(v) for k, v in sorted(have.items())}, indent=1) + "\n")
+
+
+def uncited_keys(text: str, path: str) -> set[str]:
+    """Claim keys of the lines of a note that cite nothing (person's lines, by their look)."""
+    from memctl.core.notes import parse_note
+    from memctl.errors import MemctlError
+
+    try:
+        note = parse_note(text, path)
+    except MemctlError:
+        return set()
+    return {c.key for _, c in note.all_claims() if c.human}
+
+
+def mark_pulled(root: Path, shas: Iterable[str]) -> None:
+    shas = [s for s in shas if s]
+    if not shas:
+        return
+    p = pulled_path(root)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("a", encoding="utf-8") as fh:
+        fh.write("".join(s + "\n" for s in shas))
+
+
+# ---- what a fetched tree may hold ------------------------------------------------------------
+
+
+@dataclass
+class Incoming:
+    """What a pull would bring, judged before it is checked out."""
+
+    refused: list[str] = field(default_factory=list)  # each "path: why"
+    reported: list[str] = field(default_factory=list)
+    config_before: str | None = None
+    config_after: str | None = None
+    config_changed: bool = False
+    uncited: dict[str, set[str]] = field(default_factory=dict)
+    commits: list[str] = field(default_factory=list)
+
+
+def conflict_marker(text: str) -> int | None:
+    """Line number of a `<<<<<<<` marker line a `>>>>>>>` line closes, else None."""
+    if "<<<<<<<" not in text or ">>>>>>>" not in text:
+        return None
+    opened = None
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith("<<<<<<<") and opened is None:
+            opened = n
+        elif line.startswith(">>>>>>>") and opened is not None:
+            return opened
+    return None
+
+
+def blobs(root: Path, shas: list[str], env: dict[str, str] | None = None) -> dict[str, str]:
+    """Many blobs in one `git cat-file --batch`, decoded (what is not UTF-8 replaced)."""
+    import subprocess
+
+    if not shas:
+        return {}
+    proc = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], capture_output=True,
+                          input="".join(s + "\n" for s in shas).encode(), env=env,
+                          check=False)  # fmt: skip
+    out: dict[str, str] = {}
+    data, at = proc.stdout, 0
+    while at < len(data):
+        nl = data.find(b"\n", at)
+        if nl < 0:
+            break
+        head = data[at:nl].split()
+        at = nl + 1
+        if len(head) != 3 or not head[2].isdigit():
+            continue  # "<sha> missing"
+        n = int(head[2])
+        out[head[0].decode()] = data[at : at + n].decode("utf-8", "replace")
+        at += n + 1
+    return out
+
+
+def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
+             note_limit: int, raw_limit: int) -> Incoming:  # fmt: skip
+    """Judge what `base..upstream` brings, before any of it is checked out."""
+    git = run_git(root, env)
+    res = Incoming()
+    res.commits = git("rev-list", f"{base}..{upstream}").split()
+    raw_diff = git("diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, upstream)
+    fields = raw_diff.split("\0")
+    entries: list[tuple[str, str, str, str]] = []  # (new mode, new sha, status, path)
+    old_sha: dict[str, str] = {}
+    i = 0
+    while i + 1 < len(fields):
+        head, path = fields[i], fields[i + 1]
+        i += 2
+        if not head.startswith(":"):
+            continue
+        _om, nm, osha, ns, status = head[1:].split(" ")
+        entries.append((nm, ns, status[:1], path))
+        old_sha[path] = osha
+    sizes: dict[str, int] = {}
+    live = [e for e in entries if e[2] != "D"]
+    if live:
+        out = git_batch(git, "--batch-check=%(objectname) %(objectsize)", [e[1] for e in live])
+        for line in out.splitlines():
+            sha, _, n = line.partition(" ")
+            if n.isdigit():
+                sizes[sha] = int(n)
+    notes: list[tuple[str, str, str]] = []  # (path, new sha, old sha or "")
+    for mode, sha, status, path in entries:
+        if path == ".memctl/config.toml":
+            res.config_changed = True
+        if path == ".gitattributes" and status != "D":
+            from memctl.gitops.mergedrivers import ATTRIBUTES
+
+            ours = set(ATTRIBUTES.splitlines())
+            text = git("show", f"{upstream}:.gitattributes")
+            if any("merge" in x and x.strip() not in ours for x in text.splitlines()):
+                res.reported.append(
+                    ".gitattributes: the pull names merge drivers; memctl's are bound in "
+                    ".git/info/attributes, so a tracked .gitattributes cannot reassign them"
+                )
+        if status == "D":
+            continue
+        if mode == _MODE_LINK:
+            res.refused.append(f"{path}: a symlink (a pull may not link outside the vault)")
+            continue
+        if mode == _MODE_GITLINK:
+            res.refused.append(f"{path}: a submodule")
+            continue
+        if path.startswith(".memctl/") and path not in SHARED_STATE:
+            res.refused.append(f"{path}: local state under .memctl/ is never taken from a pull")
+            continue
+        size = sizes.get(sha, 0)
+        is_raw = path.startswith("raw/")
+        limit = raw_limit if is_raw else note_limit
+        if path.endswith(".md") and size > limit:
+            res.refused.append(f"{path}: {human_size(size)}, over the {human_size(limit)} limit "
+                               f"for a {'raw session' if is_raw else 'note'}")  # fmt: skip
+            continue
+        if path.endswith(".md") and not is_raw:
+            notes.append((path, sha, old_sha[path] if status != "A" else ""))
+    texts = blobs(root, sorted({x for _, n, o in notes for x in (n, o) if x}), env)
+    for path, sha, old in notes:
+        text = texts.get(sha, "")
+        line = conflict_marker(text)
+        if line:
+            res.refused.append(f"{path}:{line}: conflict markers")
+            continue
+        keys = uncited_keys(text, path)
+        if keys and old:
+            keys -= uncited_keys(texts.get(old, ""), path)
+        if keys:
+            res.uncited[path] = keys
+    if res.config_changed:
+        res.config_before = _show(git, f"{base}:.memctl/config.toml")
+        res.config_after = _show(git, f"{upstream}:.memctl/config.toml")
+    return res
+
+
+def _show(git: Callable[..., str], spec: str) -> str | None:
+    from memctl.errors import MemctlError
+
+    try:
+        return git("show", spec)
+    except MemctlError:  # the file is absent on that side
+        return None
+
+
+def git_batch(git: Callable[..., str], fmt: str, shas: list[str]) -> str:
+    return git("cat-file", fmt, input="\n".join(shas) + "\n")
+
+
+
+
+# ---- joining a vault that is already on a remote ----------------------------------------------
+
+
+def join_remote(root: Path) -> str | None:
+    """A `git clone` whose remote HEAD names a branch that does not exist checks out
+    nothing; `memctl init` there would start a second, unrelated vault. Check out the
+    branch the remote's vault is on instead; the branch name, or None when not such a clone."""
+    from memctl.errors import InputError, MemctlError
+
+    if not (root / ".git").exists():
+        return None
+    git = run_git(root)
+    try:
+        git("rev-parse", "--verify", "--quiet", "HEAD")
+        return None  # has commits: nothing to join
+    except MemctlError:
+        pass
+    try:
+        refs = git("for-each-ref", "--format=%(refname)", "refs/remotes/").split()
+    except MemctlError:
+        return None
+    vaults = []
+    for ref in refs:
+        if ref.endswith("/HEAD"):
+            continue
+        try:
+            git("cat-file", "-e", f"{ref}:.memctl/config.toml")
+        except MemctlError:
+            continue
+        vaults.append(ref)
+    if not vaults:
+        return None
+    names = sorted({r.split("/", 3)[3] for r in vaults})
+    if len(names) > 1:
+        raise InputError(
+            f"the remote holds vaults on branches {', '.join(names)}: `git checkout NAME` the "
+            "one to join, then `memctl init`"
+        )
+    try:
+        git("checkout", "-q", names[0])
+    except MemctlError as exc:
+        raise InputError(f"cannot check out the remote's vault (branch {names[0]}): "
+                         f"{exc.message}") from None  # fmt: skip
+    return names[0]
+
+
+def adopt_clone(root: Path, joined: bool) -> list[str]:
+    """The first `memctl init` in a clone: what came with the clone is the team's, not the
+    user's. Its commits are not the user's to undo, its uncited lines are `unverified`, and
+    its protected settings wait for the user like a pulled change. What waits, as lines."""
+    marker = local_dir(root) / "adopted"
+    if marker.exists():
+        return []
+    reflog = git_dir(root) / "logs" / "HEAD"
+    try:
+        first = reflog.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+    except OSError:
+        first = ""
+    if not joined and "\tclone: from " not in first:
+        write_local(marker, "")
+        return []
+    git = run_git(root)
+    mark_pulled(root, git("rev-list", "HEAD").split())
+    found: dict[str, set[str]] = {}
+    for rel in git("ls-files", "-z", "--", "*.md").split("\0"):
+        if not rel or rel.startswith(("raw/", ".")) or rel.endswith("INDEX.md"):
+            continue
+        p = root / rel
+        if p.is_symlink() or not p.is_file() or p.stat().st_size > NOTE_LIMIT:
+            continue
+        keys = uncited_keys(p.read_text(encoding="utf-8", errors="replace"), rel)
+        if keys:
+            found[rel] = keys
+    mark_unverified(root, found)
+    from memctl.core.config import CONFIG_REL, DEFAULT_CONFIG_TOML
+
+    cfg = root / CONFIG_REL
+    current = cfg.read_text(encoding="utf-8") if cfg.is_file() and not cfg.is_symlink() else None
+    changed = hold(root, DEFAULT_CONFIG_TOML, current)
+    write_local(marker, "")
+    return changed
