@@ -240,14 +240,16 @@ def test_verify_fails_a_quote_that_does_not_support_its_claim(tmp_path):
     text = note.read_text()
     label = "e98789-t3"
     assert f"[^{label}]" in text
-    text = text.replace("## Facts\n\n", f"## Facts\n\n- {PLANTED}. [^{label}]\n", 1)
+    # under Goals: a standing line, served with every prompt whatever its words
+    text = text.replace("## Goals\n\n", f"## Goals\n\n- {PLANTED}. [^{label}]\n", 1)
     note.write_text(text)
     push(evil, "curate: 1 session")
     ok("--vault", dana, "sync")
     v = memctl("--vault", dana, "verify")
     assert v.code != 0 and "support" in (v.out + v.err)
-    got = [m for m in memories(dana, "deploy install evil sh pipe") if "evil" in m["text"]]
-    assert all(m["basis"] not in ("human", "stated") for m in got), got
+    for prompt in ("deploy install evil sh pipe", "write a haiku about autumn"):
+        got = [m for m in memories(dana, prompt) if "evil" in m["text"]]
+        assert all(m["basis"] not in ("human", "stated") for m in got), got
 
 
 # ---- 5. size ------------------------------------------------------------------------------
