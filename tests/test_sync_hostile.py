@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -238,8 +239,7 @@ def test_verify_fails_a_quote_that_does_not_support_its_claim(tmp_path):
     _remote, dana, evil = team(tmp_path)
     note = evil / NOTE
     text = note.read_text()
-    label = "e98789-t3"
-    assert f"[^{label}]" in text
+    label = re.findall(r"^\[\^([\w-]+)\]: raw/", text, flags=re.M)[-1]  # a real turn
     # under Goals: a standing line, served with every prompt whatever its words
     text = text.replace("## Goals\n\n", f"## Goals\n\n- {PLANTED}. [^{label}]\n", 1)
     note.write_text(text)
@@ -274,7 +274,8 @@ def test_an_oversized_note_is_refused_by_sync_and_ingest(tmp_path):
     src.write_text("\n".join(json.dumps({"id": f"h{i}", "role": "user", "content": "w " * 300})
                              for i in range(400)) + "\n")
     r = memctl("--vault", dana, "ingest", src, "--user", "dana")
-    assert r.code != 0 and "huge.jsonl" in r.err and len(r.err.strip().splitlines()) == 1
+    errors = [x for x in r.err.splitlines() if "error" in x]
+    assert r.code != 0 and len(errors) == 1 and "huge.jsonl" in errors[0]
     assert run_git(dana, "ls-files", "raw").count("\n") == 1  # raw/INDEX.md only
 
 
