@@ -516,6 +516,12 @@ class Transaction:
     for good: whatever a writer assembled (a transcript's title or stray top-level key,
     an INDEX line, a curator's or an agent's claim) is redacted on its way to disk. With
     `redact=False` (`ingest --no-redact`) text is written as given.
+
+    A raw session file is the exception: its writers redact every string of every message
+    before rendering it (ingest), or rewrite strings already stored (forget). A second pass
+    over the rendered file would see strings as JSON-escaped text ("key differences:\\n\\n1."
+    in a thinking block reads as a key assignment there) and alter what the content hash
+    covers, so the raw text is written as given; only its file name is checked.
     """
 
     def __init__(self, root: Path, command: str = "write", *, redact: bool = True) -> None:
@@ -625,8 +631,10 @@ class Transaction:
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
-        if self.redact:
+        if self.redact and not is_raw_session(rel):
             data = _redacted(rel, data)
+        elif self.redact:
+            _check_name(rel)
         target = self.path(rel)
         self._remember(target)
         try:
@@ -720,11 +728,23 @@ def restore(target: Path, backup: Path | None) -> None:
             tmp.unlink()
 
 
-def _redacted(rel: str | Path, data: str | bytes) -> str | bytes:
-    from memctl.core.redact import find_secrets, redact
+def is_raw_session(rel: str | Path) -> bool:
+    """A raw session file (not raw/INDEX.md): written verbatim, redacted per string before."""
+    text = rel.as_posix() if isinstance(rel, Path) else rel
+    return text.startswith("raw/") and text.endswith(".md") and not text.endswith("/INDEX.md")
+
+
+def _check_name(rel: str | Path) -> None:
+    from memctl.core.redact import find_secrets
 
     if find_secrets(str(rel)):
         raise MemctlError(f"refusing to write a file whose name holds a secret: {rel}")
+
+
+def _redacted(rel: str | Path, data: str | bytes) -> str | bytes:
+    from memctl.core.redact import redact
+
+    _check_name(rel)
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")

@@ -224,9 +224,15 @@ def _write_transcript(
     feed: Feed,
 ) -> SessionChange:
     if do_redact:
+        from memctl.core.redact import redact
+
         tr, redactions = _redact_transcript(tr)
+        # the header's own strings: the file is written as rendered, unredacted after
+        user, scope = redact(user)[0], redact(scope)[0]
+        origin = redact(tr.origin)[0]
     else:
         redactions = 0
+        origin = tr.origin
     messages = tr.messages
     if not messages:
         raise InputError("transcript has no messages", tr.origin, tr.line)
@@ -280,7 +286,7 @@ def _write_transcript(
         sessions[sid] = rel
         return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
     extra = {"source_meta": tr.meta} if tr.meta else {}
-    h = make_header(sid, title, tr.source_format, tr.origin, user, scope, messages, extra)
+    h = make_header(sid, title, tr.source_format, origin, user, scope, messages, extra)
     text = render_session(h, messages)
     _within_limit(vault, text, tr)
     written = tx.write(rel, text)
@@ -327,9 +333,11 @@ def _normalise(m: Message) -> Message:
 def _redact_transcript(tr: Transcript) -> tuple[Transcript, int]:
     """Redact every string a transcript brings: messages, and also its session id, title
     and transcript-level meta (a text preamble, an export's stray top-level keys), which
-    end up in frontmatter, raw/INDEX.md and INDEX.md. The store masks whatever is left
-    on its way to disk; doing it here keeps the index and the catalog, which are fed from
-    these values, equal to the files."""
+    end up in frontmatter, raw/INDEX.md and INDEX.md.
+
+    This is the one redaction pass a raw session gets: the store writes raw files as
+    rendered (a pass over JSON-escaped text would alter what the hash covers), so every
+    string that reaches the file is redacted here, each as itself."""
     import dataclasses
 
     from memctl.core.redact import redact
