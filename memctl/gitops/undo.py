@@ -51,6 +51,11 @@ def _git(vault: Floor, *args: str, check: bool = True) -> str:
 def last_command(vault: Floor) -> tuple[str, str, str] | None:
     """(sha, subject, command) of the newest memctl commit that no undo has reverted, made
     here: a commit that came in by `sync` is a collaborator's, never the user's to undo."""
+    found = _last(vault)
+    return found[:3] if found is not None else None
+
+
+def _last(vault: Floor) -> tuple[str, str, str, dict[str, str]] | None:
     from memctl.core.localstate import pulled
 
     undone: set[str] = set()
@@ -64,8 +69,23 @@ def last_command(vault: Floor) -> tuple[str, str, str] | None:
             continue
         if c.sha in undone or cmd not in UNDOABLE:
             continue
-        return c.sha, c.subject, cmd
+        return c.sha, c.subject, cmd, c.trailers
     return None
+
+
+def _purged(vault: Floor, sha: str, cmd: str) -> bool:
+    """Was this forget purged? Then reverting it gives back `[forgotten]`, not the words.
+
+    A purge rewrites every earlier commit, so the "before" a revert restores holds the
+    placeholder where the content was: the commit's own removed lines read `[forgotten]`.
+    """
+    if cmd != "forget":
+        return False
+    from memctl.gitops.forget import FORGOTTEN
+
+    diff = _git(vault, "show", "--format=", "--unified=0", sha, check=False)
+    return any(line.startswith("-") and not line.startswith("---") and FORGOTTEN in line
+               for line in diff.splitlines())  # fmt: skip
 
 
 def _removed_claims(vault: Floor, before: dict[str, str], how: str) -> list[Any]:
@@ -102,10 +122,15 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
     from memctl.curate.engine import STATE_REL
 
     with vault.lock:
-        found = last_command(vault)
+        found = _last(vault)
         if found is None:
             raise InputError("nothing to undo: no memctl command in this history")
-        sha, subject, cmd = found
+        sha, subject, cmd, _ = found
+        if _purged(vault, sha, cmd):
+            raise ConflictError(
+                f"cannot undo {sha[:10]} ({subject}): it was purged, so no commit holds what "
+                "it forgot; ingest the transcript again to bring it back"
+            )
         files = [
             p for p in _git(vault, "show", "--name-only", "--format=", sha).splitlines() if p
         ]
@@ -181,7 +206,9 @@ def _commit_staged(
     """Commit what the revert staged plus `paths`, as the human.
 
     `History.commit` commits exactly its paths; a revert has already staged deletions
-    that no pathspec can name any more, so this commits the index as it stands.
+    that no pathspec can name any more, so this commits the index as it stands. The
+    commit may be empty: undoing a curate that learned nothing takes nothing back (its
+    watermark stays), but the undo is recorded so the next one reaches the command before.
     """
     import os
     import tempfile
@@ -198,7 +225,8 @@ def _commit_staged(
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(message)
         proc = subprocess.run(
-            ["git", "-C", str(vault.root), "commit", "-q", "--no-verify", "-F", msgfile],
+            ["git", "-C", str(vault.root), "commit", "-q", "--no-verify", "--allow-empty",
+             "-F", msgfile],
             capture_output=True, text=True, env=env, check=False,
         )  # fmt: skip
     finally:
