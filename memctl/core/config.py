@@ -59,9 +59,21 @@ budget = 1500              # tokens
 standing = 0.25            # share of the budget kept for standing context (goals, decisions,
                            # your preferences and instructions) whatever the prompt's words
 
+# [retention]              # `memctl gc` (a dry run; `memctl gc --apply` forgets what expired)
+# raw_max_age = "2y"                          # raw sessions older than this are forgotten
+# raw_max_age_by_scope = { "user:*" = "90d" } # per scope (a trailing * matches a prefix)
+# pinned = ["decisions/*"]                    # notes gc never removes (globs), as does a
+                                              # note's own `pinned: true`
+
+# [remember]
+# agent_shared = "propose"  # "write" lets an agent's own claims into team and global notes
+
 # Built-in stores can be retuned, and custom stores declared, with a [stores.NAME] table:
 # [stores.instructions]
 # mode = "propose"         # background | propose | off
+#
+# [stores.sessions]
+# ttl = "180d"             # `memctl gc`: notes of this store not updated for this long go
 #
 # [stores.runbooks]
 # folder = "runbooks"
@@ -132,14 +144,18 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
     path = root / CONFIG_REL
     data: dict[str, Any] = {}
     if path.exists():
+        text = path.read_text(encoding="utf-8")
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line = None
             msg = str(exc)
             if "(at line " in msg:
                 line = int(msg.split("(at line ")[1].split(",")[0])
             raise MemctlError(f"invalid config: {msg}", path, line, exit_code=2) from None
+        from memctl.configschema import validate
+
+        validate(data, path, text)
     # protected settings a pull changed wait for the user; a local override pins any
     from memctl.core.localstate import effective
 

@@ -1,0 +1,81 @@
+"""The config is checked against its schema when it is read (issue 23, item 7).
+
+Each bad value is one line naming the key and the file, exit 2, before any command runs;
+`gc` never meets an OverflowError, a TypeError or a string read a character at a time.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from util import memctl, new_vault, ok
+
+from memctl.config import DEFAULT_CONFIG_TOML
+from memctl.configschema import validate
+
+
+@pytest.mark.parametrize(("snippet", "key"), [
+    ('[retention]\nraw_max_age = "999999999999y"\n', "raw_max_age"),
+    ("[retention]\npinned = 5\n", "pinned"),
+    ('[retention]\nraw_max_age_by_scope = "team"\n', "raw_max_age_by_scope"),
+    ('[retention]\npinned = "decisions/*"\n', "pinned"),
+    ('[retention]\nraw_max_age = "soon"\n', "raw_max_age"),
+    ('[stores.sessions]\nttl = 30\n', "ttl"),
+    ('[recall]\nbudget = "lots"\n', "budget"),
+    ("[recall]\nbudget = -5\n", "budget"),
+    ('[ingest]\nredact = "no"\n', "redact"),
+    ("[curate]\nmax_retries = 1e9\n", "max_retries"),
+    ('[curate]\nmodle = "openai/gpt-4o-mini"\n', "modle"),
+    ('[retension]\nraw_max_age = "2y"\n', "retension"),
+    ('[stores.runbooks]\nfolder = "runbooks"\nmatch = ["(unclosed"]\n', "match"),
+    ('[stores.runbooks]\nfolder = "runbooks"\nmdoe = "propose"\n', "mdoe"),
+])
+def test_a_bad_key_is_one_line_naming_key_file_and_line(tmp_path: Path, snippet: str,
+                                                         key: str) -> None:
+    vault = new_vault(tmp_path)
+    cfg = vault / ".memctl" / "config.toml"
+    base = "# memctl vault configuration\n\n[vault]\n\n"
+    cfg.write_text(base + snippet, encoding="utf-8")
+    for args in (["gc"], ["status"]):
+        r = memctl("--vault", vault, *args)
+        assert r.code == 2, (args, r.out, r.err)
+        assert len(r.err.strip().splitlines()) == 1, r.err
+        assert key in r.err and "config.toml" in r.err, r.err
+        assert "Traceback" not in r.err and "Error:" not in r.err.split(":", 2)[-1][:1]
+        line = base.count("\n") + 1 + snippet.split("\n").index(
+            next(x for x in snippet.split("\n") if x.lstrip("[").startswith(key)))
+        assert f"config.toml:{line}:" in r.err, (line, r.err)
+
+
+def test_the_template_lists_every_retention_key_and_they_validate(tmp_path: Path) -> None:
+    for key in ("# [retention]", "raw_max_age", "raw_max_age_by_scope", "pinned", "ttl"):
+        assert key in DEFAULT_CONFIG_TOML
+    # the commented examples, uncommented, are valid
+    lines = []
+    for line in DEFAULT_CONFIG_TOML.splitlines():
+        s = line.lstrip()
+        if s.startswith(("# raw_max_age", "# pinned", "# ttl", "# [stores.sessions]",
+                         "# [retention]")):
+            s = s[2:]
+            lines.append(s.split("  #")[0])
+        elif not s.startswith("#"):
+            lines.append(line)
+    text = "\n".join(lines)
+    data = tomllib.loads(text)
+    assert data["retention"]["pinned"] == ["decisions/*"]
+    assert data["stores"]["sessions"]["ttl"] == "180d"
+    validate(data, Path("config.toml"), text)
+    vault = new_vault(tmp_path)
+    (vault / ".memctl" / "config.toml").write_text(text, encoding="utf-8")
+    ok("--vault", vault, "gc")
+
+
+def test_good_retention_config_still_runs_gc(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    cfg = vault / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[retention]\nraw_max_age = "100y"\n'
+                   'raw_max_age_by_scope = { "user:*" = "90d" }\npinned = ["decisions/*"]\n',
+                   encoding="utf-8")
+    ok("--vault", vault, "gc")
