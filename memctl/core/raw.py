@@ -101,6 +101,38 @@ def slugify(text: str, limit: int = 48) -> str:
     return slug[:limit].rstrip("-") or "session"
 
 
+# Harness markup around what a person typed: Claude Code's <command-name>, <bash-input>,
+# <local-command-stdout>, <ide_opened_file>, <system-reminder> ... (a tag with - or _ in it,
+# which no prose or HTML a person writes is likely to hold), and its interruption notes.
+_MARKUP = re.compile(
+    r"<([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b[^>]*>.*?</\1\s*>"
+    r"|</?[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b[^>]*/?>"
+    r"|\[Request interrupted by user[^\]]*\]",
+    re.DOTALL,
+)
+
+
+def spoken(text: str) -> str:
+    """What a person said in a message, without the harness markup around it.
+
+    Titles and file names are made of these words: a session that starts with `/clear`
+    or an opened file is named after the first thing its person actually asked.
+    """
+    if "<" not in text and "[Request" not in text:
+        return text
+    return _MARKUP.sub(" ", text)
+
+
+def first_words(messages: list[Message]) -> str:
+    """The first user message's spoken words (markup-only messages are passed over)."""
+    for m in messages:
+        if m.role == "user":
+            words = spoken(m.content)
+            if words.strip():
+                return words
+    return ""
+
+
 def session_path(session_id: str, messages: list[Message], fallback_date: datetime) -> str:
     """Where a new session lives: derived only from what never changes when a session grows.
 
@@ -111,8 +143,7 @@ def session_path(session_id: str, messages: list[Message], fallback_date: dateti
     """
     first_ts = next((parse_time(m.timestamp) for m in messages if parse_time(m.timestamp)), None)
     day = (first_ts or fallback_date).astimezone(UTC)
-    first_user = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
-    words = " ".join(first_user.split()[:7])
+    words = " ".join(first_words(messages).split()[:7])
     return f"raw/{day:%Y/%m/%d}/{slugify(words, 40)}-{name_digest(session_id)}.md"
 
 
@@ -511,7 +542,6 @@ def turn_body(text: str, start: int, end: int) -> str:
 
 def title_from(messages: list[Message]) -> str:
     """A session's title when its transcript gives none: the first words the user said."""
-    first = next((m.content for m in messages if m.role == "user" and m.content.strip()), "")
-    words = first.split()
+    words = first_words(messages).split()
     title = " ".join(words[:10])
     return (title[:80] + ("…" if len(words) > 10 or len(title) > 80 else "")) or "Untitled session"

@@ -251,18 +251,16 @@ def _write_transcript(
                 tr.line,
             )
         norm = [_normalise(m) for m in messages]
-        common = min(len(old), len(norm))
-        for k in range(common):
-            if old[k] != norm[k]:
-                raise ConflictError(
-                    f"session {sid!r} differs from {rel} at turn t{k + 1}; refusing to "
-                    "rewrite history (ingest it with a different --session to keep both)",
-                    tr.origin,
-                    tr.line,
-                )
-        if len(norm) <= len(old):
+        k, new = _align(old, norm)
+        if k is not None:
+            raise ConflictError(
+                f"session {sid!r} differs from {rel} at turn t{k + 1}; refusing to "
+                "rewrite history (ingest it with a different --session to keep both)",
+                tr.origin,
+                tr.line,
+            )
+        if not new:
             return SessionChange(sid, rel, "unchanged", 0, len(old), 0, tr.origin)
-        new = norm[len(old) :]
         allm = old + new
         h = make_header(
             header.session,
@@ -320,6 +318,47 @@ def _stdin_bytes() -> IO[bytes]:
     return sys.stdin.buffer
 
 
+
+
+# meta keys that say where a message sits, not what it says
+_STRUCTURAL = frozenset({"parentUuid", "isSidechain", "model", "recipient", "content_type"})
+
+
+def _placeholder(m: Message) -> bool:
+    """A turn older memctl stored for a message with no words (an empty assistant
+    placeholder); readers now drop such messages, so a stored one is passed over."""
+    return not m.content.strip() and set(m.meta) <= _STRUCTURAL
+
+
+def _context(m: Message) -> bool:
+    return m.meta.get("content_type") == "user_editable_context"
+
+
+def _align(old: list[Message], norm: list[Message]) -> tuple[int | None, list[Message]]:
+    """Match a stored session's turns against the transcript read again.
+
+    Returns (the first stored turn that differs, or None; the messages to append). Stored
+    placeholder turns are passed over, and a ChatGPT context node older memctl dropped is
+    appended, since turn numbers never change: both come from readers that now keep every
+    node with words and no node without.
+    """
+    i = j = 0
+    held: list[Message] = []
+    had_context = any(_context(m) for m in old)
+    while i < len(old) and j < len(norm):
+        if old[i] == norm[j]:
+            i += 1
+            j += 1
+        elif _placeholder(old[i]):
+            i += 1
+        elif _context(norm[j]) and not had_context:
+            held.append(norm[j])
+            j += 1
+        else:
+            return i, []
+    if j >= len(norm):
+        return None, held if i >= len(old) else []
+    return None, [*held, *norm[j:]]
 
 
 def _normalise(m: Message) -> Message:

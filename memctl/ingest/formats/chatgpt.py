@@ -14,6 +14,7 @@ from memctl.core.model import Message, Transcript
 from memctl.ingest.formats._common import JsonStream, Source, check_role, iso_utc, stream_id
 
 FORMAT = "chatgpt"
+CONTEXT = "user_editable_context"
 
 
 def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
@@ -130,8 +131,7 @@ def _message(
     if not isinstance(msg, dict):
         raise src.error(f"{label}: node {node_id!r} has a non-object 'message'", line)
     metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-    if metadata.get("is_visually_hidden_from_conversation"):
-        return None
+    hidden = bool(metadata.get("is_visually_hidden_from_conversation"))
     author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
     role = check_role(src, author.get("role"), line, f"{label}: node {node_id!r}")
     content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
@@ -140,7 +140,17 @@ def _message(
     if isinstance(ctype, str) and ctype != "text":
         meta["content_type"] = ctype
     parts = content.get("parts")
-    if isinstance(parts, list):
+    if ctype == CONTEXT:
+        # The user's profile and custom instructions: hidden from the chat, but the person's
+        # own words about themselves. Kept as a turn of its own kind, the fields verbatim.
+        rest = {k: v for k, v in content.items() if k != "content_type"}
+        text = "\n\n".join(v for v in rest.values() if isinstance(v, str) and v.strip())
+        if not text:
+            return None
+        meta["content"] = rest
+    elif hidden:
+        return None
+    elif isinstance(parts, list):
         text = "\n".join(p for p in parts if isinstance(p, str))
         other = [p for p in parts if not isinstance(p, str)]
         if other:
@@ -152,8 +162,9 @@ def _message(
         rest = {k: v for k, v in content.items() if k != "content_type"}
         if rest:
             meta["content"] = rest  # thoughts, reasoning recaps ...: kept, not flattened
-    if role == "system" and not text.strip() and "parts" not in meta and "content" not in meta:
-        return None
+    if not text.strip() and "parts" not in meta and "content" not in meta:
+        return None  # a placeholder (the empty assistant message before an answer, a
+        # blank system prompt): no words, so no turn
     if isinstance(metadata.get("model_slug"), str):
         meta["model"] = metadata["model_slug"]
     recipient = msg.get("recipient")

@@ -34,6 +34,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
     session_ids: list[str] = []
     context: dict[str, Any] = {}
     summaries: list[tuple[str, Any]] = []
+    uuids: set[str] = set()  # every line's, so a summary is known to point into this file
     start: int | None = None
     conversation = sidechain = 0
     for lineno, text in iter_lines(stream, src):
@@ -52,6 +53,8 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         if not isinstance(obj, dict):
             raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
         kind = obj.get("type")
+        if isinstance(obj.get("uuid"), str):
+            uuids.add(obj["uuid"])
         if kind == "summary" and isinstance(obj.get("summary"), str):
             summaries.append((obj["summary"], obj.get("leafUuid")))
             continue
@@ -85,7 +88,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         source_format=FORMAT,
         origin=src.origin,
         session_id=sid,
-        title=_title(summaries, messages),
+        title=_title(summaries, uuids),
         line=start,
         meta=context,
     )
@@ -100,15 +103,16 @@ def _session_id(session_ids: list[str], src: Source, messages: list[Message]) ->
     return src.fallback_id(messages)
 
 
-def _title(summaries: list[tuple[str, Any]], messages: list[Message]) -> str | None:
-    """Prefer the summary that points into this file; resumed files also hold older ones."""
-    if not summaries:
-        return None
-    ids = {m.id for m in messages}
+def _title(summaries: list[tuple[str, Any]], uuids: set[str]) -> str | None:
+    """The newest summary that points into this file, else none.
+
+    Claude Code writes summaries of other sessions into a file too (their `leafUuid` is a
+    line of that other session); such a summary names another conversation, not this one.
+    """
     for text, leaf in reversed(summaries):
-        if leaf in ids:
+        if leaf in uuids and text.strip():
             return text
-    return summaries[0][0]
+    return None
 
 
 def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[Message]:
@@ -130,7 +134,8 @@ def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[
         meta["model"] = msg["model"]
     content = msg.get("content")
     if isinstance(content, str):
-        return [Message(role, content, uuid, None, stamp, meta)]
+        # an empty line of the conversation is a placeholder, not a turn
+        return [Message(role, content, uuid, None, stamp, meta)] if content.strip() else []
     if not isinstance(content, list):
         raise src.error("'message.content' must be a string or a list of content blocks", lineno)
 
@@ -168,7 +173,8 @@ def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[
         meta["other_blocks"] = other
 
     out: list[Message] = []
-    if texts or not results or tool_calls or thinking or attachments or other:
+    words = any(t.strip() for t in texts)
+    if words or tool_calls or thinking or attachments or other:
         out.append(Message(role, "\n\n".join(texts), None, None, stamp, meta))
     out.extend(results)
     # One line may yield several messages; suffixes keep their ids unique and stable.
