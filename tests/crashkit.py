@@ -157,6 +157,8 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
         return _forget_points(root, points, seed)
     if kind == "sync":
         return _sync_points(root, points, seed)
+    if kind in ("purge", "undo", "rollback", "gc"):
+        return _op_points(root, kind, points, seed)
     rnd = random.Random(seed)
     vault = root / f"{kind}-vault"
     subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
@@ -465,3 +467,194 @@ def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
     return {"kind": "sync", "points": points, "killed": killed, "git_phase": git_phase,
             "finished_first": finished, "failures": failures, "phases": phases,
             "seconds": round(time.monotonic() - start, 1), "lost": 0 if not failures else None}
+
+
+# ---- purge, undo, rollback, gc (issue 23) -----------------------------------------------------
+
+
+def _all_objects(vault: Path) -> str:
+    """Every object git holds, reachable or not, and every commit message of every ref."""
+    objs = subprocess.run(["git", "-C", str(vault), "cat-file", "--batch-all-objects", "--batch"],
+                          capture_output=True, check=False).stdout.decode("utf-8", "replace")
+    return objs + git(vault, "log", "--all", "--format=%B")
+
+
+def _memctl_files(vault: Path) -> str:
+    """What memctl keeps beside the files (journal, purge record, caches), as text."""
+    out = []
+    for p in (vault / ".memctl").rglob("*"):
+        if p.is_file() and "index" not in p.relative_to(vault / ".memctl").parts[:1]:
+            out.append(p.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+def _raw_with(vault: Path, needle: str) -> str | None:
+    for name in git(vault, "ls-tree", "-r", "--name-only", "HEAD", "raw/").split():
+        if not name.endswith("INDEX.md") and needle in git(vault, "show", f"HEAD:{name}"):
+            return name
+    return None
+
+
+def _op_points(root: Path, kind: str, points: int, seed: int) -> dict[str, object]:
+    """`kind` (purge, undo, rollback or gc) killed at `points` moments, each checked.
+
+    Each point first gives the command something to do (new sessions, curated), records
+    HEAD, runs the command and SIGKILLs it at a random moment (every third point at the
+    moment that matters most: purge once its forget commit landed and the rewrite runs, undo
+    once `git revert` has staged its changes, rollback and gc once git holds its index lock).
+    After the next command: the vault is healthy (status clean, fsck clean, no journal),
+    the command is done whole (one commit on top of HEAD before, of that command) or not at
+    all (HEAD and its tree as before), and no acknowledged turn it was not removing is lost.
+    A purge done leaves the forgotten words in no object, message or memctl file.
+    """
+    import random
+
+    rnd = random.Random(seed)
+    vault = root / f"{kind}-vault"
+    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
+                   capture_output=True)
+    if kind == "gc":
+        cfg = vault / ".memctl" / "config.toml"
+        cfg.write_text(cfg.read_text() + '\n[retention]\nraw_max_age = "30d"\n')
+        git(vault, "commit", "-qam", "retention: 30 days")
+    failures: list[str] = []
+    acknowledged: set[str] = set()
+    lock = vault / ".git" / "index.lock"
+    journal = vault / ".memctl" / "journal"
+    purge_rec = journal / "purge.json"
+    killed = finished = at_phase = 0
+    outcomes = {"done": 0, "not done": 0}
+    prefix = {"purge": "forget:", "undo": "undo:", "rollback": "rollback:", "gc": "gc:"}[kind]
+
+    def feed(point: int, n: int) -> Path:
+        tag = f"{kind[0]}{point}x"
+        src = curatable(root / f"src{point}", n, tag=tag)
+        r = _memctl(vault, "ingest", str(src), "--user", "dana", "--scope", "team")
+        c = _memctl(vault, "curate")
+        if r.returncode != 0 or c.returncode != 0:
+            failures.append(f"point {point}: setup failed: {r.stderr.strip()} {c.stderr.strip()}")
+        return src
+
+    # purge: every point forgets one session of a pool ingested at the start
+    if kind == "purge":
+        pool = curatable(root / "pool", points + 1, tag="f")
+        _memctl(vault, "ingest", str(pool), "--user", "dana", "--scope", "team")
+        _memctl(vault, "curate")
+        acknowledged = {f"f{i}-m{t}" for i in range(points + 1) for t in (1, 2)}
+
+    def args_for(point: int) -> tuple[list[str], set[str]]:
+        """The command, and the acknowledged turn ids it removes if it is done."""
+        if kind == "purge":
+            rel = _raw_with(vault, f"f{point}-m2")
+            assert rel is not None
+            return ["forget", rel, "--purge"], {f"f{point}-m1", f"f{point}-m2"}
+        if kind == "undo":
+            feed(point, 2)
+            acknowledged.update(f"u{point}x{i}-m{t}" for i in range(2) for t in (1, 2))
+            return ["undo"], set()
+        if kind == "rollback":
+            feed(point, 2)
+            acknowledged.update(f"r{point}x{i}-m{t}" for i in range(2) for t in (1, 2))
+            changed = [p for p in git(vault, "show", "--name-only", "--format=", "HEAD").split()
+                       if p.endswith(".md") and not p.startswith("raw/")
+                       and not p.endswith("INDEX.md")]
+            return ["rollback", sorted(changed)[0], "--to", "HEAD~1"], set()
+        feed(point, 2)  # gc: these sessions are months old, so past 30 days
+        ids = {f"g{point}x{i}-m{t}" for i in range(2) for t in (1, 2)}
+        return ["gc", "--apply"], ids
+
+    # one uninterrupted run first, to spread the kill moments over its length
+    args, _ = args_for(points)
+    start = time.monotonic()
+    r = _memctl(vault, *args)
+    base = time.monotonic() - start
+    if r.returncode != 0:
+        failures.append(f"an uninterrupted {kind} failed: {r.stderr.strip()}")
+    if kind == "purge":
+        acknowledged -= {f"f{points}-m1", f"f{points}-m2"}
+
+    def phase() -> bool:
+        if kind == "purge":
+            return purge_rec.exists() and git(vault, "rev-parse", "HEAD").strip() != before
+        if kind == "undo":
+            return (vault / ".git" / "REVERT_HEAD").exists()
+        return lock.exists()
+
+    for point in range(points if not failures else 0):
+        try:
+            args, removes = args_for(point)
+        except AssertionError:
+            failures.append(f"point {point}: nothing to {kind}")
+            break
+        if failures:
+            break
+        before = _head(vault)
+        before_tree = git(vault, "rev-parse", "HEAD^{tree}").strip()
+        at = point % 3 == 2
+        proc = memctl_popen(["--vault", str(vault), *args])
+        after = None if at else rnd.uniform(0.02, max(0.1, base * 1.2))
+        if kill_when(proc, phase if at else None, after=after, timeout=300):
+            killed += 1
+            at_phase += at
+        else:
+            finished += 1
+            if proc.returncode != 0:
+                failures.append(f"point {point}: {kind} failed: {proc.stderr.read().decode()}")
+                break
+        r = _memctl(vault, "status")
+        if r.returncode != 0 or "Traceback" in r.stderr:
+            failures.append(f"point {point}: status after the kill failed: {r.stderr.strip()}")
+            break
+        try:
+            assert_healthy(vault)
+            assert not purge_rec.exists(), f"a purge record survived the next command: {r.stderr}"
+            head = _head(vault)
+            ids = head_turn_ids(vault)
+            if head == before:
+                assert git(vault, "rev-parse", "HEAD^{tree}").strip() == before_tree, \
+                    "HEAD is where it was, but its tree is not"
+                outcomes["not done"] += 1
+            else:
+                subject = git(vault, "log", "-1", "--format=%s")
+                if kind == "purge":  # history rewritten: HEAD^ is the old HEAD, rewritten
+                    assert subject.startswith(prefix), f"HEAD is {subject!r}"
+                    assert int(git(vault, "rev-list", "--count", "HEAD")) == \
+                        int(_count(vault, before)) + 1, "not one commit on top"
+                    held = _all_objects(vault)
+                    for tid in removes:  # the session's turns are only in its raw file
+                        assert f'"{tid}"' not in held, "purged, but git still holds the session"
+                        assert f'"{tid}"' not in _memctl_files(vault), \
+                            "purged, but a memctl file (journal, cache) still holds it"
+                    assert not removes & set(ids), "purged, but a turn of it is in HEAD"
+                else:
+                    assert git(vault, "rev-parse", "HEAD^").strip() == before, "not one commit"
+                    assert subject.startswith(prefix), f"HEAD is {subject!r}"
+                acknowledged -= removes
+                outcomes["done"] += 1
+            assert len(ids) == len(set(ids)), "a turn is in HEAD twice"
+            lost = acknowledged - set(ids)
+            assert not lost, f"{len(lost)} acknowledged turns missing, e.g. {sorted(lost)[:3]}"
+            assert "edited by hand" not in git(vault, "log", "--format=%s"), \
+                "memctl's own output was taken for a human's"
+        except AssertionError as exc:
+            failures.append(f"point {point} ({'phase' if at else 'random'}): {exc}")
+            break
+    return {"kind": kind, "points": points, "killed": killed, "git_phase": at_phase,
+            "finished_first": finished, "failures": failures,
+            "phases": {"before writing": 0, "writing": 0, "git": at_phase},
+            "outcomes": outcomes, "acknowledged_turns": len(acknowledged),
+            "lost": 0 if not failures else None}
+
+
+_BEFORE_COUNTS: dict[str, int] = {}
+
+
+def _head(vault: Path) -> str:
+    sha = git(vault, "rev-parse", "HEAD").strip()
+    _BEFORE_COUNTS[sha] = int(git(vault, "rev-list", "--count", "HEAD"))
+    return sha
+
+
+def _count(vault: Path, sha: str) -> int:
+    """How many commits HEAD had when it was `sha` (a purge rewrites the ids after)."""
+    return _BEFORE_COUNTS[sha]

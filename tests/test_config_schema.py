@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from util import memctl, new_vault, ok
 
-from memctl.config import DEFAULT_CONFIG_TOML
-from memctl.configschema import validate
+from memctl.core.config import DEFAULT_CONFIG_TOML
+from memctl.core.configschema import validate
 
 
 @pytest.mark.parametrize(("snippet", "key"), [

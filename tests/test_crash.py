@@ -179,3 +179,25 @@ def test_a_reader_does_not_wait_for_a_live_git(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_random_kill_points_purge(tmp_path: Path) -> None:
+    """A killed purge is finished (history rewritten, no copy of the words left anywhere)
+    or not done at all; never a forget commit whose words history still holds."""
+    res = kill_points(tmp_path, "purge", points=3, seed=9)
+    assert res["failures"] == [], res
+    assert res["killed"] >= 1
+
+
+def test_random_kill_points_undo(tmp_path: Path) -> None:
+    """A killed undo (mid-revert, staged, mid-commit) is put back whole or kept whole."""
+    res = kill_points(tmp_path, "undo", points=3, seed=9)
+    assert res["failures"] == [], res
+    assert res["killed"] >= 1
+
+
+def test_random_kill_points_rollback_and_gc(tmp_path: Path) -> None:
+    for kind in ("rollback", "gc"):
+        res = kill_points(tmp_path / kind, kind, points=3, seed=9)
+        assert res["failures"] == [], res
+        assert res["killed"] >= 1

@@ -27,6 +27,9 @@ def vault(tmp_path: Path) -> Path:
     note(v, "knowledge/alpha.md", "knowledge", "Alpha note", "active", "- the aardvark plan\n")
     git(v, "add", "-A")
     git(v, "commit", "-q", "-m", "alpha")
+    # a commit made outside memctl: the next memctl command brings INDEX files and the index
+    # in step with it (issue 23 item 8); let it happen here, so each test starts settled
+    ok("--vault", v, "status")
     return v
 
 
@@ -73,9 +76,10 @@ def test_new_and_deleted_files(vault: Path) -> None:
 def test_git_checkout_of_an_older_commit(vault: Path) -> None:
     p = vault / "knowledge/alpha.md"
     p.write_text(p.read_text().replace("aardvark", "wombat"), encoding="utf-8")
+    before = git(vault, "rev-parse", "HEAD").strip()
     git(vault, "commit", "-qam", "wombat")
     assert found(vault, "wombat") == ["knowledge/alpha.md"]
-    git(vault, "checkout", "-q", "HEAD~1")
+    git(vault, "checkout", "-q", before)
     assert found(vault, "aardvark", runner=proc) == ["knowledge/alpha.md"]
     assert found(vault, "wombat") == []
     git(vault, "checkout", "-q", "main")
@@ -90,7 +94,7 @@ def test_touch_without_change_is_not_reindexed(vault: Path) -> None:
     # a folder written within RACY_NS of a sync is racy by design and is listed again; on an
     # idle machine the fixture's last writes are that recent, so let them age first
     time.sleep(schema.RACY_NS / 1e9)
-    assert writer.sync(v).added == 1  # the note written by hand
+    writer.sync(v)  # the fixture's note written by hand, if the fixture's status left it
     assert writer.sync(v).added == 0
     st = (vault / "knowledge/alpha.md").stat()
     os.utime(vault / "knowledge/alpha.md", ns=(st.st_atime_ns, st.st_mtime_ns - 10**10))

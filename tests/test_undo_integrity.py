@@ -13,7 +13,7 @@ from test_forget import DANA, PRIYA, claims, jsonl
 from util import memctl, ok
 
 from memctl import Vault
-from memctl.indexfiles import stale
+from memctl.curate.indexfiles import stale
 
 
 def _vault(tmp_path: Path) -> Path:

@@ -153,7 +153,7 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
             if "(at line " in msg:
                 line = int(msg.split("(at line ")[1].split(",")[0])
             raise MemctlError(f"invalid config: {msg}", path, line, exit_code=2) from None
-        from memctl.configschema import validate
+        from memctl.core.configschema import validate
 
         validate(data, path, text)
     # protected settings a pull changed wait for the user; a local override pins any

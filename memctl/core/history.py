@@ -212,7 +212,9 @@ class History:
         finally:
             Path(spec).unlink(missing_ok=True)
             Path(msgfile).unlink(missing_ok=True)
-        return self.repo.head.commit.hexsha
+        sha = self.repo.head.commit.hexsha
+        record_head(self.root, sha)  # the command that commits keeps its derived files in step
+        return sha
 
     def unstage(self, paths: Iterable[str]) -> None:
         """Undo `git add` for paths after a failed command (files are restored separately)."""
@@ -371,3 +373,57 @@ class Stager:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+# ---- the HEAD memctl's derived files were made for (memctl.follow) ----------------------
+
+HEAD_REL = ".memctl/cache/head"
+
+
+def head_of(root: Path) -> str | None:
+    """HEAD's commit id from the files under .git, without running git (None if unknown)."""
+    git_dir = root / ".git"
+    try:
+        text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return _rev_parse(root) if git_dir.is_file() else None  # a worktree's .git file
+    if not text.startswith("ref: "):
+        return text or None
+    ref = text[5:].strip()
+    with contextlib.suppress(OSError):
+        return (git_dir / ref).read_text(encoding="utf-8").strip() or None
+    with contextlib.suppress(OSError):
+        for line in (git_dir / "packed-refs").read_text(encoding="utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name.strip() == ref:
+                return sha
+    return None  # an unborn branch
+
+
+def _rev_parse(root: Path) -> str | None:
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return proc.stdout.strip() or None
+
+
+def recorded_head(root: Path) -> str | None:
+    try:
+        return (root / HEAD_REL).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def record_head(root: Path, sha: str | None = None) -> None:
+    """Remember that the derived files are in step with `sha` (default: HEAD now).
+
+    A cache file: losing it costs one look at what changed, so it is written without a
+    sync and a failure to write it is ignored (a read-only vault).
+    """
+    from memctl.core.store import atomic_write
+
+    sha = sha or head_of(root)
+    if not sha:
+        return
+    with contextlib.suppress(OSError):
+        (root / HEAD_REL).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(root / HEAD_REL, sha + "\n", durable=False)

@@ -372,6 +372,7 @@ def register_guard(root: Path, factory: Callable[[], Guard]) -> None:
 
 
 JOURNAL_REL = ".memctl/journal"
+PURGE_REL = JOURNAL_REL + "/purge.json"  # a history rewrite still to do (gitops/purge.py)
 _JOURNAL_VERSION = 1
 # Journals this process has open, by vault root: closed when the vault lock is released.
 _OPEN: dict[Path, list[Journal]] = {}
@@ -517,11 +518,8 @@ class Transaction:
     an INDEX line, a curator's or an agent's claim) is redacted on its way to disk. With
     `redact=False` (`ingest --no-redact`) text is written as given.
 
-    A raw session file is the exception: its writers redact every string of every message
-    before rendering it (ingest), or rewrite strings already stored (forget). A second pass
-    over the rendered file would see strings as JSON-escaped text ("key differences:\\n\\n1."
-    in a thinking block reads as a key assignment there) and alter what the content hash
-    covers, so the raw text is written as given; only its file name is checked.
+    Raw sessions are redacted per string before rendering (ingest), so their text is
+    written as given: a pass over JSON-escaped text alters what the content hash covers.
     """
 
     def __init__(self, root: Path, command: str = "write", *, redact: bool = True) -> None:
@@ -729,7 +727,6 @@ def restore(target: Path, backup: Path | None) -> None:
 
 
 def is_raw_session(rel: str | Path) -> bool:
-    """A raw session file (not raw/INDEX.md): written verbatim, redacted per string before."""
     text = rel.as_posix() if isinstance(rel, Path) else rel
     return text.startswith("raw/") and text.endswith(".md") and not text.endswith("/INDEX.md")
 

@@ -80,10 +80,17 @@ def run(vault: Floor, repair: bool = False) -> DoctorResult:
             )
         locks = _git_locks(vault.root)
         c.problems += [f"git lock file {x} (stale unless a git command is running)" for x in locks]
+        purge = (vault.root / recovery.PURGE_REL).exists()
+        if purge:
+            c.problems.append(
+                "purge incomplete: a forget --purge was stopped before history was rewritten; "
+                "run `memctl doctor --repair`"
+            )
         if repair and c.problems:
             res = recovery.recover(vault)
             c.repaired = res.summary() if res else "nothing to recover"
-            if recovery.pending(vault.root) or _git_locks(vault.root):
+            if (recovery.pending(vault.root) or _git_locks(vault.root)
+                    or (vault.root / recovery.PURGE_REL).exists()):  # fmt: skip
                 c.repaired = None
         checks.append(c)
         checks.append(_temp_files(vault, repair))

@@ -10,8 +10,9 @@ Removal follows provenance, because every claim says where it came from:
 - one commit lists what was removed.
 
 `--purge` then erases the content from every commit of every branch with git-filter-repo
-(whole files for forgotten sessions, the words themselves everywhere else), and prints
-what each clone and remote must do; memctl never force-pushes.
+(whole files for forgotten sessions, the words themselves everywhere else; see
+`memctl.gitops.purge`), and prints what each clone and remote must do; memctl never
+force-pushes.
 
 The reference grammar lives in `resolve` alone, so a shared resolver can replace it.
 """
@@ -19,10 +20,6 @@ The reference grammar lives in `resolve` alone, so a shared resolver can replace
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,12 +36,19 @@ from memctl.core.notes import (
 from memctl.core.raw import make_header, parse_session, render_session, session_path, title_from
 from memctl.core.store import Transaction, read_text, walk_markdown
 from memctl.errors import InputError, MemctlError
+from memctl.gitops.purge import (
+    FORGOTTEN,
+    drop_intent,
+    filter_repo_cmd,
+    finish_purge,
+    purge_plan,
+    write_intent,
+)
 from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
 
-FORGOTTEN = "[forgotten]"
 _WIKI = re.compile(r"\[\[([^\]|#]+)")
 
 
@@ -506,7 +510,7 @@ def forget(
                     "commit or stash them first",
                     exit_code=3,
                 )
-            _filter_repo_cmd()  # refuse before changing anything when the tool is missing
+            filter_repo_cmd()  # refuse before changing anything when the tool is missing
         targets = resolve(vault, ref or "", user)
         res = ForgetResult(ref or f"--user {user}", targets.kind, dry_run)
         if dry_run:
@@ -520,6 +524,11 @@ def forget(
                 return res
             vault.refresh_indexes(tx)
             tx.flush()
+            if purge:
+                # journalled before the forget commit: a kill from here on leaves a record
+                # that the next command finishes (or drops, if the commit never landed)
+                gone = [*res.sessions_deleted, *res.sessions_renamed, *res.notes_deleted]
+                write_intent(vault, purge_plan(vault.root, res.purge_secrets, gone))
             res.commit = vault.history.commit(
                 tx.touched,
                 _subject(res, targets),
@@ -539,11 +548,16 @@ def forget(
             vault.after_write(tx.touched)
         except BaseException:
             tx.rollback()
+            drop_intent(vault.root)
             raise
+        # the files are what git recorded: the journal's copies of what was there (the
+        # forgotten words among them) go now, before history is rewritten
+        tx.done()
         prune_folders(vault.root, [*res.sessions_deleted, *res.sessions_renamed,
                                     *res.notes_deleted])  # fmt: skip
         if purge:
-            _purge(vault, res)
+            res.purge_notes = finish_purge(vault)
+            res.purged = True
     return res
 
 
@@ -584,111 +598,3 @@ def commit_body(res: ForgetResult) -> str:
     ]
     lines += [f"- note deleted: {p}" for p in res.notes_deleted]
     return "\n".join(lines)
-
-
-# ---- purge -----------------------------------------------------------------------------------
-
-
-def _filter_repo_cmd() -> list[str]:
-    """git-filter-repo: the module next to this interpreter, else the script on PATH."""
-    import importlib.util
-
-    if importlib.util.find_spec("git_filter_repo") is not None:
-        return [sys.executable, "-m", "git_filter_repo"]
-    found = shutil.which("git-filter-repo")
-    if found:
-        return [found]
-    raise MemctlError(
-        "--purge needs git-filter-repo (pip install git-filter-repo); nothing was changed",
-        exit_code=2,
-    )
-
-
-def _purge(vault: Floor, res: ForgetResult) -> None:
-    """Rewrite every branch and tag so that the forgotten content is in no commit."""
-    from memctl.index import writer
-
-    root = vault.root
-    cmd = _filter_repo_cmd()
-    gone = sorted({*res.sessions_deleted, *res.sessions_renamed, *res.notes_deleted})
-    with tempfile.TemporaryDirectory(prefix="memctl-purge-") as tmp:
-        exprs = Path(tmp) / "replace.txt"
-        lines = []
-        for secret in _still_secret(root, res.purge_secrets):
-            if "\n" in secret or "\r" in secret or "==>" in secret:
-                pattern = re.escape(secret).replace("\n", r"\n").replace("\r", r"\r")
-                lines.append(f"regex:{pattern.replace('==>', '=(?:)=>')}==>{FORGOTTEN}")
-            else:
-                lines.append(f"literal:{secret}==>{FORGOTTEN}")
-        with exprs.open("w", encoding="utf-8", newline="\n") as fh:
-            fh.write("".join(line + "\n" for line in lines))
-        args = [
-            *cmd,
-            "--force",
-            "--sensitive-data-removal",
-            "--no-fetch",
-            "--quiet",
-            "--replace-text",
-            str(exprs),
-            "--replace-message",
-            str(exprs),
-        ]
-        if gone:
-            args += ["--invert-paths"]
-            for p in gone:
-                args += ["--path", p]
-        proc = subprocess.run(args, cwd=root, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise MemctlError(
-                "git-filter-repo failed; the forget commit stands, history is not rewritten: "
-                + (proc.stderr.strip().splitlines() or ["no output"])[-1],
-                exit_code=1,
-            )
-    # everything derived from the old files goes too: index, header cache, stray objects
-    shutil.rmtree(root / ".memctl" / "cache", ignore_errors=True)
-    (root / ".git" / "COMMIT_EDITMSG").unlink(missing_ok=True)  # the unrewritten message
-    writer.rebuild(vault)
-    vault.history = None  # rewritten: opened afresh on next use
-    res.purged = True
-    remotes = subprocess.run(
-        ["git", "-C", str(root), "remote"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    res.purge_notes = purge_instructions(remotes)
-
-
-def _still_secret(root: Path, secrets: list[str]) -> list[str]:
-    """Forgotten words that no file of the vault holds any more.
-
-    Words that are still in a current file (another session said the same sentence) are
-    not what was forgotten; replacing them in history would alter memory that was kept.
-    """
-    listed = subprocess.run(
-        ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=False
-    ).stdout.decode("utf-8", "surrogateescape")
-    corpus = []
-    for rel in listed.split("\0"):
-        p = root / rel
-        if rel and p.is_file():
-            try:
-                corpus.append(read_text(p))
-            except (OSError, UnicodeDecodeError):
-                continue
-    blob = "\0".join(corpus)
-    return [s for s in secrets if s not in blob]
-
-
-def purge_instructions(remotes: list[str]) -> list[str]:
-    """What the person has to do elsewhere: memctl never force-pushes on its own."""
-    out = [
-        "history is rewritten here: no branch or tag of this repository holds the content.",
-        "Every other copy still does until you act:",
-    ]
-    for r in remotes or ["REMOTE"]:
-        out.append(f"  git push --force --all {r} && git push --force --tags {r}")
-    out += [
-        "  every other clone: delete it and clone again (a pull would bring the old commits "
-        "back), then `memctl init` there",
-        "  a hosting service may keep old commits reachable (pull requests, forks, caches): "
-        "ask it to purge them",
-    ]
-    return out

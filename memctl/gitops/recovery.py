@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.store import JOURNAL_REL, Transaction, open_journal_names, restore
+from memctl.core.store import JOURNAL_REL, PURGE_REL, Transaction, open_journal_names, restore
+from memctl.errors import MemctlError
 from memctl.version import __version__
 
 if TYPE_CHECKING:
@@ -48,10 +49,12 @@ class Recovery:
     removed: list[str] = field(default_factory=list)
     locks: list[str] = field(default_factory=list)
     commit: str | None = None
+    followed: str | None = None
+    purge: str | None = None
     sync: str | None = None  # what was put right after an interrupted sync
 
     def __bool__(self) -> bool:
-        return bool(self.commands or self.locks or self.sync)
+        return bool(self.commands or self.locks or self.followed or self.purge or self.sync)
 
     def summary(self) -> str:
         parts = []
@@ -68,6 +71,12 @@ class Recovery:
             parts.append("removed stale git lock " + ", ".join(self.locks))
         if self.sync:
             parts.append(self.sync)
+        if self.purge:
+            parts.append(self.purge)
+        if not parts and self.followed:
+            return self.followed
+        if self.followed:
+            parts.append(self.followed)
         return "recovered: " + "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -78,6 +87,8 @@ class Recovery:
             "removed": self.removed,
             "locks": self.locks,
             "commit": self.commit,
+            "followed": self.followed,
+            "purge": self.purge,
             "sync": self.sync,
         }
 
@@ -102,7 +113,13 @@ def needed(root: Path) -> bool:
     if interrupted(root) is not None:
         return True  # a sync that did not finish (memctl.syncjournal.repair)
     git_dir = root / ".git"
-    return any((git_dir / name).exists() for name in GIT_LOCK_NAMES[:2])
+    if any((git_dir / name).exists() for name in GIT_LOCK_NAMES[:2]):
+        return True
+    if (root / PURGE_REL).exists():
+        return True
+    from memctl.gitops.follow import moved
+
+    return moved(root)
 
 
 def read_journal(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None]]]:
@@ -140,6 +157,8 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
     res.sync = syncjournal.repair(vault.root)
     journals = pending(vault.root)
     if not journals:
+        _finish_purge(vault, res)
+        _follow(vault, res)
         return res
     history = vault.history
     forward: list[str] = []
@@ -170,6 +189,9 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
         if undone:
             with contextlib.suppress(Exception):
                 history.unstage(undone)
+        if command == "undo" and (vault.root / ".git" / "REVERT_HEAD").exists():
+            # the killed undo's `git revert --no-commit`: its files are back, end the revert
+            _quit_revert(vault.root)
         if command in FORWARD:
             recovered_from.append(
                 f"{command} pid {header.get('pid', '?')} started {header.get('started', '?')}"
@@ -179,7 +201,45 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
         res.kept = sorted(set(forward))
         res.commit = _commit_forward(vault, res.kept, recovered_from)
     _reindex(vault, [*res.kept, *res.restored, *res.removed])
+    _finish_purge(vault, res)
+    _follow(vault, res)
     return res
+
+
+def _finish_purge(vault: Floor, res: Recovery) -> None:
+    """A `forget --purge` killed after its record: rewrite history now, or say it is due.
+
+    The forget's own journal has been dealt with first: if its commit never landed, the
+    files are back and the record is dropped; if it did, history is rewritten here.
+    """
+    from memctl.gitops import purge
+
+    if not (vault.root / PURGE_REL).exists():
+        return
+    try:
+        notes = purge.finish_purge(vault)
+    except MemctlError as exc:
+        res.purge = f"purge incomplete: run `memctl doctor --repair` ({exc.message})"
+        return
+    if notes:
+        res.commands.append("forget --purge")
+        res.purge = "rewrote history for an interrupted forget --purge; " + " ".join(notes[:1])
+
+
+def _follow(vault: Floor, res: Recovery) -> None:
+    """HEAD moved outside memctl (a plain git revert, reset, pull): derived files follow."""
+    from memctl.gitops import follow
+
+    if follow.moved(vault.root):
+        done = follow.follow(vault)
+        res.followed = done.summary() if done else None
+
+
+def _quit_revert(root: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-C", str(root), "revert", "--quit"], capture_output=True,
+                   check=False)  # fmt: skip
 
 
 def restore_tmp_only(target: Path) -> None:

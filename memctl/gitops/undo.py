@@ -81,7 +81,7 @@ def _purged(vault: Floor, sha: str, cmd: str) -> bool:
     """
     if cmd != "forget":
         return False
-    from memctl.gitops.forget import FORGOTTEN
+    from memctl.gitops.purge import FORGOTTEN
 
     diff = _git(vault, "show", "--format=", "--unified=0", sha, check=False)
     return any(line.startswith("-") and not line.startswith("---") and FORGOTTEN in line
@@ -162,6 +162,11 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
                     f"undoing {sha[:10]} would delete sessions that notes cite ({users[0]}); "
                     "use `memctl forget SESSION` to remove a session and what was learned from it"
                 )
+        # One journalled transaction: every file the revert may touch is journalled before
+        # git changes it, so a kill at any step (mid-revert, staged, mid-commit) is put back
+        # by the next command's recovery, or kept whole if the undo commit landed.
+        tx = Transaction(vault.root, command="undo")
+        tx.expect([p for p in dict.fromkeys([*files, STATE_REL]) if not p.endswith("/")])
         proc = subprocess.run(
             ["git", "-C", str(vault.root), "revert", "--no-commit", "--no-edit", sha],
             capture_output=True,
@@ -176,7 +181,6 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
             if cmd == "curate" and (vault.root / STATE_REL).exists():
                 # the turns were read; what was learned from them is what the person undoes
                 _git(vault, "checkout", head, "--", STATE_REL)
-            tx = Transaction(vault.root, command="undo")
             _finish(vault, tx, before, "undo", res)
             tx.flush()
             res.commit = _commit_staged(
@@ -192,10 +196,12 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
                 f'This reverts commit {sha} ("{subject}").',
             )
             _git(vault, "revert", "--quit", check=False)
+            tx.done()
             vault.after_write([*files, *tx.touched])
         except BaseException:
             _git(vault, "revert", "--abort", check=False)
             _git(vault, "reset", "-q", "--hard", head, check=False)
+            tx.done()  # the reset put every file back as HEAD has it
             raise
     return res
 
@@ -233,7 +239,11 @@ def _commit_staged(
         Path(msgfile).unlink()
     if proc.returncode != 0:
         raise MemctlError(f"git commit failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    return _git(vault, "rev-parse", "HEAD").strip()
+    from memctl.core.history import record_head
+
+    sha = _git(vault, "rev-parse", "HEAD").strip()
+    record_head(vault.root, sha)
+    return sha
 
 
 def _resolve_deletions(vault: Floor, sha: str) -> None:

@@ -57,12 +57,12 @@ def _choice(*options: str) -> Check:
 
 def duration(value: Any) -> str | None:
     """A retention age: "90d", "12w", "2y" (at most a thousand years)."""
-    from memctl.when import _duration
+    from memctl.core.when import parse_duration
 
     if not isinstance(value, str):
         return 'a duration string such as "90d", "12w" or "2y"'
     try:
-        d = _duration(value.strip().lower())
+        d = parse_duration(value.strip().lower())
     except OverflowError:
         d = None
     if d is None or d.total_seconds() <= 0 or d.days > MAX_AGE_DAYS:
