@@ -1,18 +1,24 @@
-"""Crash harness (issues 9, 22): SIGKILL ingest, curate, sync and forget at random moments.
+"""Crash harness (issues 9, 22, 23): SIGKILL memctl commands at random moments, then check.
 
-    .venv/bin/python bench/crash.py        # 100 points: 35 ingest, 25 curate, 20 sync, 20 forget
+    .venv/bin/python bench/crash.py                    # 100 points over seven commands
     .venv/bin/python bench/crash.py --points 20 --json out.json
+    .venv/bin/python bench/crash.py --kinds purge,undo --points 30
+
+Commands and their share of the points: ingest 20, curate 15, forget 15, purge 15, undo 15,
+rollback 10, gc 10, sync 10 (of 110).
 
 Each point runs a real `memctl` (its process group is killed, git children included, a
 third of the points once git holds .git/index.lock), then one ordinary command, and checks
 what issue 9 asks: `git status --porcelain` clean, every acknowledged turn in HEAD exactly
 once, `git fsck` clean, every note parsing, no journal left. A forget (of a whole session,
 or of a turn, which renames its session's file) must be finished or undone whole: what it
-was forgetting is gone from the tree and HEAD in one commit, or all still there. A sync
-(two clones curating into the same notes; a third of its kills land mid-rebase, while git
-runs memctl's merge drivers) must leave no rebase, no detached HEAD and no driver temp
-file after the next command, every claim the victim had committed still in HEAD, and the
-sync after it must hold both sides' claims.
+was forgetting is gone from the tree and HEAD in one commit, or all still there. A purge
+done leaves the session in no object, commit message or memctl file; undo, rollback and gc
+are one commit on top of HEAD before, or nothing. A sync (two clones curating into the same
+notes; a third of its kills land mid-rebase, while git runs memctl's merge drivers) must
+leave no rebase, no detached HEAD and no driver temp file after the next command, every
+claim the victim had committed still in HEAD, and the sync after it must hold both sides'
+new claims.
 The test suite runs the same code at a handful of points (tests/test_crash.py); this runs
 the full hundred.
 """
@@ -30,22 +36,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from crashkit import kill_points
 
+SHARES = {"ingest": 20, "curate": 15, "forget": 15, "purge": 15, "undo": 15, "rollback": 10,
+          "gc": 10, "sync": 10}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the results here too")
+    ap.add_argument("--kinds", default=",".join(SHARES), help="commands to kill, comma-separated")
     args = ap.parse_args()
-    ingest_points = round(args.points * 0.35)
-    curate_points = round(args.points * 0.25)
-    sync_points = round(args.points * 0.2)
-    forget_points = args.points - ingest_points - curate_points - sync_points
+    kinds = [k for k in args.kinds.split(",") if k]
+    total = sum(SHARES[k] for k in kinds)
+    plan = {k: max(1, round(args.points * SHARES[k] / total)) for k in kinds}
+    plan[kinds[0]] += args.points - sum(plan.values())
     results = []
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="memctl-crash-") as tmp:
-        for kind, n in (("ingest", ingest_points), ("curate", curate_points),
-                        ("sync", sync_points), ("forget", forget_points)):
+        for kind, n in plan.items():
             t0 = time.monotonic()
             res = kill_points(Path(tmp) / kind, kind, n, seed=args.seed)
             res["seconds"] = round(time.monotonic() - t0, 1)
@@ -66,6 +75,12 @@ def main() -> None:
         "seconds": round(time.monotonic() - start, 1),
     }
     print(json.dumps(summary, indent=2))
+    print("\n| command | points | killed | finished first | survived | lost |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        ok = not r["failures"]
+        print(f"| {r['kind']} | {r['points']} | {r['killed']} | {r['finished_first']} | "
+              f"{r['killed'] if ok else 'FAILED'} | {r['lost'] if ok else '?'} |")
     if args.json:
         args.json.write_text(json.dumps({"runs": results, "summary": summary}, indent=2))
     sys.exit(1 if failed else 0)

@@ -516,7 +516,8 @@ def _op_points(root: Path, kind: str, points: int, seed: int) -> dict[str, objec
     if kind == "gc":
         cfg = vault / ".memctl" / "config.toml"
         cfg.write_text(cfg.read_text() + '\n[retention]\nraw_max_age = "30d"\n')
-        git(vault, "commit", "-qam", "retention: 30 days")
+        git(vault, "-c", "user.name=Dana", "-c", "user.email=dana@example.com", "commit",
+            "-qam", "retention: 30 days")
     failures: list[str] = []
     acknowledged: set[str] = set()
     lock = vault / ".git" / "index.lock"
