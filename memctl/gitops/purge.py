@@ -113,6 +113,10 @@ def finish_purge(vault: Floor) -> list[str]:
         return []
     cmd = filter_repo_cmd()
     _drop_commit_graph(root)  # a rewrite killed in its gc leaves one naming pruned commits
+    # Each purge is a rewrite of its own, never the "continuation" filter-repo makes of a run
+    # that left .git/filter-repo behind: a killed run's state refuses --sensitive-data-removal,
+    # and a day-old one makes filter-repo ask a question on stdin.
+    shutil.rmtree(root / ".git" / "filter-repo", ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="memctl-purge-") as tmp:
         exprs = Path(tmp) / "replace.txt"
         with exprs.open("w", encoding="utf-8", newline="\n") as fh:
@@ -133,7 +137,8 @@ def finish_purge(vault: Floor) -> list[str]:
             args += ["--invert-paths"]
             for p in gone:
                 args += ["--path", p]
-        proc = subprocess.run(args, cwd=root, capture_output=True, text=True, check=False)
+        proc = subprocess.run(args, cwd=root, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
         if proc.returncode != 0:
             raise MemctlError(
                 "git-filter-repo failed; the forget commit stands, history is not rewritten "

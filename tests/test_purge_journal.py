@@ -1,0 +1,57 @@
+"""A purge is a rewrite of its own each time, and a recorded one is finished by the next
+command (issue 23, item 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from gitutil import run_git
+from test_forget import DANA, PRIYA, SECRET, everything_git_holds, jsonl
+from util import memctl, ok
+
+
+def _vault(tmp_path: Path) -> Path:
+    v = tmp_path / "v"
+    ok("init", v)
+    ok("--vault", v, "ingest", jsonl(tmp_path / "dana.jsonl", DANA), "--user", "dana",
+       "--scope", "team", "--session", "dana-1")
+    ok("--vault", v, "ingest", jsonl(tmp_path / "priya.jsonl", PRIYA), "--user", "priya",
+       "--session", "priya-1")
+    ok("--vault", v, "curate")
+    return v
+
+
+def test_a_second_purge_a_day_later_neither_asks_nor_fails(tmp_path: Path) -> None:
+    v = _vault(tmp_path)
+    ok("--vault", v, "forget", "dana-1#t3", "--purge")
+    ran = v / ".git" / "filter-repo" / "already_ran"
+    assert ran.exists()
+    old = time.time() - 3 * 86400
+    os.utime(ran, (old, old))  # filter-repo asks on stdin whether to "continue" that run
+    r = memctl("--vault", v, "forget", "priya-1", "--purge", input="")
+    assert r.code == 0, r.err
+    assert "freelance data scientist" not in everything_git_holds(v)
+    assert not (v / ".memctl" / "journal" / "purge.json").exists()
+    ok("--vault", v, "verify")
+
+
+def test_a_recorded_purge_is_finished_by_the_next_command(tmp_path: Path) -> None:
+    """The state a purge killed after its forget commit leaves: the commit, and the record."""
+    v = _vault(tmp_path)
+    base = run_git(v, "rev-parse", "HEAD").strip()
+    ok("--vault", v, "forget", "dana-1#t3")
+    assert SECRET in everything_git_holds(v)  # a plain forget: history still holds it
+    record = {"purge": 1, "base": base, "pid": 1,
+              "expressions": [f"literal:{SECRET}==>[forgotten]"], "paths": []}
+    (v / ".memctl" / "journal").mkdir(exist_ok=True)
+    (v / ".memctl" / "journal" / "purge.json").write_text(json.dumps(record))
+    d = memctl("--vault", v, "doctor")
+    r = ok("--vault", v, "status")
+    assert "rewrote history" in r.err or "purge incomplete" in d.out, (r.err, d.out)
+    assert SECRET not in everything_git_holds(v)
+    assert not (v / ".memctl" / "journal" / "purge.json").exists()
+    assert run_git(v, "status", "--porcelain") == ""
+    ok("--vault", v, "doctor")
