@@ -609,6 +609,8 @@ def _op_points(root: Path, kind: str, points: int, seed: int) -> dict[str, objec
         try:
             assert_healthy(vault)
             assert not purge_rec.exists(), f"a purge record survived the next command: {r.stderr}"
+            for op in ("REVERT_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "sequencer"):
+                assert not (vault / ".git" / op).exists(), f"a git {op} is left in progress"
             head = _head(vault)
             ids = head_turn_ids(vault)
             if head == before:

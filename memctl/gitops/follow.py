@@ -94,7 +94,9 @@ def follow(vault: Floor) -> Followed:
     attached = (git_dir / "HEAD").is_file() and (git_dir / "HEAD").read_text().startswith("ref:")
     if attached:
         dirty = {line[3:] for line in vault.history.dirty()}
-        stale = [r for r in indexfiles.stale(vault) if r not in dirty]
+        # only INDEX files that exist: a store newly configured, or one curation refuses,
+        # gets its INDEX from the command that writes its first note (or doctor --repair)
+        stale = [r for r in indexfiles.stale(vault) if r not in dirty and (root / r).exists()]
         if stale:
             expected = indexfiles.expected(vault)
             tx = Transaction(root, command="follow")

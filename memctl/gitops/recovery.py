@@ -236,10 +236,14 @@ def _follow(vault: Floor, res: Recovery) -> None:
 
 
 def _quit_revert(root: Path) -> None:
+    """End the killed undo's revert. `git revert --quit` clears the sequencer, but a
+    single-commit `--no-commit` revert has none, only REVERT_HEAD (which the undo's own
+    commit would have removed); the files are HEAD's again, so it goes too."""
     import subprocess
 
     subprocess.run(["git", "-C", str(root), "revert", "--quit"], capture_output=True,
                    check=False)  # fmt: skip
+    (root / ".git" / "REVERT_HEAD").unlink(missing_ok=True)
 
 
 def restore_tmp_only(target: Path) -> None:
