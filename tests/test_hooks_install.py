@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,7 @@ def test_install_updates_our_command_in_place(tmp_path: Path) -> None:
     assert not res.added
     data = json.loads(path.read_text())
     cmds = _ours(data, "UserPromptSubmit")
-    assert cmds == [f"{BASE} --vault {tmp_path / 'new-vault'} hook user-prompt-submit --as marco"]
+    assert cmds == [f"{BASE} --vault {tmp_path / 'new-vault'} hook user-prompt-submit --user marco"]
 
 
 def test_duplicate_copies_of_ours_are_collapsed(tmp_path: Path) -> None:
@@ -224,12 +225,14 @@ def test_project_install_leaves_the_committed_settings_alone(tmp_path: Path) -> 
 def test_cli_install_user_level_uses_home(tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     home = Path(os.environ["HOME"])
-    r = ok("--vault", vault, "hooks", "install", "claude-code", "--user", "--as", "dana")
+    r = ok("--vault", vault, "hooks", "install", "claude-code", "--global", "--user", "dana")
     target = home / ".claude" / "settings.json"
     assert str(target) in r.out
     cmd = _ours(json.loads(target.read_text()), "SessionStart")[0]
-    assert cmd.endswith("hook session-start --as dana")
-    ok("hooks", "uninstall", "--user")
+    assert cmd.endswith("hook session-start --user dana")
+    # `--as` is still accepted for the user, as hooks installed before wrote it
+    ok("--vault", vault, "hooks", "install", "--global", "--as", "dana")
+    ok("hooks", "uninstall", "--global")
     assert json.loads(target.read_text()) == {}
 
 
@@ -237,14 +240,64 @@ def test_cli_rejects_unknown_agents_and_both_locations(tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     r = memctl("--vault", vault, "hooks", "install", "cursor", cwd=tmp_path)
     assert r.code == 2 and "unknown agent 'cursor'" in r.err
-    r = memctl("--vault", vault, "hooks", "install", "--project", "--user", cwd=tmp_path)
-    assert r.code == 2 and "one of --project and --user" in r.err
+    r = memctl("--vault", vault, "hooks", "install", "--project", "--global", cwd=tmp_path)
+    assert r.code == 2 and "one of --project and --global" in r.err
 
 
 def test_cli_portable_install_writes_no_machine_paths(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    ok("hooks", "install", "--project", "--portable", "--as", "dana", cwd=project)
+    ok("hooks", "install", "--project", "--portable", "--user", "dana", cwd=project)
     data = json.loads((project / ".claude" / "settings.json").read_text())
-    assert _ours(data, "UserPromptSubmit") == ["memctl hook user-prompt-submit --as dana"]
-    assert _ours(data, "Stop") == ["memctl hook stop --as dana"]
+    assert _ours(data, "UserPromptSubmit") == ["memctl hook user-prompt-submit --user dana"]
+    assert _ours(data, "Stop") == ["memctl hook stop --user dana"]
+
+
+def test_portable_install_keeps_the_vault_it_is_given(tmp_path: Path) -> None:
+    """`--portable --vault ../vault` used to drop the vault silently; it is kept as the path
+    from the project, never as this machine's absolute path."""
+    vault = new_vault(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    ok("hooks", "install", "--portable", "--vault", "../vault", cwd=project)
+    data = json.loads((project / ".claude" / "settings.json").read_text())
+    assert _ours(data, "SessionStart") == ["memctl --vault ../vault hook session-start"]
+    ok("--vault", vault, "hooks", "install", "--portable", cwd=project)  # absolute, given
+    text = (project / ".claude" / "settings.json").read_text()
+    assert str(tmp_path) not in text
+    assert _ours(json.loads(text), "Stop") == ["memctl --vault ../vault hook stop"]
+
+
+def test_project_install_keeps_the_local_file_out_of_git(tmp_path: Path) -> None:
+    """settings.local.json holds this machine's paths; `git add -A` must not commit it."""
+    vault = new_vault(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text("node_modules/")  # no newline at its end
+    r = ok("--vault", vault, "hooks", "install", "--project", cwd=project)
+    assert ".gitignore" in r.err and "settings.local.json" in r.err
+    assert (project / ".gitignore").read_text() == "node_modules/\n.claude/settings.local.json\n"
+    check = subprocess.run(["git", "-C", str(project), "check-ignore", "-q",
+                            ".claude/settings.local.json"], check=False)
+    assert check.returncode == 0
+    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "-uall"],
+                            capture_output=True, text=True, check=True).stdout
+    assert "settings.local.json" not in status
+    again = ok("--vault", vault, "hooks", "install", "--project", cwd=project)
+    assert ".gitignore" not in again.err
+    assert (project / ".gitignore").read_text().count("settings.local.json") == 1
+
+
+def test_installing_in_two_settings_files_warns_of_running_twice(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    first = ok("--vault", vault, "hooks", "install", "--project", cwd=project)
+    assert "twice" not in first.err
+    r = ok("hooks", "install", "--portable", cwd=project)
+    local = project / ".claude" / "settings.local.json"
+    assert f"also in {local}" in r.err and "twice" in r.err
+    assert "memctl hooks uninstall --project" in r.err
+    js = ok("hooks", "install", "--portable", "--json", cwd=project).json()
+    assert any("twice" in line for line in js["notes"])

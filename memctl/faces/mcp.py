@@ -3,7 +3,7 @@
 This is the only module that imports `mcp`. The tools are plain functions over a `Vault`
 (`Tools`), so they can be tested without a transport; `serve` wraps them in an MCPServer.
 
-Every tool acts for one user, fixed when the server starts (`--as`, else the vault's user):
+Every tool acts for one user, fixed when the server starts (`--user`, else the vault's user):
 search results, recalls, reads and lists never show another user's private notes or turns,
 and paths given as arguments are resolved inside the vault or refused.
 """

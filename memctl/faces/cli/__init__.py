@@ -3,7 +3,7 @@
 typer, click and the command modules load only when a command line needs parsing, and
 then only the command asked for is built (`memctl.faces.cli.root`). The hooks Claude Code runs
 on every prompt come in the one form `memctl hooks install` writes
-(`memctl [--vault V] hook EVENT [--as U]`) and go straight to their handler.
+(`memctl [--vault V] hook EVENT [--user U]`) and go straight to their handler.
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ _HOOKS = obj(
         "removed": STRS,
         "commands": dict_of(S),
         "diff": S,
+        "notes": STRS,
     },
 )
 _CHANGE = obj(

@@ -189,7 +189,7 @@ def _interactive(props: list[Any]) -> tuple[list[str], list[str]]:
 @app.command("diff")
 def diff_cmd(
     rev_range: Annotated[
-        str | None, typer.Argument(metavar="[REV..REV]", help="A git revision range.")
+        str | None, typer.Argument(metavar="REV..REV", help="A git revision range.")
     ] = None,
     since: Annotated[
         str | None, typer.Option(help="How far back: 10m, 12h, 7d, 2w, or a date (default 7d).")

@@ -21,7 +21,9 @@ def forget(
             "its words), or an entity (entity:NAME)."
         ),
     ] = None,
-    user: Annotated[str | None, typer.Option("--user", help="Forget everything of user U.")] = None,
+    user: Annotated[
+        str | None, typer.Option("--user", help="Forget everything of this memctl user.")
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the cascade; write nothing.")
     ] = False,
@@ -35,7 +37,7 @@ def forget(
     if (ref is None) == (user is None):
         from memctl.errors import InputError
 
-        raise InputError("give exactly one of REF or --user U")
+        raise InputError("give exactly one of REF or --user USER")
     res = open_vault().forget(ref, user=user, dry_run=dry_run, purge=purge)
     if json_out:
         emit_json("forget", res.to_json())

@@ -1,4 +1,4 @@
-"""The hook fast path: `memctl [--vault V] hook EVENT [--as U]` goes straight to its handler,
+"""The hook fast path: `memctl [--vault V] hook EVENT [--user U]` goes straight to its handler,
 without typer, because Claude Code runs it on every prompt.
 """
 
@@ -12,7 +12,8 @@ HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
 
 
 def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | None:
-    """(event, vault, user, worker) for `memctl [--vault V] hook EVENT [--as U] [--vault V]`
+    """(event, vault, user, worker) for `memctl [--vault V] hook EVENT [--user U] [--vault V]`
+    (`--as` is the older name of `--user`)
     (and the Stop worker's `--worker`); None for any other command line, typer's to parse."""
     vault: str | None = None
     user: str | None = None
@@ -22,7 +23,7 @@ def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | Non
     while i < len(args):
         a = args[i]
         name, eq, value = a.partition("=")
-        if name in (("--vault", "--as") if event is not None else ("--vault",)):
+        if name in (("--vault", "--user", "--as") if event is not None else ("--vault",)):
             if not eq:
                 if i + 1 >= len(args) or args[i + 1].startswith("-"):
                     return None

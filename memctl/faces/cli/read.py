@@ -30,7 +30,10 @@ def log(
 
 @app.command()
 def show(
-    ref: Annotated[str, typer.Argument(help="A note path, a session id, or a turn raw/...md#tN.")],
+    ref: Annotated[str, typer.Argument(
+            help="A note (path or id), a session (id, prefix, or the 64628a digest recall "
+            "prints), or one turn: 64628a#t3 as recall cites it, or raw/...md#t3."
+        )],
     json_out: JsonFlag = False,
 ) -> None:
     """Print a note, a whole session, or one turn."""

@@ -47,8 +47,8 @@ _Project = Annotated[
         "with --portable, the shared .claude/settings.json.",
     ),
 ]
-_UserLevel = Annotated[
-    bool, typer.Option("--user", help="Your ~/.claude/settings.json (every project).")
+_Global = Annotated[
+    bool, typer.Option("--global", help="Your ~/.claude/settings.json (every project).")
 ]
 _DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the change, write nothing.")]
 
@@ -154,13 +154,13 @@ app.add_typer(hooks_app, name="hooks")
 _AGENT_HELP = "The agent whose settings to change: claude-code."
 
 
-def _settings(project: bool, user_level: bool, portable: bool = False) -> Path:
+def _settings(project: bool, global_: bool, portable: bool = False) -> Path:
     from memctl.errors import InputError
     from memctl.faces.hooks import settings_path
 
-    if project and user_level:
-        raise InputError("choose one of --project and --user")
-    if user_level:
+    if project and global_:
+        raise InputError("choose one of --project and --global")
+    if global_:
         return settings_path("user")
     # machine paths never go in the file a team commits; plain `memctl hook` does
     return settings_path("shared" if portable else "project")
@@ -178,6 +178,8 @@ def _report(res: HooksResult, json_out: bool) -> None:
     if json_out:
         emit_json(f"hooks {res.action}", res.to_json())
         return
+    for note in res.notes:
+        sys.stderr.write(f"memctl: {note}\n")
     if not res.changed:
         out(f"{res.path}: already up to date; nothing to change")
         return
@@ -194,9 +196,13 @@ def _report(res: HooksResult, json_out: bool) -> None:
 def hooks_install(
     agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
     project: _Project = False,
-    user_level: _UserLevel = False,
+    global_: _Global = False,
     as_user: Annotated[
-        str | None, typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+        str | None,
+        typer.Option(
+            "--user", "--as", help="The memctl user the hooks recall and ingest as "
+            "(default: vault user)."
+        ),
     ] = None,
     portable: Annotated[
         bool,
@@ -212,14 +218,24 @@ def hooks_install(
 ) -> None:
     """Merge memctl's SessionStart, UserPromptSubmit, Stop, SessionEnd and PreCompact hooks
     into settings."""
-    from memctl.faces.hooks import install
+    from memctl.faces.hooks import also_installed, ignore_local, install
 
     _agent(agent)
-    path = _settings(project, user_level, portable)
+    path = _settings(project, global_, portable)
     if portable:
-        res = install(path, None, user=as_user, dry_run=dry_run, base="memctl")
+        # a --vault given here is kept, as the path from the project to it: the same on
+        # every machine whose checkout has the same layout, and no machine's home in it
+        vault = None
+        if state.vault_path is not None:
+            vault = Path(os.path.relpath(Path(state.vault_path).resolve(), Path.cwd().resolve()))
+        res = install(path, vault, user=as_user, dry_run=dry_run, base="memctl")
     else:
         res = install(path, open_vault().root, user=as_user, dry_run=dry_run)
+    res.notes += also_installed(path, Path.cwd())
+    if not global_ and not portable:
+        ignored = ignore_local(Path.cwd(), dry_run=dry_run)
+        if ignored:
+            res.notes.append(ignored)
     _report(res, json_out)
 
 
@@ -227,7 +243,7 @@ def hooks_install(
 def hooks_uninstall(
     agent: Annotated[str, typer.Argument(help=_AGENT_HELP)] = "claude-code",
     project: _Project = False,
-    user_level: _UserLevel = False,
+    global_: _Global = False,
     portable: Annotated[
         bool, typer.Option("--portable", help="From the project's shared .claude/settings.json.")
     ] = False,
@@ -238,7 +254,7 @@ def hooks_uninstall(
     from memctl.faces.hooks import uninstall
 
     _agent(agent)
-    _report(uninstall(_settings(project, user_level, portable), dry_run=dry_run), json_out)
+    _report(uninstall(_settings(project, global_, portable), dry_run=dry_run), json_out)
 
 
 @hooks_app.command("log")
@@ -269,30 +285,31 @@ app.add_typer(hook_app, name="hook")
 
 
 def _run_hook(name: str, as_user: str | None, worker: bool = False) -> None:
-    """The typer way in (e.g. `memctl hook stop --as=U --vault=V` in another order)."""
+    """The typer way in (e.g. `memctl hook stop --user=U --vault=V` in another order)."""
     from memctl.faces.cli.hookcall import run_hook
 
     run_hook(name, state.vault_path, as_user, worker)
 
 
-_AS = typer.Option("--as", help="Recall as this memctl user (default: vault user).")
+def _as(what: str) -> typer.models.OptionInfo:
+    return typer.Option("--user", "--as", help=f"{what} as this memctl user (default: vault user).")
 
 
 @hook_app.command("session-start")
-def hook_session_start(as_user: Annotated[str | None, _AS] = None) -> None:
+def hook_session_start(as_user: Annotated[str | None, _as("Give the context")] = None) -> None:
     """SessionStart: print the context block as Claude Code hook JSON."""
     _run_hook("session-start", as_user)
 
 
 @hook_app.command("user-prompt-submit")
-def hook_user_prompt_submit(as_user: Annotated[str | None, _AS] = None) -> None:
+def hook_user_prompt_submit(as_user: Annotated[str | None, _as("Recall")] = None) -> None:
     """UserPromptSubmit: print the recall for the prompt as Claude Code hook JSON."""
     _run_hook("user-prompt-submit", as_user)
 
 
 @hook_app.command("stop")
 def hook_stop(
-    as_user: Annotated[str | None, _AS] = None,
+    as_user: Annotated[str | None, _as("Ingest and curate")] = None,
     worker: Annotated[
         bool, typer.Option("--worker", help="Do the work here instead of in the background.")
     ] = False,
@@ -314,7 +331,8 @@ def hook_pre_compact(as_user: Annotated[str | None, _AS] = None) -> None:
 @app.command()
 def mcp(
     as_user: Annotated[
-        str | None, typer.Option("--as", help="Serve this memctl user's memory (scope).")
+        str | None,
+        typer.Option("--user", "--as", help="Serve this memctl user's memory (scope)."),
     ] = None,
 ) -> None:
     """Serve the vault over MCP on stdio: search, recall, context, read, remember, list."""

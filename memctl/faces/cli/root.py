@@ -89,7 +89,43 @@ def command(only: str | None = None) -> Any:
             )
 
     add(root)
+    _tidy(root, [])
     return root
+
+
+# Option metavars that are not the option's own name in capitals.
+_METAVARS = {"to": "REV", "since": "WHEN", "until": "WHEN", "budget": "TOKENS", "limit": "N",
+             "debounce": "SECONDS", "ingest": "FOLDER", "as": "USER"}
+
+
+def _tidy(cmd: Any, path: list[str]) -> None:
+    """One metavar style in every help text, and each command's example at its end.
+
+    Options read `--user USER`, arguments `NAME`, `[NAME]` when optional and `NAME...` when
+    repeatable: typer alone mixes `<str>`, `{paths}...` and `[path]` by type and position.
+    """
+    import types
+
+    from memctl.faces.cli.examples import epilog
+
+    if path and cmd.epilog is None:
+        cmd.epilog = epilog(" ".join(path))
+    for p in cmd.params:
+        if getattr(p, "param_type_name", "") == "argument":
+            if p.metavar is None:
+                p.make_metavar = types.MethodType(_argument_metavar, p)
+        elif not p.is_flag and not p.count and p.metavar is None:
+            name = max(p.opts, key=len).lstrip("-")
+            p.metavar = _METAVARS.get(name, name.upper().replace("-", "_"))
+    for name, sub in (getattr(cmd, "commands", None) or {}).items():
+        _tidy(sub, [*path, name])
+
+
+def _argument_metavar(self: Any, ctx: Any = None, *, usage: bool = False) -> str:
+    var = str(self.name or "").upper()
+    if self.nargs != 1:
+        var += "..."
+    return f"[{var}]" if usage and not self.required else var
 
 
 def _name(info: Any) -> str:

@@ -23,7 +23,6 @@ def search(
     query: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="QUERY",
             help='Words to look for; "quoted words" must appear as a phrase, unless other'
             " words are given too: then the turns that have the phrase rank first.",
         ),

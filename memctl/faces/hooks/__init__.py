@@ -56,6 +56,8 @@ class HooksResult:
     removed: list[str] = field(default_factory=list)
     commands: dict[str, str] = field(default_factory=dict)
     diff: str = ""
+    # one line each: what else was done (the ignore rule) or needs the user's eye (duplicates)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class HooksResult:
             "removed": self.removed,
             "commands": self.commands,
             "diff": self.diff,
+            "notes": self.notes,
         }
 
 
@@ -104,7 +107,7 @@ def hook_command(
         parts += ["--vault", shlex.quote(str(vault_root))]
     parts += ["hook", name]
     if user:
-        parts += ["--as", shlex.quote(user)]
+        parts += ["--user", shlex.quote(user)]
     return " ".join(parts)
 
 
@@ -265,3 +268,67 @@ def _finish(res: HooksResult, path: Path, before: str, after: str, dry_run: bool
     if not dry_run:
         _write(path, after)
     return res
+
+
+LOCAL_REL = ".claude/settings.local.json"
+
+
+def ignore_local(project_dir: Path, *, dry_run: bool = False) -> str | None:
+    """Make sure git ignores the project's .claude/settings.local.json, which holds this
+    machine's paths: append it to the project's .gitignore unless a rule already covers it.
+
+    Returns the one line saying what was (or would be) done, or None when nothing was needed.
+    """
+    import subprocess
+
+    try:
+        r = subprocess.run(
+            ["git", "-C", str(project_dir), "check-ignore", "-q", "--no-index", LOCAL_REL],
+            capture_output=True, check=False, timeout=30,
+        )  # fmt: skip
+        code = r.returncode
+    except (OSError, subprocess.SubprocessError):
+        code = 128
+    gitignore = project_dir / ".gitignore"
+    text = gitignore.read_text(encoding="utf-8") if gitignore.is_file() else ""
+    if code == 0:
+        return None
+    if code != 0 and code != 1:
+        # not a git work tree (or no git): our own rule, if it is there, is all we can see
+        names = {line.strip() for line in text.splitlines()}
+        if names & {LOCAL_REL, "/" + LOCAL_REL, "settings.local.json", ".claude/", ".claude"}:
+            return None
+    if not dry_run:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        _write(gitignore, f"{text}{sep}{LOCAL_REL}\n")
+    verb = "would add" if dry_run else "added"
+    return f"{verb} {LOCAL_REL} to {gitignore}: it holds this machine's paths, not for git"
+
+
+def also_installed(path: Path, project_dir: Path, home: Path | None = None) -> list[str]:
+    """The other settings files Claude Code reads for this project that hold memctl hooks too:
+    Claude Code runs the hooks of every file, so each event would run memctl twice."""
+    out = []
+    others = (("user", "--global"), ("shared", "--portable"), ("project", "--project"))
+    for where, flag in others:
+        other = settings_path(where, project_dir, home)
+        if other.resolve() == path.resolve() or not other.is_file():
+            continue
+        try:
+            data = json.loads(other.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if not isinstance(hooks, dict):
+            continue
+        found = any(
+            isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            and any(isinstance(h, dict) and is_ours(h.get("command")) for h in g["hooks"])
+            for groups in hooks.values() if isinstance(groups, list) for g in groups
+        )  # fmt: skip
+        if found:
+            out.append(
+                f"memctl hooks are also in {other}: Claude Code runs both, so every hook "
+                f"would run twice (memctl hooks uninstall {flag} removes those)"
+            )
+    return out

@@ -307,7 +307,7 @@ def _spawn_stop(root: Path, raw: bytes | str, user: str | None) -> str | None:
 
     cmd = [sys.executable, "-m", "memctl", "--vault", str(root), "hook", "stop", "--worker"]
     if user:
-        cmd += ["--as", user]
+        cmd += ["--user", user]
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
     proc = subprocess.Popen(
         cmd,
