@@ -9,7 +9,6 @@ LearningMachine call these methods and nothing lower.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -585,30 +584,21 @@ class Vault(Floor):
     # ---- reading ---------------------------------------------------------------------------
 
     def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:
-        """Give back the ingested messages as JSONL lines, exactly as they came in; a turn
+        """Give back the ingested messages, exactly as they came in for jsonl, as a transcript
+        memctl reads back to the same messages for the other formats it writes; a turn
         reference gives back that one message."""
-        if fmt != "jsonl":
-            raise InputError(f"unknown export format {fmt!r}: use jsonl")
+        from memctl.ingest.formats.write import WRITES, write
+
+        if fmt not in WRITES:
+            raise InputError(f"unknown export format {fmt!r}: use {', '.join(WRITES)}")
         r = self.resolve(session)
         if not r.is_raw:
             raise InputError(f"{r.path} is a {r.kind}; export takes a session or a turn")
         text = read_text(self.root / r.path)
-        _, messages = parse_session(text, r.path)
+        header, messages = parse_session(text, r.path)
         if r.turn is not None:
             messages = [self._turn(r, messages)]
-        for m in messages:
-            rec: dict[str, Any] = {}
-            if m.id is not None:
-                rec["id"] = m.id
-            rec["role"] = m.role
-            rec["content"] = m.content
-            if m.name is not None:
-                rec["name"] = m.name
-            if m.timestamp is not None:
-                rec["timestamp"] = m.timestamp
-            for k, v in m.meta.items():
-                rec.setdefault(k, v)
-            yield json.dumps(rec, ensure_ascii=False)
+        return write(messages, fmt, session=header.session)
 
     @staticmethod
     def _turn(r: Ref, messages: list[Message]) -> Message:

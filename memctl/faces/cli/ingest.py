@@ -14,6 +14,12 @@ from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, is_tty, n, out
 from memctl.faces.cli.root import app
 
+# the writers' own words, without importing them: help must not load the formats
+WRITE_HELP = (
+    "jsonl (default: every key, byte for byte), openai, claude_code or text; "
+    "chatgpt is read, not written."
+)
+
 
 @app.command()
 def init(
@@ -142,9 +148,12 @@ def ingest(
 @app.command()
 def export(
     session: Annotated[str, typer.Argument(help="Session id or raw/... path.")],
-    fmt: Annotated[str, typer.Option("--format", help="Output format.")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", help=WRITE_HELP)] = "jsonl",
 ) -> None:
-    """Write a session's messages back out exactly as they were ingested."""
+    """Write a session's messages back out exactly as they were ingested.
+
+    What export writes, ingest reads back as the same messages.
+    """
     vault = open_vault()
     write = sys.stdout.write
     for line in vault.export(session, fmt):
