@@ -82,7 +82,7 @@ def _cands(r: reader.Reader, q: str) -> list[Any]:
 
 def _snippet_the_long_way(gen: Any, text: str, width: int) -> tuple[str, tuple[Any, ...]]:
     """reader._snippet as it was: every fragment's offsets decoded from byte prefixes, every
-    fragment translated."""
+    fragment translated (then grown to whole words, as reader._snippet does since)."""
     if gen is not None and text:
         doc = tantivy.Document()
         doc.add_text(schema.BODY, text)
@@ -98,6 +98,8 @@ def _snippet_the_long_way(gen: Any, text: str, width: int) -> tuple[str, tuple[A
                 )
                 for r in ranges
             )
+            # the edges grown over glued punctuation (issue 24), the same way on both paths
+            frag, marks = reader._whole_words(text, frag, marks)
             return frag.translate(reader._FLAT), marks
     flat = " ".join(text.split())
     return (flat[: width - 1] + "…" if len(flat) > width else flat), ()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -470,6 +471,31 @@ def _turn_texts(root: Path, fields: list[dict[str, Any]], moved: set[str]) -> li
 _FLAT = {ord(c): " " for c in "\n\r\t\v\f"}  # one char for one: highlight offsets hold
 
 
+# what a fragment may grow by at either edge: punctuation glued to its first or last word
+_EDGE_AFTER = re.compile(r"\S{1,16}(?=\s|\Z)")
+_EDGE_BEFORE = re.compile(r"(?:\A|(?<=\s))\S{1,16}\Z")
+
+
+def _whole_words(
+    text: str, frag: str, marks: tuple[tuple[int, int], ...]
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """tantivy cuts a fragment at its first and last token, so what is glued to them is lost:
+    `[REDACTED:stripe-key]` showed as `[REDACTED:stripe-key`, `repo!` as `repo`. Grow the
+    fragment over those characters, up to the whitespace around it in the text."""
+    at = text.find(frag)
+    if at < 0:
+        return frag, marks
+    end = at + len(frag)
+    after = _EDGE_AFTER.match(text, end)
+    before = _EDGE_BEFORE.search(text, max(0, at - 16), at)
+    lead = before.group() if before else ""
+    if not lead and not after:
+        return frag, marks
+    frag = lead + frag + (after.group() if after else "")
+    shift = len(lead)
+    return frag, tuple((a + shift, b + shift) for a, b in marks)
+
+
 def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     """A window of `text` around the matches, with char ranges to highlight."""
     if gen is not None and text:
@@ -491,6 +517,7 @@ def _snippet(gen: Any, text: str, width: int) -> tuple[str, tuple[tuple[int, int
                     )
                     for r in ranges
                 )
+            frag, marks = _whole_words(text, frag, marks)
             if not frag.isprintable():  # else it holds none of _FLAT's characters
                 frag = frag.translate(_FLAT)
             return frag, marks
