@@ -101,6 +101,9 @@ class CurateResult:
     # what the model calls cost, session by session: {session, calls, tokens_in, tokens_out,
     # cost}; cost is litellm's price for the model (None: litellm has no price for it)
     per_session: list[dict[str, Any]] = field(default_factory=list)
+    # claim changes by action as `memctl diff` counts them: the commit subject and trailers
+    # say these, and so does the CLI (the fields above are the curator's own tally)
+    counts: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -435,6 +438,7 @@ def _finish(vault: Floor, plan: _Plan, res: CurateResult, started: float) -> Cur
     """Under the lock: show the diff (dry run) or write the plan as one commit."""
     files = plan.files
     res.seconds = round(time.perf_counter() - started, 3)
+    res.counts = _counts(vault, plan.changed)
     if res.dry_run:
         res.diff = _diff(vault, files)
         return res
@@ -685,11 +689,19 @@ def _diff(vault: Floor, files: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _counts(vault: Floor, changed: dict[str, str]) -> dict[str, int]:
+    from memctl.curate.claimdiff import count_changes
+
+    before = {
+        rel: read_text(vault.root / rel) if (vault.root / rel).is_file() else None
+        for rel in changed
+    }
+    return count_changes({rel: (before[rel], text) for rel, text in changed.items()})
+
+
 def _subject(res: CurateResult) -> str:
-    bits = [f"{res.added} added"]
-    if res.superseded:
-        bits.append(f"{res.superseded} superseded")
-    if res.proposed:
+    bits = [f"{k} {a}" for a, k in res.counts.items()] or ["no claim changes"]
+    if res.proposed and "proposed" not in res.counts:
         bits.append(f"{res.proposed} proposed")
     if res.rejected:
         bits.append(f"{len(res.rejected)} rejected")
@@ -705,10 +717,14 @@ def _trailers(res: CurateResult) -> dict[str, str]:
         "Memctl-Model": res.model or "none",
         "Memctl-Sessions": str(res.sessions),
         "Memctl-Turns-Read": str(res.turns_read),
-        "Memctl-Claims-Added": str(res.added),
-        "Memctl-Claims-Updated": str(res.updated + res.reinforced),
-        "Memctl-Claims-Superseded": str(res.superseded),
-        "Memctl-Claims-Retracted": str(res.retracted + res.resolved),
+        "Memctl-Claims-Added": str(res.counts.get("added", 0)),
+        "Memctl-Claims-Updated": str(
+            res.counts.get("reinforced", 0) + res.counts.get("edited", 0)
+        ),
+        "Memctl-Claims-Superseded": str(res.counts.get("superseded", 0)),
+        "Memctl-Claims-Retracted": str(
+            res.counts.get("retracted", 0) + res.counts.get("resolved", 0)
+        ),
         "Memctl-Claims-Proposed": str(res.proposed),
         "Memctl-Claims-Rejected": str(len(res.rejected)),
     }

@@ -85,6 +85,7 @@ def blame(vault: Floor, note: str) -> list[BlameLine]:
     current = (vault.root / rel).read_text(encoding="utf-8").split("\n")
     body_from = next((i + 1 for i, x in enumerate(current) if i and x == "---"), 0)
     commits: dict[str, dict[str, str]] = {}
+    blames: dict[str, dict[str, str]] = {}
     lines: list[BlameLine] = []
     sha = ""
     final = 0
@@ -99,32 +100,78 @@ def blame(vault: Floor, note: str) -> list[BlameLine]:
         claim = parse_claim(text, history=True)
         if claim is None:
             continue
-        if sha not in commits:
-            commits[sha] = _commit_info(vault, sha)
-        info = commits[sha]
         if final <= body_from:
             continue  # frontmatter lists (derived_by, aliases) are not claims
-        lines.append(BlameLine(final, text, sha, info["date"], info["author"], info["command"],
+        who = _origin(vault, rel, sha, text, commits, blames)
+        info = commits[who]
+        lines.append(BlameLine(final, text, who, info["date"], info["author"], info["command"],
                                info["curator"], info["model"], claim.human))  # fmt: skip
     return lines
+
+
+def _origin(
+    vault: Floor,
+    rel: str,
+    sha: str,
+    text: str,
+    commits: dict[str, dict[str, str]],
+    blames: dict[str, dict[str, str]],
+) -> str:
+    """The commit that wrote `text`, looking through undo and rollback commits: they put
+    back a line as an earlier commit wrote it, and that commit is who wrote the claim."""
+    for _ in range(20):  # an undo of a rollback of an undo...: a chain, never a loop
+        if sha not in commits:
+            commits[sha] = _commit_info(vault, sha)
+        rev = commits[sha]["restores"]
+        if not rev:
+            return sha
+        if rev not in blames:
+            blames[rev] = _line_commits(vault, rev, rel)
+        earlier = blames[rev].get(text)
+        if earlier is None:
+            return sha  # the line is not in the version put back: the restoring commit wrote it
+        sha = earlier
+    return sha
+
+
+def _line_commits(vault: Floor, rev: str, rel: str) -> dict[str, str]:
+    """Each line of `rel` at `rev` -> the commit that last wrote it (first occurrence)."""
+    try:
+        out = _git(vault, "blame", "--porcelain", rev, "--", rel)
+    except MemctlError:
+        return {}  # the note did not exist there
+    found: dict[str, str] = {}
+    sha = ""
+    for raw in out.splitlines():
+        head = raw.split(" ")
+        if len(head) >= 3 and re.fullmatch(r"[0-9a-f]{40}", head[0]):
+            sha = head[0]
+        elif raw.startswith("\t"):
+            found.setdefault(raw[1:], sha)
+    return found
 
 
 def _commit_info(vault: Floor, sha: str) -> dict[str, str]:
     if set(sha) == {"0"}:
         return {"date": "", "author": "not committed", "command": "edit", "curator": "-",
-                "model": "-"}  # fmt: skip
+                "model": "-", "restores": ""}  # fmt: skip
     from memctl.core.history import parse_trailers
 
     rec = _git(vault, "show", "-s", "--format=%aI%x00%an <%ae>%x00%s%x00%b", sha)
     date, author, subject, body = [*rec.split("\x00", 3), "", "", "", ""][:4]
     t = parse_trailers(body)
     cmd = t.get("Memctl-Command") or ("revert" if subject.startswith('Revert "') else "git")
+    # the version an undo or rollback put back: the undone commit's parent, or REV
+    restores = f"{t['Memctl-Undoes']}^" if t.get("Memctl-Undoes") else ""
+    if cmd == "rollback":
+        restores = t.get("Memctl-To", "")
     return {
         "date": date[:10],
         "author": author,
         "command": cmd,
         "curator": t.get("Memctl-Curator", "-"),
         "model": t.get("Memctl-Model", "-"),
+        "restores": restores,
     }
 
 
@@ -162,25 +209,33 @@ def drift(vault: Floor, note: str | None = None) -> DriftResult:
         res.notes += 1
         if len(versions) >= REWRITES:
             res.items.append(DriftItem(rel, "rewritten", f"changed by {len(versions)} commits"))
-        # a claim is followed through revisions by the turns it cites
-        first_seen: dict[frozenset[str], tuple[str, float]] = {}
+        # a claim is followed through revisions by the turns it cites; one turn often gives
+        # several claims (a decision and the curator's own "Decided on …" line), so an
+        # earlier wording is only one the note no longer has: a line it still has is another
+        # claim from the same turn, not what this one used to say
+        seen: dict[frozenset[str], dict[str, float]] = {}
         refs_by_key: dict[str, set[str]] = {}
         for _sha, n in versions:
             for _, c in n.all_claims():
                 cites = n.citations(c)
                 refs = frozenset(x.ref for x in cites if x.ref)
                 if refs:
-                    score = _overlap(c.text, [x.quote for x in cites])
-                    first_seen.setdefault(refs, (c.text, score))
+                    texts = seen.setdefault(refs, {})
+                    if c.text not in texts:
+                        texts[c.text] = _overlap(c.text, [x.quote for x in cites])
                     refs_by_key.setdefault(c.key, set()).update(refs)
         _, now = versions[-1]
+        still = {c.text for _, c in now.all_claims()}
         for _, c in now.all_claims():
             cites = now.citations(c)
             refs = frozenset(x.ref for x in cites if x.ref)
             if not refs:
                 continue
             score = _overlap(c.text, [x.quote for x in cites])
-            was_text, was = first_seen.get(refs, (c.text, score))
+            was_text, was = next(
+                ((t, w) for t, w in seen.get(refs, {}).items() if t not in still),
+                (c.text, score),
+            )
             if was_text != c.text and was - score >= DRIFT:
                 res.items.append(DriftItem(
                     rel, "wording",

@@ -3,63 +3,25 @@
 Every change to a note between two points in history is classified per claim: added,
 reinforced (a new source for a known claim), superseded (moved to History because the fact
 changed or was corrected), retracted, resolved (an open thread closed), edited (same sources,
-new words) or removed (deleted outright). Each carries its source quote and the author of the
-commit that made it, so an edit by a human is told apart from one by the agent.
+new words), removed (deleted outright), or rejected (a proposal review took out without
+accepting it). Each carries its source quote and the author of the commit that made it, so
+an edit by a human is told apart from one by the agent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.notes import Claim, Note, parse_note, strip_links
-from memctl.errors import InputError, MemctlError
+from memctl.curate.claimdiff import ClaimChange, claim_changes, read_note
+from memctl.errors import InputError
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
 
-_HIST_ACTION = {
-    "superseded": "superseded",
-    "corrected": "superseded",
-    "retracted": "retracted",
-    "resolved": "resolved",
-}
 UNCOMMITTED = "uncommitted"
-
-
-@dataclass(frozen=True)
-class Source:
-    ref: str
-    quote: str
-
-
-@dataclass(frozen=True)
-class ClaimChange:
-    """One claim-level change, who made it, and where it came from."""
-
-    action: str
-    section: str
-    text: str
-    sources: list[Source]
-    author: str
-    human: bool
-    commit: str
-    date: str
-    detail: str = ""
-    before: str | None = None
-    basis: str = "source"  # source (cites turns) | agent (its own, #agent) | human
-
-    @property
-    def origin(self) -> str:
-        """The line's provenance in words, for `memctl diff`."""
-        if self.sources:
-            return "from the turns quoted above"
-        return "the agent's own note (#agent)" if self.basis == "agent" else "human-authored"
-
-    @property
-    def plain(self) -> str:
-        return strip_links(self.text)
 
 
 @dataclass
@@ -118,70 +80,6 @@ def _since_arg(since: str) -> str:
     return datetime.fromtimestamp(epoch or 0, UTC).isoformat()
 
 
-def _parse(text: str | None, path: str) -> Note | None:
-    if text is None:
-        return None
-    try:
-        return parse_note(text, path)
-    except MemctlError:
-        return None
-
-
-def _sources(note: Note, claim: Claim) -> list[Source]:
-    return [Source(c.ref, c.quote) for c in note.citations(claim) if c.ref]
-
-
-def claim_changes(
-    old: Note | None, new: Note | None, author: str, human: bool, commit: str, date: str
-) -> list[ClaimChange]:
-    """Claim-level differences between two versions of one note."""
-
-    def active(n: Note | None) -> dict[str, tuple[str, Claim]]:
-        return {c.key: (s.name, c) for s, c in n.active_claims()} if n else {}
-
-    def hist(n: Note | None) -> dict[str, Claim]:
-        return {c.key: c for c in n.history_claims()} if n else {}
-
-    o_act, n_act, o_hist, n_hist = active(old), active(new), hist(old), hist(new)
-    proposed = new is not None and new.status == "proposed"
-    out: list[ClaimChange] = []
-
-    def mk(action: str, section: str, c: Claim, src: Note, **kw: Any) -> ClaimChange:
-        return ClaimChange(
-            action, section, c.text, _sources(src, c), author, human, commit, date,
-            basis=c.basis, **kw
-        )
-
-    for key, c in n_hist.items():
-        if key in o_hist or c.lifetime is None or new is None:
-            continue
-        action = _HIST_ACTION.get(c.lifetime.kind, "superseded")
-        span = f"{c.lifetime.kind} {c.lifetime.since} → {c.lifetime.until}"
-        out.append(mk(action, "History", c, new, detail=span))
-    removed = [
-        (sec, c) for key, (sec, c) in o_act.items() if key not in n_act and key not in n_hist
-    ]
-    for key, (sec, c) in n_act.items():
-        assert new is not None
-        if key in o_act:
-            _, oc = o_act[key]
-            if set(c.refs) - set(oc.refs):
-                out.append(mk("reinforced", sec, c, new, detail="new source"))
-            continue
-        match = next(
-            (r for r in removed if r[1].refs and set(r[1].refs) & set(c.refs)), None
-        ) or next((r for r in removed if r[1].human and c.human and r[0] == sec), None)
-        if match is not None:
-            removed.remove(match)
-            out.append(mk("edited", sec, c, new, before=match[1].text))
-        else:
-            out.append(mk("proposed" if proposed else "added", sec, c, new))
-    for sec, c in removed:
-        assert old is not None
-        out.append(mk("removed", sec, c, old))
-    return out
-
-
 def diff(
     vault: Floor,
     *,
@@ -217,13 +115,22 @@ def diff(
     by_path: dict[str, NoteChanges] = {}
 
     def record(
-        path: str, old_t: str | None, new_t: str | None, who: str, human: bool, sha: str, date: str
+        path: str, old_t: str | None, new_t: str | None, who: str, human: bool, sha: str, date: str,
+        landed: set[str] | None = None,
     ) -> None:
         st = next((n for f, n in folders.items() if path.startswith(f + "/")), None)
         if st is None or path.endswith("/INDEX.md") or not path.endswith(".md"):
             return
-        old, new = _parse(old_t, path), _parse(new_t, path)
+        old, new = read_note(old_t, path), read_note(new_t, path)
         changes = claim_changes(old, new, who, human, sha, date)
+        if landed is not None and old is not None and old.status == "proposed" and new is None:
+            # a proposal taken out by review: a claim that landed in its note in the same
+            # commit was accepted (its `added` says so); the others were rejected, not removed
+            changes = [
+                dataclasses.replace(c, action="rejected") if c.action == "removed" else c
+                for c in changes
+                if not (c.action == "removed" and c.plain in landed)
+            ]
         if not changes:
             return
         either = new or old
@@ -246,10 +153,24 @@ def diff(
             else git.diff_tree(*args, "--root", sha, "--", *specs)
         )
         human = not (an == agent.name and ae == agent.email)
-        for path in [p for p in names.split("\0") if p]:
-            old_t = _show(git, parent, path) if parent else None
-            new_t = _show(git, sha, path)
-            record(path, old_t, new_t, an, human, sha, date[:10])
+        texts = [
+            (path, _show(git, parent, path) if parent else None, _show(git, sha, path))
+            for path in names.split("\0")
+            if path
+        ]
+        # what this commit added to notes that are not proposals: what a review accepted
+        reviewed = any(p.endswith(".proposed.md") and new_t is None for p, _, new_t in texts)
+        landed = {
+            c.plain
+            for path, old_t, new_t in (texts if reviewed else ())
+            if new_t is not None and not path.endswith(".proposed.md")
+            for c in claim_changes(
+                read_note(old_t, path), read_note(new_t, path), "", False, "", ""
+            )
+            if c.action == "added"
+        }
+        for path, old_t, new_t in texts:
+            record(path, old_t, new_t, an, human, sha, date[:10], landed)
     if uncommitted:
         status = git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs)
         entries = [e for e in status.split("\0") if e]

@@ -88,16 +88,23 @@ def _purged(vault: Floor, sha: str, cmd: str) -> bool:
                for line in diff.splitlines())  # fmt: skip
 
 
-def _removed_claims(vault: Floor, before: dict[str, str], how: str) -> list[Any]:
-    """Agent claims in `before` (path -> old text) that the files on disk no longer have."""
+def _removed_claims(
+    vault: Floor, before: dict[str, str], how: str, after: dict[str, str | None] | None = None
+) -> list[Any]:
+    """Agent claims in `before` (path -> old text) that the files on disk no longer have, or,
+    for a dry run, that `after` (path -> the text a real run would write) does not."""
     from memctl.curate import removals
 
     out = []
     present: set[str] = set()
     for rel in before:
         target = vault.root / rel
-        if target.is_file():
-            present |= {k for _, _, k in removals.agent_claims(read_text(target), rel)}
+        if after is not None:
+            new = after.get(rel)
+        else:
+            new = read_text(target) if target.is_file() else None
+        if new is not None:
+            present |= {k for _, _, k in removals.agent_claims(new, rel)}
     store_of = {s.folder.strip("/"): s.name for s in vault.config.stores.values()}
     day = removals.today()
     for rel, text in sorted(before.items()):
@@ -321,10 +328,16 @@ def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoRe
         target = vault.root / rel
         current = read_text(target) if target.is_file() else None
         text = old.stdout.decode("utf-8", "surrogateescape") if old.returncode == 0 else None
+        if text is None and current is None:
+            raise InputError(f"no note {rel}, now or at {rev}")
         res = UndoResult(sha, f"rollback: {rel} to {sha[:10]}", [rel])
         if text == current:
             return res
         if dry_run:
+            # what the real run would record as removed, worked out from the texts alone
+            before = {rel: current} if current is not None else {}
+            found = _removed_claims(vault, before, "rollback", after={rel: text})
+            res.claims_removed = [f"{r.note}: {r.text}" for r in found]
             return res
         tx = Transaction(vault.root, command="rollback")
         try:

@@ -301,6 +301,7 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                         }
                     )
                 ),
+                "counts": dict_of(INT),
             },
             closed=False,
         ),

@@ -54,20 +54,11 @@ def curate(
         out(f"nothing to curate: every turn is already curated ({who})")
         return
     out(f"curate: {n(res.sessions, 'session')}, {n(res.turns_read, 'turn')} read by {who}")
-    if res.commit and not dry_run:
-        # the counts `memctl diff` will show for this commit, so the two never disagree
-        counts = vault.diff(rev_range=f"{res.commit}~1..{res.commit}").counts()
-        out("  " + (", ".join(f"{k} {a}" for a, k in counts.items()) or "no claim changes"))
-    bits = [
-        f"added {res.added}",
-        f"updated {res.updated + res.reinforced}",
-        f"superseded {res.superseded}",
-    ]
-    if res.resolved or res.retracted:
-        bits.append(f"resolved/retracted {res.resolved + res.retracted}")
-    bits += [f"proposed {res.proposed}", f"rejected {len(res.rejected)}"]
-    if not res.commit or dry_run:
-        out("  " + " · ".join(bits))
+    # counted as `memctl diff` counts claims, as the commit subject says them too
+    counted = ", ".join(f"{k} {a}" for a, k in res.counts.items()) or "no claim changes"
+    out(f"  {counted}" + (" (dry run)" if dry_run else ""))
+    if res.proposed and "proposed" not in res.counts:
+        out(f"  {res.proposed} proposed")
     if res.calls:
         cost = "unknown" if res.cost is None else f"${res.cost:.4f}"
         calls = n(res.calls, "model call")
@@ -140,6 +131,10 @@ def review(
             out("no proposals pending")
         for p in res.pending:
             _show_proposal(p)
+        if res.pending:
+            ids = " ".join(f"--accept {p.id}" for p in res.pending[:3])
+            more = " (or --all)" if len(res.pending) > 1 else ""
+            out(f"to accept: memctl review {ids}{more}; to reject: --reject ID")
         return
     for a in res.accepted:
         out(f"accepted {a}")
@@ -219,6 +214,7 @@ _MARK = {
     "retracted": "x",
     "resolved": "✓",
     "removed": "-",
+    "rejected": "✗",
 }
 
 

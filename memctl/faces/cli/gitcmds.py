@@ -8,7 +8,7 @@ import typer
 
 from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
-from memctl.faces.cli.render import emit_json, out
+from memctl.faces.cli.render import emit_json, n, out
 from memctl.faces.cli.root import app
 
 
@@ -221,4 +221,4 @@ def drift(
         out(f"{i.kind:<9} {i.note}: {i.detail}")
         if i.claim:
             out(f"          - {i.claim}")
-    out(f"drift: {len(res.items)} findings in {res.notes} notes")
+    out(f"drift: {n(len(res.items), 'finding')} in {n(res.notes, 'note')}")
