@@ -154,3 +154,16 @@ def test_review_says_how_to_accept_and_diff_shows_an_accepted_claim_once(tmp_pat
                for note in notes for c in note["changes"]]
     claim = "From now on, always run the database migrations inside a transaction."
     assert changes == [("added", claim)]
+
+
+def test_a_learning_machine_proposal_says_it_waits_for_review(tmp_path: Path) -> None:
+    from memctl import LearningMachine
+
+    Vault.init(tmp_path / "v", env={})
+    with LearningMachine(tmp_path / "v", user="dana") as lm:
+        res = lm.remember("The team prefers small pull requests.", own=True, scope="team")
+    assert res.action == "proposed" and res.commit
+    assert res.notice and "memctl review --accept" in res.notice
+    pid = res.notice.split("--accept ", 1)[1].split("`", 1)[0]
+    r = ok("--vault", tmp_path / "v", "review", "--accept", pid)
+    assert f"accepted {pid}" in r.out

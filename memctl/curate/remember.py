@@ -18,7 +18,7 @@ from memctl.core.redact import redact
 from memctl.core.refs import Ref
 from memctl.core.store import Transaction, read_text
 from memctl.curate import engine
-from memctl.curate.merge import NoteSet, is_proposal
+from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, is_proposal
 from memctl.errors import InputError, MemctlError
 from memctl.recall.results import AGENT_TAG, visible_scopes
 from memctl.recall.words import content_terms
@@ -44,7 +44,8 @@ class Remembered:
     basis: str  # stated | agent
     citations: list[dict[str, str]]
     commit: str | None
-    notice: str | None = None  # why the claim was kept as the agent's own, when it was
+    # why the claim was kept as the agent's own, when it was; that it waits for review, when it does
+    notice: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -242,6 +243,16 @@ def remember(
     action = (
         "proposed" if is_proposal(target_note.path) and outcome.action != "noop" else outcome.action
     )
+    if action == "proposed":
+        # the caller must learn the claim is not in memory yet, and who can put it there
+        pid = target_note.path.removesuffix(PROPOSED_SUFFIX)
+        why = (
+            "the agent's own reading reaches others only once a person accepts it"
+            if basis == "agent" and want in ("team", "global")
+            else f"the {store} store takes proposals"
+        )
+        said = f"proposed, not yet in memory ({why}): `memctl review --accept {pid}` takes it"
+        notice = f"{notice}; {said}" if notice else said
     return Remembered(
         action,
         target_note.path,
