@@ -167,3 +167,16 @@ def test_a_learning_machine_proposal_says_it_waits_for_review(tmp_path: Path) ->
     pid = res.notice.split("--accept ", 1)[1].split("`", 1)[0]
     r = ok("--vault", tmp_path / "v", "review", "--accept", pid)
     assert f"accepted {pid}" in r.out
+
+
+def test_doctor_right_after_init_or_clone_is_ok(tmp_path: Path) -> None:
+    """A search index not built yet is not out of step with the files; doctor said
+    'FAIL search index: search index missing; built it from the files', building nothing."""
+    v = tmp_path / "v"
+    ok("init", v)
+    r = memctl("--vault", v, "doctor")
+    assert r.code == 0 and "FAIL" not in r.out, r.out
+    git_in(tmp_path, "clone", "-q", str(v), str(tmp_path / "c"))
+    ok("init", tmp_path / "c")
+    r = memctl("--vault", tmp_path / "c", "doctor")
+    assert r.code == 0 and "FAIL" not in r.out, r.out

@@ -319,11 +319,15 @@ def _sync_leftovers(vault: Floor) -> Check:
 
 def index_problems(vault: Floor) -> list[str]:
     """How the search index differs from the files (empty: it equals them)."""
-    from memctl.index import freshness
+    from memctl.index import freshness, schema
 
     gen, why = freshness.current_generation(vault.root)
     if gen is None:
-        return [why]
+        if not (vault.root / schema.INDEX_REL).exists():
+            # never built (a new vault, a fresh clone): nothing disagrees with the files,
+            # and the first command that searches builds it from them
+            return []
+        return [why.split(";", 1)[0]]  # what is wrong; doctor itself rebuilt nothing
     try:
         manifest = gen.files
     except (OSError, ValueError, KeyError, TypeError):
