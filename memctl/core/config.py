@@ -122,6 +122,8 @@ class Config:
     # vault it cannot write): MEMCTL_CACHE_DIR, else $XDG_CACHE_HOME/memctl, else
     # ~/.cache/memctl; None when the environment names none (the temp dir is used then).
     cache_dir: Path | None = None
+    # the user's home ($HOME), so paths under it can be written as `~/...` in shared files
+    home: Path | None = None
 
 
 def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -234,6 +236,7 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
         stores=stores,
         data=data,
         cache_dir=_cache_dir(env),
+        home=Path(env["HOME"]) if env.get("HOME") else None,
     )
 
 

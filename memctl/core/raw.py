@@ -183,6 +183,28 @@ def legacy_file_name_ids(stem: str, origin: str) -> tuple[str, ...]:
     return (f"{stem}-{_path_hash(origin, 'sha256')[:8]}", stem)
 
 
+def portable_path(path: str, root: Path, home: Path | None) -> str:
+    """A path as a raw file may record it: raw files are committed and shared, so never this
+    machine's absolute path. Inside the vault it is vault-relative, under the home folder
+    `~/...` (Claude Code's `~/.claude/projects/<project>/...` among them), elsewhere the
+    file's name alone. Something that is not a file path (`<stdin>`) stays as it is."""
+    if not path or path.startswith("<"):
+        return path
+    try:
+        where = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return Path(path).name or path
+    for base, prefix in ((root, ""), (home, "~/")):
+        if base is None:
+            continue
+        try:
+            rel = where.relative_to(Path(base).resolve())
+        except (OSError, RuntimeError, ValueError):
+            continue
+        return prefix + rel.as_posix()
+    return where.name or path
+
+
 def _path_hash(origin: str, algorithm: str) -> str:
     where = str(Path(origin).resolve()).encode("utf-8", "surrogateescape")
     return hashlib.new(algorithm, where).hexdigest()

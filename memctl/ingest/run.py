@@ -22,6 +22,7 @@ from memctl.core.raw import (
     make_header,
     now_utc,
     parse_session,
+    portable_path,
     remember_parsed,
     render_header,
     render_session,
@@ -203,6 +204,8 @@ def _same_source(vault: Floor, sid: str, rel: str, tr: Transcript) -> bool:
     continue, is that session; another conversation is another session.
     """
     origin = vault.origins.get(sid)
+    if origin and origin.startswith("~/") and vault.config.home is not None:
+        origin = str(vault.config.home / origin[2:])
     if origin and Path(origin).is_absolute():
         return Path(origin).resolve() == Path(tr.origin).resolve()
     try:
@@ -283,7 +286,11 @@ def _write_transcript(
         remember_parsed(rel, new_text, h, allm)
         sessions[sid] = rel
         return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
-    extra = {"source_meta": tr.meta} if tr.meta else {}
+    meta = dict(tr.meta)
+    if isinstance(meta.get("cwd"), str):  # a Claude Code session's project folder
+        meta["cwd"] = portable_path(meta["cwd"], vault.root, vault.config.home)
+    extra = {"source_meta": meta} if meta else {}
+    origin = portable_path(tr.origin, vault.root, vault.config.home)
     h = make_header(sid, title, tr.source_format, origin, user, scope, messages, extra)
     text = render_session(h, messages)
     _within_limit(vault, text, tr)
