@@ -94,6 +94,9 @@ class InitResult:
     left_alone: list[str] = field(default_factory=list)  # files that are not notes: not staged
     joined: str | None = None  # the remote's branch a fresh clone was switched to
     config_waiting: list[str] = field(default_factory=list)  # a clone's settings, held
+    # tool and dependency folders not walked (folder/ -> why), and secrets files git-ignored
+    skipped: dict[str, str] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -173,7 +173,7 @@ class Vault(Floor):
         refused unless `force`, because a vault commits what it holds. A failure removes
         whatever this call created.
         """
-        from memctl.core import templates
+        from memctl.core import adopt, templates
         from memctl.curate.engine import STATE_REL, render_state
         from memctl.gitops import mergedrivers, trust
 
@@ -182,12 +182,16 @@ class Vault(Floor):
         # a fresh clone of a remote whose HEAD names no branch: join the vault it holds
         joined = trust.join_remote(root) if root.is_dir() else None
         existed = (root / ".memctl").is_dir()
-        notes: list[str] = []
-        others: list[str] = []
-        if root.is_dir() and not existed:
-            notes, others = _survey(root)
-            if not force:
-                _refuse_takeover(root, env, others)
+        found = adopt.Survey()
+        if root.is_dir():
+            unborn = not _has_commits(root)
+            if not existed or unborn:
+                # a vault copied or unzipped without its .git is adopted whole: its
+                # sessions, notes and memctl's own files, in the one init commit
+                found = adopt.survey(root, own=existed and unborn)
+                if not force and not existed:
+                    _refuse_takeover(root, env, found)
+        notes = found.notes + found.own
         created = _Created(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
@@ -203,10 +207,14 @@ class Vault(Floor):
                     if not (root / CONFIG_REL).exists():
                         tx.write(CONFIG_REL, DEFAULT_CONFIG_TOML)
                     gi = root / ".gitignore"
-                    if not gi.exists():
-                        tx.write(".gitignore", GITIGNORE)
-                    elif "# memctl:" not in read_text(gi):
-                        tx.write(".gitignore", read_text(gi).rstrip("\n") + "\n\n" + GITIGNORE)
+                    ignore = read_text(gi) if gi.exists() else ""
+                    if "# memctl:" not in ignore:
+                        ignore = (ignore.rstrip("\n") + "\n\n" if ignore else "") + GITIGNORE
+                    secrets = adopt.ignore_lines(found.secrets, ignore)
+                    if secrets:
+                        ignore = ignore.rstrip("\n") + "\n\n" + secrets
+                    if not gi.exists() or ignore != read_text(gi):
+                        tx.write(".gitignore", ignore)
                     for store in config.stores.values():
                         readme = f"{store.folder}/INDEX.md"
                         if not (root / readme).exists():
@@ -226,10 +234,11 @@ class Vault(Floor):
                     paths = tx.touched + adopted
                     tx.flush()
                     n = len(adopted)
+                    what = "file" if existed else "note"  # a vault's own files, or notes
                     sha = history.commit(
                         paths,
                         "init: memctl vault"
-                        + (f", adopted {n} note{'s' * (n != 1)}" if adopted else ""),
+                        + (f", adopted {n} {what}{'s' * (n != 1)}" if adopted else ""),
                         {
                             "Memctl-Version": __version__,
                             "Memctl-Command": "init",
@@ -255,7 +264,18 @@ class Vault(Floor):
             vault.config = load_config(root, env)
         if existed and not (root / ".memctl" / "index").exists():
             vault.reindex()  # a fresh clone: searchable at once
-        return vault, InitResult(str(root), not existed, adopted, sha, others, joined, waiting)
+        return vault, InitResult(
+            str(root),
+            not existed,
+            adopted,
+            sha,
+            found.others,
+            joined,
+            waiting,
+            found.skipped,
+            found.secrets,
+        )
+
 
     # ---- ingest (memctl/ingest/) -----------------------------------------------------------
 
@@ -657,11 +677,15 @@ class Vault(Floor):
         return self.history.log(limit)
 
 
+def _has_commits(root: Path) -> bool:
+    """Does the folder's git repository (if any) have a commit yet?"""
+    import subprocess
 
-
-MANY_OTHER_FILES = 100  # more files than this that are not notes: not a notes folder
-_SURVEY_LIMIT = 20_000  # stop counting: the folder is far past the limit anyway
-_TOOL_DIRS = frozenset({".git", ".memctl", ".obsidian"})
+    if not (root / ".git").exists():
+        return False
+    r = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "-q", "HEAD"],
+                       capture_output=True, check=False)  # fmt: skip
+    return r.returncode == 0
 
 
 def agent_ask(root: Path, payload: dict[str, Any], env: dict[str, str]) -> str | None:
@@ -679,40 +703,7 @@ def agent_compacting(root: Path, payload: dict[str, Any]) -> str | None:
     return compacting(root, payload)
 
 
-def _survey(root: Path) -> tuple[list[str], list[str]]:
-    """The folder's markdown notes (adoptable) and everything else (left alone).
-
-    A nested git repository is one entry of "everything else": its files belong to it.
-    Notes in dot-folders are left alone too, as every store walk skips them.
-    """
-    notes: list[str] = []
-    others: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        keep = []
-        for d in sorted(dirnames):
-            if here == root and d in _TOOL_DIRS:
-                continue
-            if (here / d / ".git").exists():
-                others.append((here / d).relative_to(root).as_posix() + "/")
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        hidden = any(part.startswith(".") for part in here.relative_to(root).parts)
-        for name in sorted(filenames):
-            rel = (here / name).relative_to(root).as_posix()
-            if here == root and name == ".gitignore":
-                continue
-            if name.endswith(".md") and not name.startswith(".") and not hidden:
-                notes.append(rel)
-            else:
-                others.append(rel)
-        if len(others) > _SURVEY_LIMIT:
-            break
-    return sorted(notes), sorted(others)
-
-
-def _refuse_takeover(root: Path, env: dict[str, str], others: list[str]) -> None:
+def _refuse_takeover(root: Path, env: dict[str, str], found: Any) -> None:
     home = env.get("HOME")
     if root == Path(root.anchor) or (home and root == Path(home).expanduser().resolve()):
         what = "the filesystem root" if root == Path(root.anchor) else "your home folder"
@@ -721,12 +712,15 @@ def _refuse_takeover(root: Path, env: dict[str, str], others: list[str]) -> None
             "use a folder of its own, e.g. ~/memory, or pass --force",
             root,
         )
-    if len(others) > MANY_OTHER_FILES:
-        n = f"{len(others)}{'+' if len(others) > _SURVEY_LIMIT else ''}"
+    if found.mostly_other():
+        other = [*found.others, *found.secrets]
+        k = f"{len(other)}{'+' if found.truncated else ''}"
+        notes = len(found.notes)
         raise InputError(
-            f"refusing to adopt a folder with {n} files that are not notes "
-            f"(e.g. {others[0]}); use an empty folder or one of markdown notes, "
-            "or pass --force (they are never committed)",
+            f"refusing to make a vault of a folder that is mostly not notes: {k} files that "
+            f"are not notes, {notes} note{'s' * (notes != 1)} (e.g. {sorted(other)[0]}); use "
+            "an empty folder or one of markdown notes, or pass --force (they are never "
+            "committed)",
             root,
         )
 

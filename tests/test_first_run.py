@@ -26,6 +26,15 @@ def test_the_demo_piped_is_plain_and_its_numbers_agree() -> None:
     search = out.split('$ memctl search egress costs --limit 5\n', 1)[1]
     top = search.splitlines()[0].split("\t")[3].lower()
     assert "egress" in top and "cost" in top, top
+    # the demo's vault holds everything it made, committed: sample-vault/ has .memctl/ but no
+    # .git, and init used to adopt none of it (26 untracked entries, a hand-edit commit)
+    vault = out.rsplit("The vault is at ", 1)[1].split(" — ", 1)[0]
+    status = subprocess.run(["git", "-C", vault, "status", "--porcelain"], capture_output=True,
+                            text=True, check=True).stdout
+    assert status == "", status
+    log = subprocess.run(["git", "-C", vault, "log", "--format=%s"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "edited by hand" not in log, log
 
 
 def test_the_test_run_prints_no_third_party_warnings() -> None:

@@ -26,9 +26,12 @@ def test_init_commits_notes_only_and_lists_what_it_left_alone(tmp_path: Path) ->
     assert "notes/idea.md" in tracked
     assert not [t for t in tracked if t.startswith((".ssh", "Documents")) or t.endswith(".jpg")]
     assert "adopted 1 existing note" in r.out
-    assert "left alone 3 files that are not notes" in r.out
-    for name in (".ssh/id_ed25519", "Documents/taxes.txt", "photo.jpg"):
+    assert "left alone 2 files that are not notes" in r.out
+    for name in ("Documents/taxes.txt", "photo.jpg"):
         assert name in r.out
+    # a private key is left alone and git-ignored, so no `git add -A` ever takes it
+    assert "git-ignored .ssh/id_ed25519 (it may hold secrets; never committed)" in r.out
+    assert git(folder, "check-ignore", ".ssh/id_ed25519").strip() == ".ssh/id_ed25519"
     # and they stay out of every later commit, too
     ok("--vault", folder, "ingest", "-", input='{"role": "user", "content": "hi"}\n')
     tracked = git(folder, "ls-files").split()

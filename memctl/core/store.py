@@ -784,13 +784,21 @@ def read_text(path: Path) -> str:
     return Path(path).read_bytes().decode("utf-8")
 
 
+# Folders of installed dependencies: their README.md files are nobody's notes (dot-folders,
+# .venv and .git among them, are skipped as well). memctl.core.adopt says why to `memctl init`.
+DEPENDENCY_DIRS = frozenset({"node_modules", "bower_components", "venv", "__pycache__"})
+
+
 def walk_markdown(root: Path, sub: str = "") -> Iterator[Path]:
-    """Every markdown file in the vault, skipping dot-folders (.git, .memctl, .obsidian)."""
+    """Every markdown file in the vault, skipping dot-folders (.git, .memctl, .obsidian)
+    and dependency folders (node_modules)."""
     base = root / sub if sub else root
     if not base.exists():
         return
     for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in DEPENDENCY_DIRS
+        )
         for name in sorted(filenames):
             if name.endswith(".md") and not name.startswith("."):
                 path = Path(dirpath) / name

@@ -39,7 +39,7 @@ from typing import Any
 import tantivy
 
 from memctl.core.localstate import RAW_READ_BOUND, READ_BOUND
-from memctl.core.store import atomic_write, stays_inside
+from memctl.core.store import DEPENDENCY_DIRS, atomic_write, stays_inside
 from memctl.errors import LockTimeoutError
 from memctl.index.schema import (
     BROKEN,
@@ -91,6 +91,8 @@ def scan(root: Path, dirs: dict[str, int] | None = None) -> dict[str, list[int]]
                             continue  # never read past the bound (core.localstate; doctor)
                         out[prefix + name] = [st.st_mtime_ns, st.st_size]
                     elif e.is_dir(follow_symlinks=False):
+                        if name in DEPENDENCY_DIRS:
+                            continue  # node_modules/*/README.md is nobody's note
                         if dirs is not None:
                             dirs[prefix + name] = e.stat(follow_symlinks=False).st_mtime_ns
                         stack.append((f"{prefix}{name}/", e.path))

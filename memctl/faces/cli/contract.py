@@ -123,10 +123,12 @@ _FILE_PROBLEM = obj(
 
 COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
     "init": (
-        "The vault made or adopted, its first commit, and the files left alone (not notes).",
+        "The vault made or adopted, its first commit, the files left alone (not notes), the "
+        "tool and dependency folders not walked (with why) and the secrets files git-ignored.",
         obj(
             {"root": S, "created": B, "adopted": STRS, "commit": OPT_S, "left_alone": STRS,
-             "joined": OPT_S, "config_waiting": STRS}
+             "joined": OPT_S, "config_waiting": STRS,
+             "skipped": dict_of(S), "ignored": STRS}
         ),
     ),
     "ingest": (

@@ -30,14 +30,17 @@ def init(
     force: Annotated[
         bool,
         typer.Option(
-            "--force", help="Also make a home folder, or one of many non-note files, a vault."
+            "--force", help="Also make a home folder, or one that is mostly not notes, a vault."
         ),
     ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Create a vault, or adopt a folder of notes: config, stores, INDEX.md, git, first commit.
 
-    Only markdown notes are adopted; every other file is left alone (listed, never staged).
+    Only markdown notes are adopted; every other file is left alone (listed, never staged),
+    tool and dependency folders (node_modules, .venv, .obsidian, .git of another repository)
+    are not walked, and secrets files (.env, keys) are git-ignored. A vault copied without
+    its .git is adopted whole. A folder that is mostly not notes is refused unless --force.
     """
     from memctl.faces.cli.common import state
     from memctl.vault import Vault
@@ -54,8 +57,15 @@ def init(
         out(f"made a git repository of the vault files in {res.root}")
     else:
         out(f"already a vault: {res.root} (merge drivers registered, search index ready)")
+    # each choice init made, with its reason, one line each
     if res.adopted:
-        out(f"adopted {n(len(res.adopted), 'existing note')}")
+        noun = "existing note" if res.created else "existing file"
+        out(f"adopted {n(len(res.adopted), noun)} (markdown notes"
+            + (", sessions and memctl's own files" if not res.created else "") + ")")
+    for rel, why in res.skipped.items():
+        out(f"left alone {rel} ({why}; not walked)")
+    for rel in res.ignored:
+        out(f"git-ignored {rel} (it may hold secrets; never committed)")
     if res.left_alone:
         k = len(res.left_alone)
         out(f"left alone {n(k, 'file')} that are not notes (not committed):")
