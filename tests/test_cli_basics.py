@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from util import git, memctl, new_vault, ok
@@ -24,18 +23,9 @@ def test_help_loads_nothing_heavy() -> None:
     assert "ingest" in out.stdout
 
 
-def test_help_and_version_are_fast() -> None:
-    for args in (["--version"], ["--help"]):
-        best = min(_timed(args) for _ in range(3))
-        # Generous bound for slow CI boxes; the real figure is reported by bench/.
-        assert best < 0.6, f"memctl {args} took {best:.3f}s"
+def test_version_prints_the_version() -> None:
+    # how fast --version and --help are is measured in bench/startup.py, not asserted here
     assert ok("--version").out.startswith("memctl ")
-
-
-def _timed(args: list[str]) -> float:
-    t = time.perf_counter()
-    memctl(*args)
-    return time.perf_counter() - t
 
 
 def test_outside_a_vault_says_how_to_fix(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitutil import run_git
-from test_forget import cite_both, vault  # noqa: F401 - the fixture
+from test_forget import cite_both, forget_vault_built, vault  # noqa: F401 - the fixtures
 from util import ok
 
 

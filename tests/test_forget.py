@@ -8,6 +8,7 @@ commit message of every branch.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -46,8 +47,10 @@ def jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-@pytest.fixture
-def vault(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def forget_vault_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once through the CLI (six commands); each test forgets in a copy of its own."""
+    tmp_path = tmp_path_factory.mktemp("forget")
     v = tmp_path / "v"
     ok("init", v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "dana.jsonl", DANA), "--user", "dana",
@@ -58,6 +61,13 @@ def vault(tmp_path: Path) -> Path:
     ok("--vault", v, "ingest", jsonl(tmp_path / "dana2.jsonl", DANA2), "--user", "dana",
        "--scope", "team", "--session", "dana-2")
     ok("--vault", v, "curate")
+    return v
+
+
+@pytest.fixture
+def vault(forget_vault_built: Path, tmp_path: Path) -> Path:
+    v = tmp_path / "v"
+    shutil.copytree(forget_vault_built, v, symlinks=True)
     return v
 
 

@@ -95,6 +95,13 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Vault, dict, Pat
     return vault, paths, outside
 
 
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sessions and notes of test_recall, built once; a test that changes it copies it."""
+    vault, _ = build_vault(tmp_path_factory.mktemp("plain") / "vault", SESSIONS, NOTES)
+    return vault.root
+
+
 def _clean(text: str, *asked: str) -> None:
     """No byte of an outside file in `text`; the caller's own words (`asked`), which
     outputs echo back ("no matches for ...", a recall block's title), do not count."""
@@ -263,8 +270,9 @@ LOOKALIKES = [
 
 
 @pytest.fixture()
-def lookalike_vault(tmp_path: Path) -> Vault:
-    vault, _ = build_vault(tmp_path / "vault", SESSIONS, NOTES)
+def lookalike_vault(tmp_path: Path, plain: Path) -> Vault:
+    shutil.copytree(plain, tmp_path / "vault", symlinks=True)
+    vault = Vault.open(tmp_path / "vault", env={})
     (vault.root / "Café-notes").mkdir()  # a custom store's folder, spelled in NFC
     (vault.root / "Café-notes" / "x.md").write_text("# x\n")
     return vault
@@ -477,12 +485,13 @@ def _proposal(target: str) -> str:
     + ["raw/INDEX.md", "INDEX.md", "knowledge/INDEX.md", ".memctl/config.toml", "profile/dana.md"],
 )
 def test_a_proposal_naming_a_target_it_may_not_become_is_refused(
-    tmp_path: Path, target: str
+    tmp_path: Path, target: str, plain: Path
 ) -> None:
     """`proposal_of` in a proposal's frontmatter names the note accepting writes; a hand
     edit, a merge or another writer can put anything there. Listing read it (so a diff
     showed files outside the vault) and accepting wrote it."""
-    vault, _ = build_vault(tmp_path / "vault", SESSIONS, NOTES)
+    shutil.copytree(plain, tmp_path / "vault", symlinks=True)
+    vault = Vault.open(tmp_path / "vault", env={})
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "note.md").write_text(OUTSIDE_NOTE)
