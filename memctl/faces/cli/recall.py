@@ -319,7 +319,9 @@ def hook_stop(
 
 
 @hook_app.command("pre-compact")
-def hook_pre_compact(as_user: Annotated[str | None, _AS] = None) -> None:
+def hook_pre_compact(
+    as_user: Annotated[str | None, _as("Save the transcript")] = None,
+) -> None:
     """PreCompact: save the transcript before the context is summarised; the next Stop asks
     the agent to record the session's decisions."""
     _run_hook("pre-compact", as_user)
