@@ -629,10 +629,12 @@ class Transaction:
 
     def write(self, rel: str | Path, data: str | bytes) -> Path:
         """Atomically replace one vault file, remembering what was there before."""
+        from memctl.core.redact.files import check_name, for_disk
+
         if self.redact and not is_raw_session(rel):
-            data = _redacted(rel, data)
+            data = for_disk(rel, data)
         elif self.redact:
-            _check_name(rel)
+            check_name(rel)
         target = self.path(rel)
         self._remember(target)
         try:
@@ -729,27 +731,6 @@ def restore(target: Path, backup: Path | None) -> None:
 def is_raw_session(rel: str | Path) -> bool:
     text = rel.as_posix() if isinstance(rel, Path) else rel
     return text.startswith("raw/") and text.endswith(".md") and not text.endswith("/INDEX.md")
-
-
-def _check_name(rel: str | Path) -> None:
-    from memctl.core.redact import find_secrets
-
-    if find_secrets(str(rel)):
-        raise MemctlError(f"refusing to write a file whose name holds a secret: {rel}")
-
-
-def _redacted(rel: str | Path, data: str | bytes) -> str | bytes:
-    from memctl.core.redact import redact
-
-    _check_name(rel)
-    if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return data  # not text: nothing a detector could read
-        clean, found = redact(text)
-        return clean.encode("utf-8") if found else data
-    return redact(data)[0]
 
 
 def _fsync_path(path: Path) -> None:
