@@ -150,7 +150,9 @@ def test_cli_ingest_and_curate_a_coding_session(vault: Path) -> None:
     ]
     body = "\n".join(claims)
     assert "Tests run with `pnpm vitest run`." in notes["projects/shopfront.md"]
-    assert "cwd: /home/dana/src/shopfront" in notes["projects/shopfront.md"]
+    # a shared note names the folder as raw headers do, never this machine's path
+    assert "cwd: shopfront" in notes["projects/shopfront.md"]
+    assert "/home/dana" not in notes["projects/shopfront.md"].split("\n---\n", 1)[0]
     assert "Committed 4f9c2ab on main" in body
     assert "Dana chose vite for the dev server." in body
     assert "Dana very much likes the way danieldemmel.me does its checkout" in body

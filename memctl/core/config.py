@@ -82,7 +82,7 @@ standing = 0.25            # share of the budget kept for standing context (goal
 # mode = "propose"
 # instructions = "Extract step-by-step operational procedures the user states."
 # match = ['\\brunbook\\b']   # sentences the builtin curator files here (regular expressions)
-# plugin = "project"         # a store with code: entry point in the memctl.curate.stores group
+# plugin = "project"         # a store with code: entry point in the memctl.stores group
 """
 
 

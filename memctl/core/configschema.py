@@ -70,6 +70,17 @@ def duration(value: Any) -> str | None:
     return None
 
 
+def _size(value: Any) -> str | None:
+    """A size limit: bytes, or "1MB", "500KB" (what memctl.core.localstate.parse_size reads)."""
+    from memctl.core.localstate import parse_size
+
+    try:
+        parse_size(value, "")
+    except MemctlError:
+        return 'a size such as "1MB" or "500KB"'
+    return None
+
+
 def _str_list(value: Any) -> str | None:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return None
@@ -114,6 +125,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
     },
     "recall": {"budget": _int(1, 1_000_000), "standing": _num(0, 1)},
     "remember": {"agent_shared": _choice("write", "propose")},
+    "limits": {"note": _size, "raw": _size},
     "retention": {
         "raw_max_age": duration,
         "raw_max_age_by_scope": _durations_by_scope,

@@ -183,7 +183,7 @@ def legacy_file_name_ids(stem: str, origin: str) -> tuple[str, ...]:
     return (f"{stem}-{_path_hash(origin, 'sha256')[:8]}", stem)
 
 
-def portable_path(path: str, root: Path, home: Path | None) -> str:
+def portable_path(path: str, root: Path | None, home: Path | None) -> str:
     """A path as a raw file may record it: raw files are committed and shared, so never this
     machine's absolute path. Inside the vault it is vault-relative, under the home folder
     `~/...` (Claude Code's `~/.claude/projects/<project>/...` among them), elsewhere the

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
-from memctl.core.provenance import RawTurns, citable, quote_in, squash
+from memctl.core.provenance import RawTurns, citable, quote_in, squash, supports
 from memctl.core.raw import split_frontmatter
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -601,8 +601,12 @@ def _merge_one(
         _merge_meta(note, meta)
     when = turns.date(cites[-1][0]) or batch.today
     text = one_line(p.text)  # a turn's bidi, zero-width and control characters stay in raw/
+    # A claim whose quotes share no content word with it is read from the turn, not said in
+    # it ("chose pnpm" quoting "yes, the second one"): it is kept as inferred, the label
+    # recall shows and the test `memctl verify` applies (core.provenance.supports).
+    inferred = p.inferred or not supports(text, [q for _, q in cites])
     out = notes.apply(
-        note, section, spec.sections, text, cites, p.inferred, p.action, p.replaces, when
+        note, section, spec.sections, text, cites, inferred, p.action, p.replaces, when
     )
     if out.action == "noop":
         res.noop += 1

@@ -3,7 +3,7 @@
 Most custom stores need no code: declare `[stores.NAME]` in `.memctl/config.toml` with a
 folder, a template (sections + extraction prompt), `match` patterns for the built-in curator
 and a mode. When a store needs logic of its own, write a class with three methods and
-register it under the `memctl.curate.stores` entry-point group:
+register it under the `memctl.stores` entry-point group:
 
     [project.entry-points."memctl.stores"]
     project = "memctl_project_store:ProjectContextStore"

@@ -286,10 +286,9 @@ def _write_transcript(
         remember_parsed(rel, new_text, h, allm)
         sessions[sid] = rel
         return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
-    meta = dict(tr.meta)
-    if isinstance(meta.get("cwd"), str):  # a Claude Code session's project folder
-        meta["cwd"] = portable_path(meta["cwd"], vault.root, vault.config.home)
-    extra = {"source_meta": meta} if meta else {}
+    # the transcript's own fields (a Claude Code session's cwd among them) are kept as they
+    # came: they are the transcript; only memctl's record of where the file was is portable
+    extra = {"source_meta": tr.meta} if tr.meta else {}
     origin = portable_path(tr.origin, vault.root, vault.config.home)
     h = make_header(sid, title, tr.source_format, origin, user, scope, messages, extra)
     text = render_session(h, messages)

@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memctl.core.raw import portable_path
+
 if TYPE_CHECKING:
     from memctl.recall.graph import Reader
 
@@ -82,8 +84,28 @@ def project_note(r: Reader, cwd: str | None) -> str | None:
         theirs = note.meta.get("remote")
         if want and theirs and normal_remote(str(theirs)) == want:
             return h.ref
-        where = str(note.meta.get("cwd") or "").rstrip("/")
-        inside = where and (here == where or here.startswith(where + "/"))
-        if inside and (best is None or len(where) > best[0]):
-            best = (len(where), h.ref)
+        depth = covers(str(note.meta.get("cwd") or ""), here, r.vault.root, r.vault.config.home)
+        if depth is not None and (best is None or depth > best[0]):
+            best = (depth, h.ref)
     return best[1] if best else None
+
+
+def covers(where: str, cwd: str, root: Path, home: Path | None) -> int | None:
+    """How closely a project note recorded at `where` holds the working directory `cwd` (the
+    longer, the closer), or None when it does not.
+
+    Notes record the directory as raw headers do (memctl.core.raw.portable_path): `~/...`
+    under the home folder, else the folder's name alone; `cwd` is this machine's path.
+    """
+    where = where.rstrip("/")
+    if not where:
+        return None
+    here = project_dir(cwd)
+    if "/" not in where:  # a folder's name alone: the project's, or one of its parents'
+        return len(where) if where in Path(here).parts else None
+    shared = project_dir(portable_path(here, root, home))
+    for path in (here, shared):
+        if path == where or path.startswith(where + "/"):
+            return len(where)
+    return None
+

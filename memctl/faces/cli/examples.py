@@ -26,6 +26,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "reindex": ("memctl reindex",),
     "watch": ("memctl watch --ingest ~/.claude/projects --user dana",),
     "curate": ("memctl curate --dry-run", "memctl curate --model openai/gpt-4o-mini"),
+    "remember": (
+        'memctl remember "Dana chose pnpm over npm" --source 64628a#t3 --quote "let\'s use pnpm"',
+        'memctl remember "The deploy script needs AWS_PROFILE set" --own --store projects',
+    ),
     "review": ("memctl review", "memctl review --accept 3f2a1c"),
     "diff": ("memctl diff HEAD~1..HEAD", "memctl diff --since 2w --store decisions"),
     "verify": ("memctl verify knowledge/egress.md",),
@@ -54,6 +58,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "hook stop": (
         'echo \'{"transcript_path": "t.jsonl"}\' | memctl hook stop --user dana --worker',
+    ),
+    "hook pre-compact": (
+        'echo \'{"session_id": "s1", "transcript_path": "t.jsonl"}\' '
+        "| memctl hook pre-compact --user dana",
     ),
 }
 

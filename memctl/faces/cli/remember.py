@@ -45,7 +45,10 @@ def remember(
         typer.Option("--replaces", help="A claim of the same note this one supersedes."),
     ] = None,
     as_user: Annotated[
-        str | None, typer.Option("--as", help="For this memctl user (default: the vault's user).")
+        str | None, typer.Option(
+            "--user", "--as", help="For this memctl user (default: the vault's user).",
+            metavar="USER",
+        )
     ] = None,
     json_out: JsonFlag = False,
 ) -> None:

@@ -92,7 +92,7 @@ def extract(
             assert project is not None
             note = _title(batch, "projects", project)
             slug = slugify(project)
-            where = project_dir(s.cwd) if s.cwd else None
+            where = project_dir(s.place) if s.place else None  # shared: no machine path
             meta = tuple((k, v) for k, v in (("cwd", where), ("remote", _remote(s))) if v)
         elif store == "profile":
             note, slug = _title(batch, "profile", batch.user, key="user"), batch.user

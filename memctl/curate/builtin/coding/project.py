@@ -58,7 +58,10 @@ def normal_remote(url: str) -> str:
 
 
 def find_project_note(
-    root: Path, cwd: str | None = None, remote_url: str | None = None
+    root: Path,
+    cwd: str | None = None,
+    remote_url: str | None = None,
+    home: Path | None = None,
 ) -> str | None:
     """The vault path of the project note for a working directory or git remote, if any.
 
@@ -67,6 +70,7 @@ def find_project_note(
     """
     from memctl.core.notes import parse_note
     from memctl.core.store import read_text
+    from memctl.recall.project import covers
 
     folder = root / "projects"
     if not folder.is_dir():
@@ -83,9 +87,7 @@ def find_project_note(
             continue
         if want and note.meta.get("remote") and normal_remote(str(note.meta["remote"])) == want:
             return rel
-        where = str(note.meta.get("cwd") or "").rstrip("/")
-        here = project_dir(cwd) if cwd else ""
-        inside = here and where and (here == where or here.startswith(where + "/"))
-        if inside and (best is None or len(where) > best[0]):
-            best = (len(where), rel)
+        depth = covers(str(note.meta.get("cwd") or ""), cwd, root, home) if cwd else None
+        if depth is not None and (best is None or depth > best[0]):
+            best = (depth, rel)
     return best[1] if best else None

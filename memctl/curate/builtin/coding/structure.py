@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memctl.core.model import Message
+from memctl.core.raw import portable_path
 from memctl.curate import Batch
 from memctl.curate.builtin.coding.markup import has_markup, is_harness_turn, prose, shell_input
 
@@ -91,7 +93,8 @@ class Coding:
     noise: set[int]  # turns that are harness markup only
     subagent: bool  # a sub-agent's transcript: its "user" is the agent that spawned it
     agent: str
-    cwd: str | None
+    cwd: str | None  # the working directory as the transcript's records give it
+    place: str | None  # the same as the raw header keeps it: never a machine's home path
     branch: str | None
     start: int
 
@@ -124,6 +127,9 @@ def read(batch: Batch) -> Coding:
     msgs = batch.messages
     src = _source_meta(batch)
     cwd = src.get("cwd") if isinstance(src.get("cwd"), str) else None
+    # notes are shared: they name the folder as raw headers name files (`~/...` under the
+    # home folder, else its name alone), never by this machine's absolute path
+    place = portable_path(cwd, None, Path.home()) if cwd else None
     branch = src.get("gitBranch") if isinstance(src.get("gitBranch"), str) else None
     humans: list[Human] = []
     texts: list[tuple[int, str]] = []
@@ -165,7 +171,8 @@ def read(batch: Batch) -> Coding:
             _human_in_result(i, m.content, humans, call)
     subagent = bool(src.get("parent_session"))
     return Coding(
-        humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, branch, batch.start
+        humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, place, branch,
+        batch.start
     )
 
 
