@@ -580,6 +580,13 @@ class Vault(Floor):
         return UserAccess(self, user)
 
     @staticmethod
+    def session_label(raw_path: str) -> str:
+        """The short name recall and footnotes give a session (`64628a`), else its path."""
+        from memctl.core.raw import short_digest
+
+        return short_digest(raw_path) or raw_path
+
+    @staticmethod
     def write_outside(path: Path, text: str) -> None:
         """Write a file that is not the vault's (an agent's settings) atomically, as the
         vault's own files are: a killed write leaves the old file, never half of it."""

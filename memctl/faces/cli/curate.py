@@ -64,12 +64,12 @@ def curate(
         calls = n(res.calls, "model call")
         out(f"  {calls} · {res.tokens_in}+{res.tokens_out} tokens · cost {cost}")
         if len(res.per_session) > 1:
-            from memctl.raw import short_digest
+            from memctl.vault import Vault
 
             for row in res.per_session:
                 each = "unknown" if row["cost"] is None else f"${row['cost']:.4f}"
                 out(
-                    f"    {short_digest(row['session']) or row['session']}: "
+                    f"    {Vault.session_label(row['session'])}: "
                     f"{n(row['calls'], 'model call')} · "
                     f"{row['tokens_in']}+{row['tokens_out']} tokens · cost {each}"
                 )
