@@ -79,3 +79,16 @@ def test_good_retention_config_still_runs_gc(tmp_path: Path) -> None:
                    'raw_max_age_by_scope = { "user:*" = "90d" }\npinned = ["decisions/*"]\n',
                    encoding="utf-8")
     ok("--vault", vault, "gc")
+
+
+def test_every_documented_remember_setting_loads(tmp_path: Path) -> None:
+    """The Stop hook's ask is configured under [remember] (README); those keys must load,
+    and a wrong value is one line like any other."""
+    vault = new_vault(tmp_path)
+    cfg = vault / ".memctl" / "config.toml"
+    base = "# memctl vault configuration\n\n[vault]\n\n"
+    cfg.write_text(base + '[remember]\nask = "off"\nask_after = 5\n', encoding="utf-8")
+    ok("--vault", vault, "status")
+    cfg.write_text(base + "[remember]\nask = 7\n", encoding="utf-8")
+    r = memctl("--vault", vault, "status")
+    assert r.code == 2 and "ask" in r.err and len(r.err.strip().splitlines()) == 1, r.err

@@ -124,7 +124,14 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "temperature": _num(0, 2),
     },
     "recall": {"budget": _int(1, 1_000_000), "standing": _num(0, 1)},
-    "remember": {"agent_shared": _choice("write", "propose")},
+    "remember": {
+        "agent_shared": _choice("write", "propose"),
+        # the Stop hook's ask to remember (helper agentic): "stop" or "off" (or a bool)
+        "ask": lambda v: None if v in ("stop", "off") or isinstance(v, bool)
+        else '"stop" or "off"',
+        "ask_after": _int(0, 10_000),
+    },
+    # the largest note and raw session a pull may bring (helper sync, issue 22)
     "limits": {"note": _size, "raw": _size},
     "retention": {
         "raw_max_age": duration,
