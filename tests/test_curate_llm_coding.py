@@ -24,6 +24,7 @@ from test_curate_llm import MODEL, llm_env
 
 from memctl.core import tokens
 from memctl.core.notes import parse_note
+from memctl.core.provenance import citable
 from memctl.curate.llm import CHUNK_TOKENS, TOOL_RESULT_CHARS
 from memctl.vault import Vault
 
@@ -38,8 +39,8 @@ FILED = {
     "decision": ("decisions", "Decision", "Decision: {head}"),
     "preference": ("profile", "Preferences", "Profile: {user}"),
     "instruction": ("instructions", "Instructions", "Instructions (team)"),
-    "project": ("knowledge", "Facts", "Project notes"),
-    "problem": ("knowledge", "Facts", "Project notes"),
+    "project": ("projects", "Facts", "Project: {project}"),
+    "problem": ("projects", "Gotchas", "Project: {project}"),
     "outcome": ("sessions", "Outcomes", "Outcomes"),
 }
 USER = "dain"
@@ -59,14 +60,15 @@ def _quote(text: str) -> str | None:
 
 
 def _turn_map(vault: Path) -> dict[str, tuple[str, int, str, str]]:
-    """gold uuid -> (raw path, turn number, role, content) for the person's and agent's lines."""
+    """gold uuid -> (raw path, turn number, role, what a claim may quote) for the person's
+    and the agent's lines (an agent's tool calls are quotable: memctl.core.provenance)."""
     v = Vault.open(vault, env={})
     out: dict[str, tuple[str, int, str, str]] = {}
     for s in v.sessions():
         _, messages, _ = v.read_session(s["path"])
         for n, m in enumerate(messages, 1):
             if m.id and m.id not in out and m.role in ("user", "assistant"):
-                out[m.id] = (s["path"], n, m.role, m.content)
+                out[m.id] = (s["path"], n, m.role, citable(m))
     return out
 
 
@@ -74,38 +76,43 @@ class GoldModel:
     """Answers a curation request with the gold facts whose evidence is among its NEW turns."""
 
     def __init__(self, gold: dict, turns: dict[str, tuple[str, int, str, str]]) -> None:
-        self.by_session: dict[str, list[tuple[dict, int, str]]] = {}
+        self.by_session: dict[str, list[tuple[dict, int, str, bool, str]]] = {}
         self.expected: list[tuple[dict, str, int]] = []  # (fact, raw path, turn)
-        self.agent_only: list[dict] = []
+        self.observed = 0  # facts only the agent's turns show: cited as observed
+        self.unquotable: list[dict] = []
         for s in gold["sessions"]:
             for fact in s["facts"]:
-                cite = None
-                for uuid in fact["evidence"]:
-                    hit = turns.get(uuid)
-                    if hit and hit[2] == "user" and _quote(hit[3]):
-                        cite = hit
-                        break
-                if cite is None:
-                    self.agent_only.append(fact)
+                hits = [h for u in fact["evidence"] if (h := turns.get(u)) and _quote(h[3])]
+                said = [h for h in hits if h[2] == "user"]
+                seen = [h for h in hits if h[2] == "assistant"]
+                if said:
+                    cite, observed = said[0], False
+                elif seen and fact["kind"] in ("project", "problem", "outcome"):
+                    cite, observed = seen[0], True  # what happened, not what anyone said
+                else:
+                    self.unquotable.append(fact)
                     continue
                 path, n, _, content = cite
-                self.by_session.setdefault(path, []).append((fact, n, _quote(content) or ""))
+                row = (fact, n, _quote(content) or "", observed, s["project"])
+                self.by_session.setdefault(path, []).append(row)
                 self.expected.append((fact, path, n))
+                self.observed += observed
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         user = body["messages"][-1]["content"]
         path = re.match(r"Session (\S+) ·", user).group(1)  # type: ignore[union-attr]
         new = {int(n) for n in re.findall(r"^### t(\d+) · .* · NEW$", user, re.M)}
         claims = []
-        for fact, n, quote in self.by_session.get(path, []):
+        for fact, n, quote, observed, project in self.by_session.get(path, []):
             if n not in new:
                 continue
             store, section, title = FILED[fact["kind"]]
             head = " ".join(fact["text"].split()[:6]).rstrip(".,")
             claims.append({
                 "store": store, "section": section,
-                "note": title.format(head=head, user=USER),
+                "note": title.format(head=head, user=USER, project=project.strip("-")),
                 "text": fact["text"], "citations": [{"turn": n, "quote": quote}],
+                **({"observed": True} if observed else {}),
             })  # fmt: skip
         return {"json": {"claims": claims}}
 
@@ -143,7 +150,7 @@ def _claims(vault: Path) -> dict[str, list[str]]:
 def test_every_gold_fact_the_model_returns_is_verified_and_kept(run: dict) -> None:
     claims = _claims(run["vault"])
     expected = run["model"].expected
-    assert len(expected) >= 20
+    assert len(expected) >= 80 and run["model"].observed >= 40
     missing = [
         f["text"] for f, path, n in expected if f"{path}#t{n}" not in claims.get(f["text"], [])
     ]
@@ -200,10 +207,13 @@ def test_tokens_and_cost_are_reported_per_session(run: dict) -> None:
     assert abs(sum(r["cost"] for r in rows) - res["cost"]) < 1e-9
     log = git(run["vault"], "log", "-1", "--format=%b")
     assert f"Memctl-Tokens: {res['tokens_in']}+{res['tokens_out']}" in log
+    counted = sum(tokens.count(m["content"]) for r in run["requests"] for m in r.messages)
+    print(f"prompt tokens by memctl's tokenizer (the fake server counts words): {counted}")
     for r in rows:
         print(f"{r['session'].rsplit('/', 1)[-1][:60]}: {r['calls']} calls, "
               f"{r['tokens_in']}+{r['tokens_out']} tokens, ${r['cost']:.4f}")
     print(f"total: {res['calls']} calls, {res['tokens_in']}+{res['tokens_out']} tokens, "
-          f"${res['cost']:.4f}; {len(run['model'].expected)} gold facts replayed, "
-          f"{len(run['model'].agent_only)} cite only agent turns; added {res['added']}, "
+          f"${res['cost']:.4f}; {len(run['model'].expected)} gold facts replayed "
+          f"({run['model'].observed} observed in agent turns, "
+          f"{len(run['model'].unquotable)} not quotable); added {res['added']}, "
           f"reinforced {res['reinforced']}, rejected {res['claims_rejected']}")

@@ -74,8 +74,12 @@ command); root causes found. Terse, lower-case messages count ("use pnpm", "let'
 vite"). Never extract from harness markup (<command-name>, <local-command-stdout>, system \
 reminders, caveats, "[Request interrupted"), from tool output, pasted logs or stack traces, \
 or from the agent's narration ("Let me look at..."). The agent's tool calls are shown as \
-[tool NAME] lines and tool results as "tool" turns: they tell you what happened, but only \
-the person's words are quoted as what someone said.
+[tool NAME] lines and tool results as "tool" turns.
+14. What the session shows happening (a command the agent ran and whether it worked, a \
+commit with its hash, files created or changed, a root cause found) may cite the assistant's \
+or a tool's turn that shows it, quoting its text or its tool call's arguments verbatim, with \
+"observed": true. Decisions, preferences and instructions always cite the person's own \
+words and are never "observed".
 
 Reply with one JSON object and nothing else, matching this JSON Schema:
 """

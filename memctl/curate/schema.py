@@ -53,6 +53,11 @@ CLAIMS_SCHEMA: dict[str, Any] = {
                         },
                     },
                     "inferred": {"type": "boolean"},
+                    "observed": {
+                        "type": "boolean",
+                        "description": "true: what the session shows happening (a command "
+                        "run, a commit, a change, a cause found); may cite the assistant's turn",
+                    },
                     "action": {"type": "string", "enum": list(ACTIONS)},
                     "replaces": {
                         "type": ["string", "null"],
@@ -155,6 +160,7 @@ def to_proposal(c: dict[str, Any]) -> Proposal:
         text=" ".join(c["text"].split()),
         citations=tuple(Quote(int(q["turn"]), q["quote"]) for q in c["citations"]),
         inferred=bool(c.get("inferred", False)),
+        observed=bool(c.get("observed", False)),
         action=c.get("action") or "add",
         replaces=c.get("replaces"),
         entity=entity,
