@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from memctl.curate.schema import CLAIMS_SCHEMA, SchemaError, validate
+from memctl.curate.schema import CLAIMS_SCHEMA, SchemaError, to_proposal, validate
 
 GOOD: dict[str, Any] = {
     "claims": [
@@ -59,6 +59,8 @@ CASES: list[tuple[Any, str | None]] = [
     (_with((*C, "citations", 0, "quote"), ""),
      "claims[0].citations[0].quote must be a non-empty string"),
     (_with((*C, "inferred"), "yes"), "claims[0].inferred must be true or false, got string"),
+    (_with((*C, "observed"), "yes"), "claims[0].observed must be true or false, got string"),
+    (_with((*C, "observed"), True), None),
     (_with((*C, "action"), "delete"), "claims[0].action must be one of"),
     (_with((*C, "entity_type"), "pet"), "claims[0].entity_type must be one of"),
     (_with((*C, "aliases"), [1]), "claims[0].aliases[0] must be a string, got integer"),
@@ -80,3 +82,11 @@ def test_validate_and_the_schema_shown_to_the_model_agree(
     with pytest.raises(SchemaError) as err:
         validate(payload)
     assert str(err.value).startswith(message)
+
+
+def test_the_models_observed_key_reaches_the_proposal() -> None:
+    # an observed claim may cite the agent's turn; dropping the key would make the engine
+    # refuse every such claim as if it said the agent's words were the person's
+    seen = validate(_with((*C, "observed"), True))[0]
+    assert to_proposal(seen).observed is True
+    assert to_proposal(validate(GOOD)[0]).observed is False
