@@ -197,3 +197,29 @@ def test_a_subagents_prompt_is_no_persons_request(tmp_path: Path) -> None:
     assert "Never push" not in "\n".join(
         p.read_text("utf-8") for p in root.rglob("instructions/**/*.md")
     )
+
+
+def _project_note(root: Path, name: str, status: str, cwd: str) -> None:
+    f = root / "projects" / f"{name}.md"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(
+        f"---\nid: projects/{name}\nschema: 1\nstore: projects\ntitle: 'Project: {name}'\n"
+        f"scope: team\nstatus: {status}\ncreated: 2026-12-02\nupdated: 2026-12-02\n"
+        f"cwd: {cwd}\n---\n\n# Project: {name}\n\n## Facts\n\n- Written by hand.\n",
+        "utf-8",
+    )
+
+
+def test_the_curators_project_lookup_is_recalls(tmp_path: Path) -> None:
+    """One rule finds a project's note: the curator's lookup asks recall's, so a note recall
+    would never show (retracted, superseded) is no project's note for the curator either."""
+    root = tmp_path / "v"
+    _project_note(root, "shop", "retracted", "/home/dana/src/shop")
+    _project_note(root, "shop-v2", "active", "/home/dana/src/shop2")
+    assert find_project_note(root, cwd="/home/dana/src/shop") is None
+    assert find_project_note(root, cwd="/home/dana/src/shop2/web") == "projects/shop-v2.md"
+    import memctl.curate.builtin.coding.project as curate_project
+    import memctl.recall.project as recall_project
+
+    assert curate_project.normal_remote is recall_project.normal_remote
+    assert curate_project.project_dir is recall_project.project_dir

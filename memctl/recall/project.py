@@ -11,8 +11,9 @@ the tests matters to any prompt in the project, whatever its words.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memctl.core.raw import portable_path
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from memctl.recall.graph import Reader
 
 STORE = "projects"
-_REMOTE = re.compile(
+REMOTE = re.compile(
     r"(?:git@|https?://|ssh://git@)(?P<host>[\w.-]+)[:/](?P<path>[\w.-]+/[\w.-]+?)(?:\.git)?"
     r"(?=[\s)'\"]|$)",
     re.M,
@@ -31,7 +32,7 @@ _URL_LINE = re.compile(r"^\s*url\s*=\s*(\S+)", re.M)
 
 def normal_remote(url: str) -> str:
     """'git@github.com:acme/app.git' and 'https://github.com/acme/app' -> 'github.com/acme/app'."""
-    m = _REMOTE.search(url.strip())
+    m = REMOTE.search(url.strip())
     return f"{m.group('host')}/{m.group('path')}".lower() if m else url.strip().lower()
 
 
@@ -66,27 +67,40 @@ def git_remote(cwd: str) -> str | None:
 
 
 def project_note(r: Reader, cwd: str | None) -> str | None:
-    """The path of the active project note for a working directory, or None.
-
-    A remote decides first (clones in different places are one project); else the note whose
-    recorded working directory is `cwd`'s project or contains it, the deepest such.
-    """
+    """The path of the active project note for a working directory, or None (see `choose`)."""
     if not cwd or STORE not in r.vault.config.stores:
         return None
-    here = project_dir(cwd)
-    remote = git_remote(cwd)
-    want = normal_remote(remote) if remote else None
-    best: tuple[int, str] | None = None
+    found = []
     for h in r.search("", kind="note", store=STORE, status="active", limit=200):
         note = r.note(h.ref)
-        if note is None or not r.visible(note.scope):
-            continue
-        theirs = note.meta.get("remote")
+        if note is not None and r.visible(note.scope):
+            found.append((h.ref, note.meta))
+    return choose(found, cwd, git_remote(cwd), r.vault.root, r.vault.config.home)
+
+
+def choose(
+    notes: Iterable[tuple[str, Mapping[str, Any]]],
+    cwd: str | None,
+    remote: str | None,
+    root: Path,
+    home: Path | None,
+) -> str | None:
+    """Which of the active project notes (path, frontmatter) is the one for `cwd` / `remote`.
+
+    A remote decides first (clones in different places are one project); else the note whose
+    recorded working directory is `cwd`'s project or contains it, the deepest such. The one
+    rule for recall's standing context and for any other caller that has the notes at hand.
+    """
+    want = normal_remote(remote) if remote else None
+    here = project_dir(cwd) if cwd else None
+    best: tuple[int, str] | None = None
+    for ref, meta in notes:
+        theirs = meta.get("remote")
         if want and theirs and normal_remote(str(theirs)) == want:
-            return h.ref
-        depth = covers(str(note.meta.get("cwd") or ""), here, r.vault.root, r.vault.config.home)
+            return ref
+        depth = covers(str(meta.get("cwd") or ""), here, root, home) if here else None
         if depth is not None and (best is None or depth > best[0]):
-            best = (depth, h.ref)
+            best = (depth, ref)
     return best[1] if best else None
 
 
@@ -108,4 +122,3 @@ def covers(where: str, cwd: str, root: Path, home: Path | None) -> int | None:
         if path == where or path.startswith(where + "/"):
             return len(where)
     return None
-
