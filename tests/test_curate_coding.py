@@ -223,3 +223,31 @@ def test_the_curators_project_lookup_is_recalls(tmp_path: Path) -> None:
 
     assert curate_project.normal_remote is recall_project.normal_remote
     assert curate_project.project_dir is recall_project.project_dir
+
+
+def test_what_the_agent_did_is_labelled_observed_never_stated(tmp_path: Path) -> None:
+    """A commit or a command the agent ran is what the session shows, not what anyone said:
+    the note line carries #observed, and recall, show and verify say so."""
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(DATA), "--scope", "team", "--user", "dana")
+    memctl(root, "curate")
+    note = (root / "projects" / "shopfront.md").read_text("utf-8")
+    assert "- Tests run with `pnpm vitest run`. #observed [^" in note
+    session = next(p for p in (root / "sessions").glob("*.md") if p.name != "INDEX.md")
+    text = session.read_text("utf-8")
+    commit = "Committed 4f9c2ab on main: checkout: discount code field, checked on the server."
+    assert f"{commit} #observed [^" in text
+    # the person's words stay stated: no tag
+    assert "Dana chose vite for the dev server. [^" in "\n".join(
+        p.read_text("utf-8") for p in (root / "decisions").glob("*.md")
+    )
+    shown = memctl(root, "show", "projects/shopfront.md").stdout
+    assert "`pnpm vitest run`. #observed" in shown
+    got = memctl(root, "context", "--in", "/home/dana/src/shopfront", "--user", "dana").stdout
+    assert re.search(r"Tests run with `pnpm vitest run`\. \[observed · ", got), got
+    assert "[stated · assistant" not in got and "[stated · tool" not in got
+    verified = memctl(root, "verify", "--json").stdout
+    import json
+
+    res = json.loads(verified)
+    assert res["ok"] is True and res["observed"] >= 3

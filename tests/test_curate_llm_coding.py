@@ -155,7 +155,13 @@ def test_every_gold_fact_the_model_returns_is_verified_and_kept(run: dict) -> No
         f["text"] for f, path, n in expected if f"{path}#t{n}" not in claims.get(f["text"], [])
     ]
     assert missing == [], missing
-    assert json.loads(memctl(run["vault"], "verify", "--json").stdout)["ok"] is True
+    verified = json.loads(memctl(run["vault"], "verify", "--json").stdout)
+    assert verified["ok"] is True
+    # what the agent's turns show is labelled observed, in the note line and by verify; it
+    # never reads as something said
+    assert verified["observed"] == run["model"].observed
+    lines = "\n".join(p.read_text("utf-8") for p in run["vault"].glob("*/*.md"))
+    assert lines.count(" #observed [^") == run["model"].observed
     res = run["result"]
     assert res["added"] + res["proposed"] == len(expected) and res["claims_rejected"] == 0
 

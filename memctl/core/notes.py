@@ -43,6 +43,9 @@ STATUSES = ("active", "proposed", "superseded", "retracted")
 HISTORY_KINDS = ("superseded", "corrected", "retracted", "resolved")
 HISTORY = "History"
 INFERRED_TAG = "#inferred"
+# What the session shows happening (a command the agent ran, a commit, a change): cited to the
+# agent's or a tool's turn, so it must never read as something a person said.
+OBSERVED_TAG = "#observed"
 
 # The order every note's frontmatter is written in; unknown keys follow in their own order.
 KEY_ORDER = (
@@ -121,6 +124,7 @@ class Claim:
     refs: tuple[str, ...] = ()
     inferred: bool = False
     lifetime: Lifetime | None = None
+    observed: bool = False
 
     @property
     def agent(self) -> bool:
@@ -361,11 +365,14 @@ def parse_claim(line: str, history: bool = False) -> Claim | None:
         if hm:
             lifetime = Lifetime(hm.group("kind"), hm.group("since"), hm.group("until"))
             body = hm.group("rest")
-    inferred = False
+    inferred = observed = False
     if refs and (body.endswith(" " + INFERRED_TAG) or body == INFERRED_TAG):
         inferred = True
         body = body[: -len(INFERRED_TAG)].rstrip()
-    return Claim(body, refs, inferred, lifetime)
+    elif refs and (body.endswith(" " + OBSERVED_TAG) or body == OBSERVED_TAG):
+        observed = True
+        body = body[: -len(OBSERVED_TAG)].rstrip()
+    return Claim(body, refs, inferred, lifetime, observed)
 
 
 def has_frontmatter(text: str) -> bool:
@@ -549,7 +556,9 @@ def render_claim(c: Claim) -> str:
     text = c.text
     if c.lifetime is not None:
         text = f"{c.lifetime.since} → {c.lifetime.until} · {c.lifetime.kind} · {text}"
-    if c.inferred:
+    if c.observed and c.refs:
+        text += " " + OBSERVED_TAG  # observed is how it was read: never also #inferred
+    elif c.inferred:
         text += " " + INFERRED_TAG
     refs = "".join(f"[^{r}]" for r in c.refs)
     return f"- {text} {refs}" if refs else f"- {text}"

@@ -180,6 +180,7 @@ class VerifyResult:
     human_lines: int = 0
     agent_lines: int = 0
     inferred: int = 0
+    observed: int = 0
     raw_sessions: int = 0
     problems: list[Problem] = field(default_factory=list)
 
@@ -196,6 +197,7 @@ class VerifyResult:
             "human_lines": self.human_lines,
             "agent_lines": self.agent_lines,
             "inferred": self.inferred,
+            "observed": self.observed,
             "raw_sessions": self.raw_sessions,
             "problems": [asdict(p) for p in self.problems],
         }
@@ -226,9 +228,11 @@ def verify_note(note_text: str, path: str, turns: RawTurns, res: VerifyResult) -
             continue
         res.claims += 1
         res.inferred += claim.inferred
+        res.observed += claim.observed
         quotes = [note.footnotes[x].quote for x in claim.refs
                   if x in note.footnotes and note.footnotes[x].ref]  # fmt: skip
-        if quotes and not claim.inferred and not supports(claim.text, quotes):
+        read = claim.inferred or claim.observed  # read from the turn, not said in it
+        if quotes and not read and not supports(claim.text, quotes):
             res.problems.append(Problem(
                 path, _line_of(note_text, claim.text),
                 f"its quotes do not support the claim (no word in common): {_short(claim.text)!r}",

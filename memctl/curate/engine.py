@@ -604,9 +604,12 @@ def _merge_one(
     # A claim whose quotes share no content word with it is read from the turn, not said in
     # it ("chose pnpm" quoting "yes, the second one"): it is kept as inferred, the label
     # recall shows and the test `memctl verify` applies (core.provenance.supports).
-    inferred = p.inferred or not supports(text, [q for _, q in cites])
+    # An observed claim is read from what the agent's or a tool's turn shows (a command, a
+    # commit): labelled #observed, never #inferred, never as said.
+    observed = p.observed and any(batch.messages[q.turn - 1].role != "user" for q in p.citations)
+    inferred = not observed and (p.inferred or not supports(text, [q for _, q in cites]))
     out = notes.apply(
-        note, section, spec.sections, text, cites, inferred, p.action, p.replaces, when
+        note, section, spec.sections, text, cites, inferred, p.action, p.replaces, when, observed
     )
     if out.action == "noop":
         res.noop += 1

@@ -253,8 +253,9 @@ class NoteSet:
         action: str,
         replaces: str | None,
         when: str,
+        observed: bool = False,
     ) -> Outcome:
-        """Merge one verified claim into `note`."""
+        """Merge one verified claim into `note` (`observed`: read from what the agent did)."""
         key = claim_key(text) if text else ""
         labels = [note.cite(ref, q) for ref, q in cites]
 
@@ -278,7 +279,10 @@ class NoteSet:
                 if new_refs == c.refs:
                     _unused(note)
                     return Outcome("noop", note.path, c.text)
-                _replace(note, c, Claim(c.text, new_refs, c.inferred and inferred, None))
+                # a person saying what was observed makes it stated, as with inferred
+                kept = Claim(c.text, new_refs, c.inferred and inferred, None,
+                             c.observed and observed)  # fmt: skip
+                _replace(note, c, kept)
                 self.touch(note)
                 return Outcome("reinforced", note.path, c.text)
 
@@ -288,18 +292,18 @@ class NoteSet:
                 sec, old = found
                 if action == "update":
                     refs = tuple(dict.fromkeys([*old.refs, *labels]))
-                    _replace(note, old, Claim(text, refs, inferred, None))
+                    _replace(note, old, Claim(text, refs, inferred, None, observed))
                     self.touch(note)
                     return Outcome("updated", note.path, text)
                 kind = "corrected" if action == "correct" else "superseded"
                 self._to_history(note, sec, old, kind, when)
                 target = note.ensure_section(section, order)
-                _insert_near(target, Claim(text, tuple(labels), inferred, None))
+                _insert_near(target, Claim(text, tuple(labels), inferred, None, observed))
                 self.touch(note)
                 return Outcome("superseded", note.path, text)
 
         target = note.ensure_section(section, order)
-        target.items.append(Claim(text, tuple(labels), inferred, None))
+        target.items.append(Claim(text, tuple(labels), inferred, None, observed))
         self.touch(note)
         return Outcome("added", note.path, text)
 
@@ -321,7 +325,8 @@ class NoteSet:
         since = dates[0] if dates else "?"
         refs = tuple(dict.fromkeys([*old.refs, *(extra_refs or [])]))
         hist = note.ensure_section(HISTORY)
-        hist.items.append(Claim(old.text, refs, old.inferred, Lifetime(kind, since, until)))
+        life = Lifetime(kind, since, until)
+        hist.items.append(Claim(old.text, refs, old.inferred, life, old.observed))
 
     # -- output ---------------------------------------------------------------------------------
 

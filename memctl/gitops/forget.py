@@ -378,7 +378,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
                         )
                         secrets.append(note.footnotes[r].quote)
                     keep = tuple(r for r in item.refs if r not in lost)
-                    item = Claim(item.text, keep, item.inferred, item.lifetime)
+                    item = Claim(item.text, keep, item.inferred, item.lifetime, item.observed)
                     changed = True
                 items.append(item)
             if len(items) != len(sec.items) and not any(

@@ -76,7 +76,7 @@ def _relabel(dst: Note, src: Note, c: Claim) -> Claim:
             labels.append(r)
         else:
             labels.append(dst.cite(cit.ref, cit.quote))
-    return Claim(c.text, tuple(dict.fromkeys(labels)), c.inferred, c.lifetime)
+    return Claim(c.text, tuple(dict.fromkeys(labels)), c.inferred, c.lifetime, c.observed)
 
 
 def _replace(note: Note, old: Claim, new: Claim | None) -> None:
@@ -160,7 +160,8 @@ def merge_notes(base: str, ours: str, theirs: str, path: str) -> tuple[str, str 
             labels = keep + [result.cite(ref, q) for ref, q in dict.fromkeys(ordered) if ref]
             refs = tuple(dict.fromkeys(labels))
             if refs != mine.refs:
-                merged = Claim(mine.text, refs, mine.inferred and c.inferred, mine.lifetime)
+                merged = Claim(mine.text, refs, mine.inferred and c.inferred, mine.lifetime,
+                               mine.observed and c.observed)  # fmt: skip
                 _replace(result, mine, merged)
                 rc[k] = (rc[k][0], merged)
             continue

@@ -537,6 +537,7 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
             "section": section.name,
             "text": body,
             "inferred": c.inferred,
+            "observed": c.observed,
             "cites": [r for r, _ in cites],
             "quotes": [q for _, q in cites],
             "timestamp": when.date().isoformat() if when is not None else "",

@@ -111,6 +111,7 @@ class Hit:
     section: str | None = None
     quotes: tuple[str, ...] = ()  # the verbatim words of each citation, in `cites` order
     inferred: bool = False
+    observed: bool = False  # read from what the agent's or a tool's turn shows
     # turns: the notes whose claim lines matched the query and cite this turn (not in JSON)
     via: tuple[str, ...] = ()
 
@@ -523,6 +524,7 @@ def _hit(score: float, doc: Doc) -> Hit:
             section=opt("section"),
             quotes=tuple(str(q) for q in f.get("quotes") or ()),
             inferred=bool(f.get("inferred")),
+            observed=bool(f.get("observed")),
         )
     return Hit(
         **common,

@@ -171,6 +171,8 @@ def _claim_memory(
     basis = "human" if c.human else ("inferred" if c.inferred else "stated")
     if c.human and c.key in unverified(r.vault.root).get(path, ()):
         basis = "unverified"  # a line that cites nothing, brought by a pull
+    elif c.observed:
+        basis = "observed"  # what the agent's tools show, never said by anyone
     elif cites and not c.inferred and not supported(text, [ct.quote for ct in cites]):
         basis = "unverified"
     if text.endswith(AGENT_TAG):

@@ -344,6 +344,8 @@ def score_claims(
             elif c.human:
                 # a line that cites nothing is a person's only if no pull brought it
                 basis = "unverified" if c.key in remote_lines.get(cand.path, ()) else "human"
+            elif c.observed:
+                basis = "observed"  # what the agent's tools show, never said by anyone
             elif not c.inferred and terms and not any(terms & content_terms(q) for _, q in refs):
                 basis = "unverified"  # quotes that share no word with the claim support nothing
             else:

@@ -117,7 +117,8 @@ class Renderer:
             return (
                 f"# {self.title}\n"
                 "Long-term memory (memctl). Each line cites its turn as <session>#t<n> (see "
-                "Sources): stated = said there, inferred = read from it; human = by a person, "
+                "Sources): stated = said there, inferred = read from it, observed = what the agent "
+                "did or found there; human = by a person, "
                 "agent = the agent's own note. "
                 f"{INSTRUCTIONS_NOTE} {DATA_NOTE}\n"
             )

@@ -173,7 +173,9 @@ def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iter
             continue
         text, basis = h.text, "inferred" if h.inferred else "stated"
         terms = content_terms(text)
-        if not h.inferred and terms and not any(terms & content_terms(q) for q in h.quotes):
+        if h.observed:
+            basis = "observed"  # what the agent's tools show, never said by anyone
+        elif not h.inferred and terms and not any(terms & content_terms(q) for q in h.quotes):
             basis = "unverified"  # quotes that share no word with the claim support nothing
         if text.endswith(AGENT_TAG):
             text, basis = text[: -len(AGENT_TAG)].rstrip(), "agent"

@@ -341,6 +341,7 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
                 "human_lines": INT,
                 "agent_lines": INT,
                 "inferred": INT,
+                "observed": INT,
                 "raw_sessions": INT,
                 "problems": arr(
                     obj(

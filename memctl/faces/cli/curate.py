@@ -258,7 +258,8 @@ def verify(
             _err(f"{where}: {p.message}")
         status = "ok" if res.ok else n(len(res.problems), "problem")
         out(
-            f"verify: {status} · {n(res.notes, 'note')}, {n(res.claims, 'cited claim')}, "
+            f"verify: {status} · {n(res.notes, 'note')}, {n(res.claims, 'cited claim')} "
+            f"({res.observed} observed), "
             f"{n(res.citations, 'citation')}, {n(res.agent_lines, 'agent line')}, "
             f"{n(res.human_lines, 'human line')}, "
             f"{n(res.raw_sessions, 'raw session')}"
