@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_recall import NoteSpec, build_vault
 from util import git, ok
 
@@ -369,7 +370,7 @@ def test_a_standing_line_always_carries_its_content(tmp_path: Path) -> None:
 # ---- the project store --------------------------------------------------------------------
 
 
-def _projects(tmp: Path) -> Path:
+def _projects(tmp: Path, base: str = "/home/dev/code") -> Path:
     """A vault with two project notes, each recording the directory it was worked in."""
     said = "Run the browser tests with uv run pytest -m browser."
     other = "Deploy the billing service with make deploy-billing."
@@ -385,7 +386,7 @@ def _projects(tmp: Path) -> Path:
     config = root / ".memctl" / "config.toml"
     table = '\n[stores.projects]\nfolder = "projects"\nscope = "team"\nmode = "background"\n'
     config.write_text(config.read_text(encoding="utf-8") + table, encoding="utf-8")
-    for name, cwd in (("app", "/home/dev/code/app"), ("billing", "/home/dev/code/billing")):
+    for name, cwd in (("app", f"{base}/app"), ("billing", f"{base}/billing")):
         f = root / "projects" / f"{name}.md"
         f.write_text(f.read_text(encoding="utf-8").replace("\nscope: team\n",
                      f"\nscope: team\ncwd: {cwd}\n", 1), encoding="utf-8")  # fmt: skip
@@ -423,3 +424,23 @@ def test_the_project_note_stands_for_prompts_made_in_its_project(tmp_path: Path)
     r = ok("--vault", v, "hook", "user-prompt-submit", "--as", "dev", input=json.dumps(payload))
     ctx = json.loads(r.out)["hookSpecificOutput"]["additionalContext"]
     assert app in ctx and billing not in ctx
+
+
+def test_the_mcp_server_gives_the_project_note_of_the_directory_it_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An MCP client starts the server in the project it works on; its recall and context
+    # tools took no project at all.
+    from memctl.faces.mcp import Tools
+    from memctl.vault import Vault
+
+    code = tmp_path / "code"
+    (code / "app" / "src").mkdir(parents=True)
+    v = _projects(tmp_path, str(code))
+    app = "Run the browser tests with uv run pytest -m browser."
+    monkeypatch.chdir(code / "app" / "src")
+    tools = Tools(Vault.open(v), "dev")
+    assert app in tools.recall("write a haiku about autumn")
+    assert app in tools.context()
+    monkeypatch.chdir(tmp_path)
+    assert app not in Tools(Vault.open(v), "dev").recall("write a haiku about autumn")

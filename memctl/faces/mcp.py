@@ -10,6 +10,7 @@ and paths given as arguments are resolved inside the vault or refused.
 
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl.errors import InputError, MemctlError
@@ -49,6 +50,8 @@ class Tools:
         self.user = (user or vault.default_user()).strip()
         self.access = vault.access(self.user)
         self.scopes = self.access.scopes
+        # the client starts the server in the project it works on: that project's note stands
+        self.project = str(Path.cwd())
 
     # ---- tools ----------------------------------------------------------------------------
 
@@ -85,12 +88,12 @@ class Tools:
 
     def recall(self, query: str, budget: int | None = None) -> str:
         """Cited memories for `query`, packed into `budget` tokens (markdown)."""
-        res = self.vault.recall(query, user=self.user, budget=budget)
+        res = self.vault.recall(query, user=self.user, budget=budget, project=self.project)
         return res.text or f"({empty_recall(res)})"
 
     def context(self, budget: int | None = None) -> str:
         """The start-of-session block (markdown)."""
-        res = self.vault.context(user=self.user, budget=budget)
+        res = self.vault.context(user=self.user, budget=budget, project=self.project)
         return res.text or f"({empty_recall(res)})"
 
     def read(self, ref: str) -> dict[str, Any]:
