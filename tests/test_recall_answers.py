@@ -444,3 +444,16 @@ def test_the_mcp_server_gives_the_project_note_of_the_directory_it_runs_in(
     assert app in tools.context()
     monkeypatch.chdir(tmp_path)
     assert app not in Tools(Vault.open(v), "dev").recall("write a haiku about autumn")
+
+
+def test_a_tool_name_is_not_a_word_the_turn_said(tmp_path: Path) -> None:
+    # "Write", "Read", "Edit" are tools' names and common words: "write a haiku about
+    # autumn" found every file the agent wrote, and the notes citing those turns.
+    log = Log()
+    log.user("Add a CI workflow for the tests.")
+    log.call("Write", file_path=".github/workflows/ci.yml", content="name: CI")
+    log.result("File created successfully at: .github/workflows/ci.yml")
+    v = _vault(tmp_path, log)
+    hits = ok("--vault", v, "search", "--json", "--", "write a haiku").json()["hits"]
+    assert hits == []
+    assert ok("--vault", v, "search", "--json", "--", "workflows ci.yml").json()["hits"]

@@ -39,7 +39,8 @@ from memctl.errors import MemctlError
 # 12: a session's first turn stores its turns' token counts (`fb`, recall's feedback).
 # 13: without `fb` again: the kept counts slowed every search more than they sped recall.
 # 14: a turn's tool calls (name and input strings, index.toolcalls) are searchable with it.
-SCHEMA_VERSION = 14
+# 15: without the tools' names: "Write", "Read", "Edit" matched any prompt using the word.
+SCHEMA_VERSION = 15
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -323,7 +324,7 @@ def session_docs(
         speaker = m.name or m.role
         # what a turn did is searchable with what it said ("uv run ty check" is the answer
         # to "how do we run the type checker?"); the stored text stays the content alone
-        calls = calls_text(m.meta.get("tool_calls")) if m.meta else ""
+        calls = calls_text(m.meta.get("tool_calls"), named=False) if m.meta else ""
         said_text = f"{m.content}\n{calls}" if calls else m.content
         line = f"{speaker}: {said_text}"
         ts = parse_time(m.timestamp) or ts  # untimed turns take the time of the one before

@@ -17,7 +17,7 @@ from typing import Any
 CALL_CHARS = 300  # characters of each string of a call's input
 
 
-def _one(call: dict[str, Any]) -> str:
+def _one(call: dict[str, Any], named: bool = True) -> str:
     fn = call.get("function")
     name = call.get("name") or (fn.get("name") if isinstance(fn, dict) else None) or "tool"
     args: Any = call.get("input")
@@ -34,11 +34,15 @@ def _one(call: dict[str, Any]) -> str:
     else:
         vals = []
     body = " · ".join(v[:CALL_CHARS] for v in vals if v.strip())
-    return f"[{name}] {body}".rstrip()
+    return f"[{name}] {body}".rstrip() if named else body
 
 
-def calls_text(calls: Any) -> str:
-    """A turn's tool calls as one line each; "" when it made none (or they are unreadable)."""
+def calls_text(calls: Any, named: bool = True) -> str:
+    """A turn's tool calls as one line each; "" when it made none (or they are unreadable).
+
+    `named=False` leaves the tools' names out: the index takes only what a call was given.
+    "Write", "Read", "Edit" are common words, and "write a haiku about autumn" found every
+    file an agent wrote; the name is still shown where recall quotes the call."""
     if not isinstance(calls, list):
         return ""
-    return "\n".join(_one(c) for c in calls if isinstance(c, dict))
+    return "\n".join(_one(c, named) for c in calls if isinstance(c, dict))
