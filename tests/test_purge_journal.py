@@ -55,3 +55,25 @@ def test_a_recorded_purge_is_finished_by_the_next_command(tmp_path: Path) -> Non
     assert not (v / ".memctl" / "journal" / "purge.json").exists()
     assert run_git(v, "status", "--porcelain") == ""
     ok("--vault", v, "doctor")
+
+
+def test_a_purge_killed_in_its_gc_is_finished_despite_the_locks_gc_left(tmp_path: Path) -> None:
+    """filter-repo ends with `git gc --prune=now`; a kill there leaves git's commit-graph and
+    multi-pack-index locks, and the next run's gc then refused to start ("git gc failed"):
+    the words stayed in history until someone removed the locks by hand."""
+    v = _vault(tmp_path)
+    base = run_git(v, "rev-parse", "HEAD").strip()
+    ok("--vault", v, "forget", "dana-1#t3")
+    record = {"purge": 1, "base": base, "pid": 1,
+              "expressions": [f"literal:{SECRET}==>[forgotten]"], "paths": []}
+    (v / ".memctl" / "journal").mkdir(exist_ok=True)
+    (v / ".memctl" / "journal" / "purge.json").write_text(json.dumps(record))
+    info = v / ".git" / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "commit-graph.lock").write_text("")
+    (v / ".git" / "objects" / "pack" / "multi-pack-index.lock").write_text("")
+    r = ok("--vault", v, "status")
+    assert "commit-graph.lock" in r.err, r.err  # said, as every removed lock is
+    assert SECRET not in everything_git_holds(v)
+    assert not (v / ".memctl" / "journal" / "purge.json").exists()
+    ok("--vault", v, "doctor")

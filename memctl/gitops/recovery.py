@@ -35,7 +35,19 @@ if TYPE_CHECKING:
 
 # Commands whose complete raw sessions are worth keeping: the turns were on their way in.
 FORWARD = frozenset({"ingest"})
-GIT_LOCK_NAMES = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock", "ORIG_HEAD.lock")
+# git's locks a killed git leaves behind; the object-store ones come from a gc (filter-repo
+# ends every purge with one) killed mid-write, and make every later gc refuse to start
+GIT_LOCK_NAMES = (
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "config.lock",
+    "ORIG_HEAD.lock",
+    "shallow.lock",
+    "objects/info/commit-graph.lock",
+    "objects/info/commit-graphs/commit-graph-chain.lock",
+    "objects/pack/multi-pack-index.lock",
+)
 STALE_WITHOUT_PROC = 600.0  # seconds: where liveness can't be seen, only old locks are stale
 
 
