@@ -61,11 +61,16 @@ def test_watch_reindexes_hand_edits_and_ingests_new_transcripts(tmp_path: Path) 
         assert _wait_for(lambda: _hits(v, "quokka") == ["knowledge/zanzibar.md"])
         msgs = [{"id": "w1", "role": "user", "content": "the flamingo deploy is friday"}]
         (inbox / "s.jsonl").write_text("".join(json.dumps(m) + "\n" for m in msgs))
-        assert _wait_for(lambda: ok("--vault", v, "status", "--json").json()["turns"] == 1)
+        ingested = _wait_for(lambda: ok("--vault", v, "status", "--json").json()["turns"] == 1)
+        if not ingested:  # say what the watcher did, not only that nothing came
+            proc.terminate()
+            out, err = proc.communicate(timeout=10)
+            raise AssertionError(f"transcript not ingested; watcher said:\n{out}\n{err}")
         assert _wait_for(lambda: len(_hits(v, "flamingo")) == 1)
     finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=10)
+        if proc.returncode is None:
+            proc.terminate()
+            out, err = proc.communicate(timeout=10)
     events = [e for e in map(json.loads, out.splitlines()) if "reindexed" in e]
     assert any("knowledge/zanzibar.md" in e["reindexed"] for e in events), (out, err)
     assert any(e["turns_added"] == 1 for e in events), (out, err)
