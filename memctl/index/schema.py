@@ -19,6 +19,7 @@ from typing import Any
 
 import tantivy
 
+from memctl.core.branches import rewound
 from memctl.core.model import Message
 from memctl.core.raw import RawHeader, parse_session, parse_time
 from memctl.errors import MemctlError
@@ -40,7 +41,8 @@ from memctl.errors import MemctlError
 # 13: without `fb` again: the kept counts slowed every search more than they sped recall.
 # 14: a turn's tool calls (name and input strings, index.toolcalls) are searchable with it.
 # 15: without the tools' names: "Write", "Read", "Edit" matched any prompt using the word.
-SCHEMA_VERSION = 15
+# 16: a turn on a branch the user rewound carries `rewound`, the turn that replaced it.
+SCHEMA_VERSION = 16
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -304,6 +306,7 @@ def session_docs(
     from memctl.index.kinds import kinds_text  # the table is read only by a process that indexes
     from memctl.index.toolcalls import calls_text
 
+    left = rewound(messages)
     contents = [m.content.encode("utf-8", "surrogatepass") for m in messages]
     spans = _content_spans(data, contents)
     sess = _sess_key(rel)
@@ -350,6 +353,8 @@ def session_docs(
             blob += ',"id":' + _JSTR(m.id)
         if m.timestamp:
             blob += ',"timestamp":' + _JSTR(m.timestamp)
+        if (n - 1) in left:  # on a branch the user went back from (memctl.core.branches)
+            blob += f',"rewound":{left[n - 1]}'
         d.add_bytes("doc", (blob + "}").encode("utf-8", "surrogatepass"))
         d.add_text(BODY, speaker)
         d.add_text(BODY, said_text)

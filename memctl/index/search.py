@@ -101,6 +101,7 @@ class Hit:
     session: str | None = None
     speaker: str | None = None
     role: str | None = None
+    rewound: int | None = None  # on a branch the user left: the turn that replaced it (not in JSON)
     # notes
     store: str | None = None
     title: str | None = None
@@ -513,6 +514,7 @@ def _hit(score: float, doc: Doc) -> Hit:
             session=opt("session"),
             speaker=opt("speaker"),
             role=opt("role"),
+            rewound=int(f["rewound"]) if isinstance(f.get("rewound"), int) else None,
         )
     if kind == "claim":
         return Hit(

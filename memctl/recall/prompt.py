@@ -34,7 +34,7 @@ from memctl.recall.rank import (
 )
 from memctl.recall.render import Renderer, as_data
 from memctl.recall.results import Cite, Decision, Memory, RecallResult, resolve
-from memctl.recall.words import content_terms, near_copy, near_copy_of, plain
+from memctl.recall.words import content_terms, near_copy, near_copy_of, negated, plain
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -63,7 +63,7 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
     return Memory(
         kind="turn",
         text=body,
-        basis="said",
+        basis="rewound" if hit is not None and hit.rewound else "said",
         ref=ref,
         score=score,
         date=cite.date,
@@ -206,6 +206,11 @@ def _turn_queue(
             elif lift > cur[0]:
                 got[ref] = (lift, f"{cur[1]}; supports {c.path}", cur[2])
     _later_beats_earlier(r, got)
+    for ref, (score, why, hit) in list(got.items()):
+        if hit is not None and hit.rewound:
+            got[ref] = (score * turns.W_REWOUND,
+                        f"{why}; on a branch the user went back from (t{hit.rewound} replaced it)",
+                        hit)  # fmt: skip
     conv: list[Queued] = []
     output: list[tuple[str, float, str, Hit | None, str | None]] = []
     for ref, (score, why, hit) in got.items():
@@ -400,7 +405,7 @@ def recall(
     queue, output = _turn_queue(r, turn_hits, kept, query, qweight, full)
     shown: set[str] = set()
     per_session: Counter[str] = Counter()
-    kept_turn_terms: list[frozenset[str]] = []
+    kept_turn_terms: list[tuple[frozenset[str], bool]] = []  # (content words, negated)
     deferred: list[tuple[str, float, str, Hit | None]] = []
     cap = MAX_TURNS_PER_SESSION
 
@@ -430,13 +435,16 @@ def recall(
         if reason is None and tm is None:
             reason = "turn cannot be read"
         if tm is not None and reason is None:
-            terms = content_terms(tm.text)
-            if any(near_copy(t, terms, asked, DUP_JACCARD) for t in kept_turn_terms):
+            terms, neg = content_terms(tm.text), negated(tm.text)
+            # "I don't like it" shares every content word with "I like it" and says the
+            # opposite: a copy only when both say it the same way round
+            if any(near_copy(t, terms, asked, DUP_JACCARD) and n == neg
+                   for t, n in kept_turn_terms):  # fmt: skip
                 reason = "near-copy of a kept turn"
             elif packer.add(tm) is None:
                 reason = "over the token budget"
             else:
-                kept_turn_terms.append(terms)
+                kept_turn_terms.append((terms, neg))
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
 

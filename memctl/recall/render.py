@@ -88,6 +88,8 @@ def sessions_of(m: Memory) -> list[str]:
 def _cite_md(m: Memory) -> str:
     if m.kind == "turn":
         bits = [m.speaker or "", m.date or "", _short_ref(m.ref)]
+        if m.basis == "rewound":  # said, on a branch the user went back from
+            bits.insert(0, "rewound")
         return " · ".join(b for b in bits if b)
     if not m.citations:
         return f"{m.basis} · {m.ref}"
@@ -161,7 +163,8 @@ class Renderer:
             date = f' date="{m.date}"' if m.date else ""
             if m.kind == "turn":
                 sp = f' speaker="{_esc(m.speaker)}"' if m.speaker else ""
-                return f'<turn ref="{_esc(m.ref)}"{sp}{date}>{_esc(m.text)}</turn>\n'
+                left = ' basis="rewound"' if m.basis == "rewound" else ""
+                return f'<turn ref="{_esc(m.ref)}"{sp}{date}{left}>{_esc(m.text)}</turn>\n'
             return (
                 f'<claim note="{_esc(m.ref)}" title="{_esc(m.title or "")}" store="{m.store}" '
                 f'scope="{m.scope}" basis="{m.basis}"{date} {cites}>{_esc(m.text)}{more}</claim>\n'

@@ -54,7 +54,8 @@ class Memory:
     `basis` says how much to trust it: `stated` (a person said it in the cited turn),
     `inferred` (the curator's reading of the cited turn), `human` (written into the note by
     a person, no citation), `agent` (the agent's own note, no citation), `said` (a raw turn,
-    verbatim) or `history` (no longer true).
+    verbatim), `rewound` (a raw turn on a branch of the session the user went back from) or
+    `history` (no longer true).
     """
 
     kind: str  # "claim" | "turn"

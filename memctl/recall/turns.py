@@ -98,6 +98,9 @@ _CONCEDES = re.compile(
 CORRECTION_REACH = 3  # a correction looks back this many turns for what it corrects
 CORRECTION_CANDIDATES = 12  # the best turns looked at for a later correction
 W_CORRECTED = 0.9  # a corrected turn ranks at this share of its correction's score
+# a turn on a branch the user rewound (memctl.core.branches): still what was said, and shown
+# as such, but the branch they went on with comes first when both speak to the question
+W_REWOUND = 0.8
 
 
 def corrected_by(

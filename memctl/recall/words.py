@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Iterable
 from itertools import compress
@@ -105,6 +106,17 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
         return 0.0
     shared = len(a & b)
     return shared / (len(a) + len(b) - shared)
+
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|nothing|none|nobody|neither|nor|cannot|without)\b|n['’]t\b", re.IGNORECASE
+)
+
+
+def negated(text: str) -> bool:
+    """Whether a text says no to something: two lines with the same content words and
+    different answers to this are opposites, not copies."""
+    return _NEGATION.search(text) is not None
 
 
 def near_copy(kept: frozenset[str], new: frozenset[str], asked: frozenset[str], at: float) -> bool:
