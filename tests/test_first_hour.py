@@ -180,3 +180,33 @@ def test_doctor_right_after_init_or_clone_is_ok(tmp_path: Path) -> None:
     ok("init", tmp_path / "c")
     r = memctl("--vault", tmp_path / "c", "doctor")
     assert r.code == 0 and "FAIL" not in r.out, r.out
+
+
+def test_undo_dry_run_lists_the_claims_the_real_undo_removes_and_restores(
+    curated: Curated, tmp_path: Path
+) -> None:
+    """`undo --dry-run` listed the commit's files but no claim; the real undo took some out
+    and put the superseded Lisbon claim back."""
+    v = tmp_path / "v"
+    shutil.copytree(curated.vault, v, symlinks=True)
+    dry = ok("--vault", v, "undo", "--dry-run", "--json").json()
+    shown = ok("--vault", v, "undo", "--dry-run").out
+    assert git_in(v, "status", "--porcelain") == ""
+    assert len(git_in(v, "worktree", "list").splitlines()) == 1  # the preview's tree is gone
+    real = ok("--vault", v, "undo", "--json").json()
+    assert real["claims_removed"], "the curation added claims that undo takes out"
+    assert any("Lisbon" in c for c in real["claims_restored"]), real["claims_restored"]
+    assert dry["claims_removed"] == real["claims_removed"]
+    assert dry["claims_restored"] == real["claims_restored"]
+    assert dry["commit"] is None and real["commit"]
+    for c in real["claims_removed"]:
+        assert f"claim removed (curation will not learn it again): {c}" in shown
+    for c in real["claims_restored"]:
+        assert f"claim restored: {c}" in shown
+    # the same classifier as `memctl diff`, and the commit records the same counts
+    counts = ok("--vault", v, "diff", "HEAD~1..HEAD", "--json").json()["counts"]
+    assert counts.get("added", 0) + counts.get("edited", 0) == len(real["claims_restored"])
+    assert counts.get("removed", 0) == len(real["claims_removed"])
+    body = git_in(v, "log", "-1", "--format=%b")
+    assert f"Memctl-Claims-Removed: {len(real['claims_removed'])}" in body
+    assert f"Memctl-Claims-Restored: {len(real['claims_restored'])}" in body

@@ -27,21 +27,27 @@ UNDOABLE = ("ingest", "curate", "review", "forget", "edit", "remember", "rollbac
 
 @dataclass
 class UndoResult:
-    """What was undone (or rolled back), the claims it took out, and the new commit."""
+    """What was undone (or rolled back), the claims it took out and gave back, and the new
+    commit. A dry run fills both claim lists exactly as the real run would."""
 
     undone: str | None
     subject: str
     files: list[str] = field(default_factory=list)
     claims_removed: list[str] = field(default_factory=list)
     commit: str | None = None
+    claims_restored: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def _git(vault: Floor, *args: str, check: bool = True) -> str:
+    return _git_at(vault.root, *args, check=check)
+
+
+def _git_at(root: Path, *args: str, check: bool = True) -> str:
     proc = subprocess.run(
-        ["git", "-C", str(vault.root), *args], capture_output=True, text=True, check=False
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
     )
     if check and proc.returncode != 0:
         raise MemctlError(f"git {args[0]} failed: {proc.stderr.strip() or proc.stdout.strip()}")
@@ -142,8 +148,7 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
             p for p in _git(vault, "show", "--name-only", "--format=", sha).splitlines() if p
         ]
         res = UndoResult(sha, subject, files)
-        if dry_run:
-            return res
+        # a dry run checks what the real run checks, so its answer is the real run's answer
         dirty = vault.history.dirty()
         if dirty:
             raise ConflictError(
@@ -152,10 +157,8 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
             )
         head = vault.history.repo.head.commit.hexsha
         notes = _note_paths(vault, [*files])
-        before = {}
-        for rel in notes:
-            if (vault.root / rel).is_file():
-                before[rel] = read_text(vault.root / rel)
+        now = {rel: _text(vault.root / rel) for rel in notes}
+        before = {rel: t for rel, t in now.items() if t is not None}
         added_raw = _git(vault, "show", "--name-only", "--diff-filter=A", "--format=", sha)
         new_sessions = [p for p in added_raw.splitlines() if p.startswith("raw/")]
         if new_sessions:
@@ -169,26 +172,25 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
                     f"undoing {sha[:10]} would delete sessions that notes cite ({users[0]}); "
                     "use `memctl forget SESSION` to remove a session and what was learned from it"
                 )
+        if dry_run:
+            # the same revert, in a throwaway worktree: the user's files are not touched
+            after = _preview(vault, sha, notes)
+            found = _removed_claims(vault, before, "undo", after=after)
+            res.claims_removed = [f"{r.note}: {r.text}" for r in found]
+            res.claims_restored = _restored(now, after)
+            return res
         # One journalled transaction: every file the revert may touch is journalled before
         # git changes it, so a kill at any step (mid-revert, staged, mid-commit) is put back
         # by the next command's recovery, or kept whole if the undo commit landed.
         tx = Transaction(vault.root, command="undo")
         tx.expect([p for p in dict.fromkeys([*files, STATE_REL]) if not p.endswith("/")])
-        proc = subprocess.run(
-            ["git", "-C", str(vault.root), "revert", "--no-commit", "--no-edit", sha],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
         try:
-            if proc.returncode != 0:
-                _resolve_deletions(vault, sha)
-            # the revert is staged; no git operation stays "in progress" while memctl writes
-            _git(vault, "revert", "--quit", check=False)
+            _revert(vault, vault.root, sha)
             if cmd == "curate" and (vault.root / STATE_REL).exists():
                 # the turns were read; what was learned from them is what the person undoes
                 _git(vault, "checkout", head, "--", STATE_REL)
             _finish(vault, tx, before, "undo", res)
+            res.claims_restored = _restored(now, {rel: _text(vault.root / rel) for rel in notes})
             tx.flush()
             res.commit = _commit_staged(
                 vault,
@@ -199,6 +201,7 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
                     "Memctl-Command": "undo",
                     "Memctl-Undoes": sha,
                     "Memctl-Claims-Removed": str(len(res.claims_removed)),
+                    "Memctl-Claims-Restored": str(len(res.claims_restored)),
                 },
                 f'This reverts commit {sha} ("{subject}").',
             )
@@ -211,6 +214,55 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
             tx.done()  # the reset put every file back as HEAD has it
             raise
     return res
+
+
+def _text(path: Path) -> str | None:
+    return read_text(path) if path.is_file() else None
+
+
+def _revert(vault: Floor, root: Path, sha: str) -> None:
+    """Stage the revert of `sha` in the work tree at `root`, conflicts resolved claim-wise;
+    no git operation stays "in progress" afterwards, so memctl may write."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "revert", "--no-commit", "--no-edit", sha],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        _resolve_deletions(vault, sha, root)
+    _git_at(root, "revert", "--quit", check=False)
+
+
+def _preview(vault: Floor, sha: str, notes: list[str]) -> dict[str, str | None]:
+    """The notes as the real undo would leave them: the same revert, the same merge drivers
+    (bound in the repository's shared config), in a temporary worktree of HEAD."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memctl-undo-") as tmp:
+        tree = Path(tmp) / "tree"
+        _git(vault, "-c", "core.hooksPath=/dev/null", "worktree", "add", "-q", "--detach",
+             str(tree), "HEAD")  # fmt: skip
+        try:
+            _revert(vault, tree, sha)
+            return {rel: _text(tree / rel) for rel in notes}
+        finally:
+            _git(vault, "worktree", "remove", "--force", str(tree), check=False)
+            _git(vault, "worktree", "prune", check=False)
+
+
+def _restored(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:
+    """Claims a note gets back (active after, not before), classified as `memctl diff`
+    classifies the commit, so the list and the diff of the new commit agree."""
+    from memctl.curate.claimdiff import claim_changes, read_note
+
+    out = []
+    for rel in sorted(after):
+        old, new = read_note(before.get(rel), rel), read_note(after[rel], rel)
+        for c in claim_changes(old, new, "", False, "", ""):
+            if c.action in ("added", "edited", "proposed"):
+                out.append(f"{rel}: {c.text}")
+    return out
 
 
 def _commit_staged(
@@ -253,7 +305,7 @@ def _commit_staged(
     return sha
 
 
-def _resolve_deletions(vault: Floor, sha: str) -> None:
+def _resolve_deletions(vault: Floor, sha: str, root: Path) -> None:
     """A note the undone command created and a later command changed: take out its claims.
 
     git reports this as modify/delete, which no merge driver sees. The claim-level answer
@@ -261,7 +313,7 @@ def _resolve_deletions(vault: Floor, sha: str) -> None:
     """
     from memctl.core.notes import parse_note, render_note
 
-    status = _git(vault, "status", "--porcelain", "-z").split("\0")
+    status = _git_at(root, "status", "--porcelain", "-z").split("\0")
     for entry in status:
         if len(entry) < 4:
             continue
@@ -273,9 +325,9 @@ def _resolve_deletions(vault: Floor, sha: str) -> None:
                 f"undo of {sha[:10]} conflicts in {rel}; nothing was changed "
                 "(use `memctl rollback NOTE --to REV` for one note)"
             )
-        added = parse_note(_git(vault, "show", f"{sha}:{rel}"), rel)
+        added = parse_note(_git_at(root, "show", f"{sha}:{rel}"), rel)
         keys = {c.key for _, c in added.all_claims() if not c.human}
-        now = parse_note(read_text(vault.root / rel), rel)
+        now = parse_note(read_text(root / rel), rel)
         for sec in now.sections:
             sec.items = [i for i in sec.items if isinstance(i, str) or i.key not in keys]
         now.sections = [s for s in now.sections if s.items]
@@ -284,10 +336,10 @@ def _resolve_deletions(vault: Floor, sha: str) -> None:
             now.prune_footnotes()
             from memctl.core.store import atomic_write
 
-            atomic_write(vault.root / rel, render_note(now))
-            _git(vault, "add", "--", rel)
+            atomic_write(root / rel, render_note(now))
+            _git_at(root, "add", "--", rel)
         else:
-            _git(vault, "rm", "-q", "-f", "--", rel)
+            _git_at(root, "rm", "-q", "-f", "--", rel)
 
 
 def _finish(vault: Floor, tx: Transaction, before: dict[str, str], how: str, res: Any) -> None:
@@ -338,6 +390,7 @@ def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoRe
             before = {rel: current} if current is not None else {}
             found = _removed_claims(vault, before, "rollback", after={rel: text})
             res.claims_removed = [f"{r.note}: {r.text}" for r in found]
+            res.claims_restored = _restored({rel: current}, {rel: text})
             return res
         tx = Transaction(vault.root, command="rollback")
         try:
@@ -346,6 +399,7 @@ def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoRe
             else:
                 tx.write(rel, text)
             _finish(vault, tx, {rel: current} if current is not None else {}, "rollback", res)
+            res.claims_restored = _restored({rel: current}, {rel: _text(target)})
             vault.refresh_indexes(tx)
             tx.flush()
             res.commit = vault.history.commit(
@@ -357,6 +411,7 @@ def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoRe
                     "Memctl-Note": rel,
                     "Memctl-To": sha,
                     "Memctl-Claims-Removed": str(len(res.claims_removed)),
+                    "Memctl-Claims-Restored": str(len(res.claims_restored)),
                 },
                 author=vault.human_identity(),
             )

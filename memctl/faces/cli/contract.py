@@ -113,7 +113,8 @@ _CHANGE = obj(
 )
 
 _UNDO = obj(
-    {"undone": OPT_S, "subject": S, "files": STRS, "claims_removed": STRS, "commit": OPT_S}
+    {"undone": OPT_S, "subject": S, "files": STRS, "claims_removed": STRS, "commit": OPT_S,
+     "claims_restored": STRS}
 )
 
 # command -> (what it answers, the payload schema); the envelope is added by `schema()`.

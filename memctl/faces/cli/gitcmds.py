@@ -88,6 +88,8 @@ def undo(
         out(f"  {f}")
     for c in res.claims_removed:
         out(f"  claim removed (curation will not learn it again): {c}")
+    for c in res.claims_restored:
+        out(f"  claim restored: {c}")
     if dry_run:
         out("dry run: nothing was written")
     elif res.commit:
@@ -111,6 +113,8 @@ def rollback(
     out(res.subject)
     for c in res.claims_removed:
         out(f"  claim removed (curation will not learn it again): {c}")
+    for c in res.claims_restored:
+        out(f"  claim restored: {c}")
     if dry_run:
         out("dry run: nothing was written")
     elif res.commit:
