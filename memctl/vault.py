@@ -174,6 +174,7 @@ class Vault(Floor):
         whatever this call created.
         """
         from memctl.core import adopt, templates
+        from memctl.curate import indexfiles
         from memctl.curate.engine import STATE_REL, render_state
         from memctl.gitops import mergedrivers, trust
 
@@ -210,9 +211,10 @@ class Vault(Floor):
                     ignore = read_text(gi) if gi.exists() else ""
                     if "# memctl:" not in ignore:
                         ignore = (ignore.rstrip("\n") + "\n\n" if ignore else "") + GITIGNORE
-                    secrets = adopt.ignore_lines(found.secrets, ignore)
-                    if secrets:
-                        ignore = ignore.rstrip("\n") + "\n\n" + secrets
+                    for more in (adopt.ignore_lines(found.secrets, ignore),
+                                 adopt.left_alone_lines(root, found.skipped)):  # fmt: skip
+                        if more:
+                            ignore = ignore.rstrip("\n") + "\n\n" + more
                     if not gi.exists() or ignore != read_text(gi):
                         tx.write(".gitignore", ignore)
                     for store in config.stores.values():
@@ -231,6 +233,9 @@ class Vault(Floor):
                     attrs = mergedrivers.attributes_text(read_text(ga) if ga.exists() else None)
                     if attrs is not None:
                         tx.write(".gitattributes", attrs)
+                    if adopted:
+                        # the INDEX files list the notes adopted, as every later write would
+                        indexfiles.refresh(vault, tx)
                     paths = tx.touched + adopted
                     tx.flush()
                     n = len(adopted)

@@ -51,8 +51,9 @@ def test_tool_folders_are_not_walked_and_secrets_are_ignored(tmp_path: Path) -> 
     r = ok("init", f)
     lines = r.out.splitlines()
     # each choice, one line, with its reason
-    assert "left alone node_modules/ (installed JavaScript dependencies; not walked)" in lines
-    assert "left alone .venv/ (a Python virtual environment; not walked)" in lines
+    assert ("left alone node_modules/ (installed JavaScript dependencies; not walked, "
+            "git-ignored)") in lines
+    assert "left alone .venv/ (a Python virtual environment; not walked, git-ignored)" in lines
     assert any(ln.startswith("left alone .obsidian/ (Obsidian") for ln in lines), lines
     assert "git-ignored .env (it may hold secrets; never committed)" in lines
     tracked = git(f, "ls-files").split()
@@ -88,3 +89,73 @@ def test_a_folder_that_is_mostly_code_is_refused_by_its_share(tmp_path: Path) ->
         (g / f"scan{i}.pdf").write_bytes(b"%PDF-1.4\n")
     r = ok("init", g)
     assert "adopted 8 existing notes" in r.out and "left alone 6 files" in r.out
+
+
+def _folder_with_tools(f: Path) -> None:
+    """An Obsidian vault that is also somebody's working folder."""
+    for rel, text in {
+        "node_modules/leftpad/index.js": "module.exports = 1\n",
+        ".venv/bin/python": "#!/bin/sh\n",
+        "__pycache__/tool.cpython-311.pyc": "x",
+        ".pytest_cache/README.md": "# pytest cache\n",
+        ".obsidian/app.json": "{}\n",
+        ".obsidian/workspace.json": '{"main": {}}\n',
+        "sub/.DS_Store": "x",
+        "ideas.md": "# Ideas\n\nLeftpad the strings.\n",
+        "knowledge/deploy.md": "# Deploy\n\nNo deploys on Fridays.\n\n## Rules\n\n- Deploys stop "
+                               "at 15:00 on Fridays.\n",
+        "projects/alpha.md": "Alpha ships in March.\n",
+    }.items():
+        (f / rel).parent.mkdir(parents=True, exist_ok=True)
+        (f / rel).write_text(text)
+    (f / "tools").mkdir()
+    git(f / "tools", "init", "-q")  # a repository of its own inside the folder
+    (f / "tools" / "run.sh").write_text("echo\n")
+
+
+def test_init_leaves_git_status_clean_beside_tool_folders(tmp_path: Path) -> None:
+    """Tool folders init left alone stayed untracked: `status` listed them forever."""
+    f = tmp_path / "notes"
+    f.mkdir()
+    _folder_with_tools(f)
+    ok("init", f)
+    assert git(f, "status", "--porcelain", "--untracked-files=all") == ""
+    ignore = (f / ".gitignore").read_text().splitlines()
+    block = ignore[ignore.index("# memctl init: tool folders it left alone; never notes") + 1:]
+    rules = [ln for ln in block if ln and not ln.startswith("#")]
+    assert sorted(rules) == ["/.obsidian/", "/.pytest_cache/", "/.venv/", "/__pycache__/",
+                             "/node_modules/", "/sub/.DS_Store", "/tools/"]
+    for rule in rules:  # each explained, in the line above it
+        above = block[block.index(rule) - 1]
+        assert above.startswith("# ") and len(above) > 6, rule
+    # nothing a person would version is ignored: notes, attachments, code beside them
+    for rel in ("knowledge/new.md", "attachments/diagram.png", "scripts/build.py",
+                "sub/notes.md", ".env.example"):
+        assert memctl_git_ignored(f, rel) is False, rel
+
+
+def memctl_git_ignored(f: Path, rel: str) -> bool:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(f), "check-ignore", "-q", "--", rel],
+                          check=False).returncode == 0
+
+
+def test_adopted_notes_without_frontmatter_are_valid_and_indexed(tmp_path: Path) -> None:
+    """A human's own markdown note has no frontmatter: verify and doctor said 'missing
+    frontmatter', and the INDEX files did not list the notes init adopted."""
+    f = tmp_path / "notes"
+    f.mkdir()
+    _folder_with_tools(f)
+    ok("init", f)
+    res = ok("--vault", f, "verify", "--json").json()
+    assert res["problems"] == [] and res["notes"] == 2
+    assert res["human_lines"] == 1
+    ok("--vault", f, "doctor")
+    assert "- [Deploy](deploy.md)" in (f / "knowledge" / "INDEX.md").read_text()
+    assert "alpha.md" in (f / "projects" / "INDEX.md").read_text()
+    root_index = (f / "INDEX.md").read_text()
+    assert "[knowledge/](knowledge/INDEX.md) · 1 note " in root_index
+    # the notes stay as the human wrote them
+    assert (f / "projects" / "alpha.md").read_text() == "Alpha ships in March.\n"
+    assert git(f, "status", "--porcelain") == ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,13 @@ SECRET_PATTERNS = (
     "id_ed25519", ".netrc", ".npmrc", ".pypirc", "credentials", "credentials.json",
     "*.keystore", "secrets.*",
 )  # fmt: skip
+# Why a folder init left alone is also kept out of git, where the reason alone does not say.
+_IGNORED_BECAUSE = {
+    ".obsidian": "each person's own (delete these two lines to share them in the vault)",
+    ".idea": "each person's own",
+    ".vscode": "each person's own",
+    ".DS_Store": "each person's own",
+}
 _NOT_SECRET = (".env.example", ".env.sample", ".env.template", "*.pub")
 _SURVEY_LIMIT = 20_000  # stop walking: the folder is far past any share of notes anyway
 FEW = 4  # up to this many other files never make a folder "mostly something else"
@@ -153,3 +161,25 @@ def ignore_lines(secrets: list[str], gitignore: str) -> str:
     if not add:
         return ""
     return "# memctl init: files that may hold secrets, left alone\n" + "\n".join(add) + "\n"
+
+
+def left_alone_lines(root: Path, skipped: dict[str, str]) -> str:
+    """Ignore rules for the tool folders init left alone, so `git status` is clean after
+    init: each is rebuilt by its tool, per device, or versioned by a repository of its own,
+    never a note. One comment line says why; rules git already applies are not repeated."""
+    paths = [rel for rel in skipped if rel.rstrip("/").rsplit("/", 1)[-1] != ".git"]
+    if not paths:
+        return ""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--", *paths],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    covered = set(proc.stdout.splitlines()) if proc.returncode in (0, 1) else set()
+    out = ["# memctl init: tool folders it left alone; never notes"]
+    for rel in paths:
+        if rel in covered:
+            continue
+        why = skipped[rel]
+        extra = _IGNORED_BECAUSE.get(rel.rstrip("/").rsplit("/", 1)[-1])
+        out += [f"# {why}" + (f"; {extra}" if extra else ""), f"/{rel}"]
+    return "\n".join(out) + "\n" if len(out) > 1 else ""

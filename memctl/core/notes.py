@@ -488,10 +488,18 @@ def _plain_yaml(fm: str) -> dict[str, Any] | None:
 
 
 def parse_note(text: str, path: str) -> Note:
-    """Read a note; errors name the file and line."""
+    """Read a note; errors name the file and line.
+
+    A note without frontmatter is a human's own markdown (adopted by init, or written in
+    an editor): valid, every line the human's, nothing cited. memctl gives it frontmatter
+    only when it writes the note itself.
+    """
     bom = text.startswith("\ufeff")
     newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1] else "\n"
-    meta, body = read_frontmatter(text, path)
+    if has_frontmatter(text):
+        meta, body = read_frontmatter(text, path)
+    else:
+        meta, body = {}, text.removeprefix("\ufeff").replace("\r\n", "\n")
     meta = {k: _iso(v) for k, v in meta.items()}
     lines = body.split("\n")
     title = str(meta.get("title", ""))

@@ -39,7 +39,7 @@ def init(
 
     Only markdown notes are adopted; every other file is left alone (listed, never staged),
     tool and dependency folders (node_modules, .venv, .obsidian, .git of another repository)
-    are not walked, and secrets files (.env, keys) are git-ignored. A vault copied without
+    are not walked and are git-ignored, as are secrets files (.env, keys). A vault copied without
     its .git is adopted whole. A folder that is mostly not notes is refused unless --force.
     """
     from memctl.faces.cli.common import state
@@ -63,7 +63,8 @@ def init(
         out(f"adopted {n(len(res.adopted), noun)} (markdown notes"
             + (", sessions and memctl's own files" if not res.created else "") + ")")
     for rel, why in res.skipped.items():
-        out(f"left alone {rel} ({why}; not walked)")
+        ignored = "" if rel.rstrip("/").rsplit("/", 1)[-1] == ".git" else ", git-ignored"
+        out(f"left alone {rel} ({why}; not walked{ignored})")
     for rel in res.ignored:
         out(f"git-ignored {rel} (it may hold secrets; never committed)")
     if res.left_alone:
