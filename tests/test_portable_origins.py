@@ -61,3 +61,36 @@ def test_portable_path_forms(tmp_path: Path) -> None:
     assert portable_path(str(home / "x" / "c.jsonl"), root, home) == "~/x/c.jsonl"
     assert portable_path("/srv/data/d.json", root, home) == "d.json"
     assert portable_path("<stdin>", root, home) == "<stdin>"
+
+
+def test_a_sessions_working_directory_is_shared_portably(tmp_path: Path) -> None:
+    """A Claude Code session's `source_meta.cwd` was this machine's absolute path in a
+    committed raw file. It is `~/...` now, and project notes still find their project: the
+    curator reads the full path back from the session's own tool calls, and recall makes
+    the prompt's absolute cwd portable the same way before it matches."""
+    from memctl.curate.builtin.coding.project import find_project_note
+
+    home = Path(os.environ["HOME"])
+    work = home / "src" / "shopfront"
+    src = DATA / "claude_code" / "checkout-session.jsonl"
+    text = src.read_text(encoding="utf-8").replace("/home/dana/src/shopfront", str(work))
+    assert str(work) in text
+    session = tmp_path / "checkout.jsonl"
+    session.write_text(text, encoding="utf-8")
+    vault = new_vault(tmp_path)
+    ok("--vault", vault, "ingest", session, "--user", "dana", "--scope", "team")
+    raw = next(p for p in (vault / "raw").rglob("*.md") if p.name != "INDEX.md")
+    header = raw.read_text(encoding="utf-8").split("\n---\n", 1)[0]
+    assert "  cwd: ~/src/shopfront" in header.splitlines(), header
+    assert str(home) not in header
+    ok("--vault", vault, "curate")
+    note = (vault / "projects" / "shopfront.md").read_text(encoding="utf-8")
+    assert "\ncwd: ~/src/shopfront\n" in note
+    # the session's files are named as the project sees them, as before
+    claims = "\n".join(ln for ln in note.splitlines() if ln.startswith("- "))
+    assert str(home) not in claims
+    assert find_project_note(vault, cwd=str(work / "src"), home=home) == "projects/shopfront.md"
+    assert find_project_note(vault, cwd=str(home / "src" / "other"), home=home) is None
+    r = ok("--vault", vault, "recall", "--json", "--user", "dana", "--in", str(work / "src"),
+           "--", "write a haiku about autumn")
+    assert "Tests run with `pnpm vitest run`." in [m["text"] for m in r.json()["memories"]]

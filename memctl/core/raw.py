@@ -20,7 +20,7 @@ import itertools
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -203,6 +203,33 @@ def portable_path(path: str, root: Path | None, home: Path | None) -> str:
             continue
         return prefix + rel.as_posix()
     return where.name or path
+
+
+def portable_dir(path: str, home: Path | None) -> str:
+    """A working directory as shared files record it (a raw header's `source_meta.cwd`, a
+    project note's `cwd`): an absolute path becomes `~/...` under the home folder, else the
+    folder's name alone; one already in that form stays, so reading it back and recording
+    it again gives the same string on any machine."""
+    if not path or not Path(path).is_absolute():
+        return path
+    return portable_path(path, None, home)
+
+
+def local_dir(where: str | None, paths: Iterable[str], home: Path | None) -> str | None:
+    """The absolute directory a portably recorded working directory names, as the
+    transcript's own absolute paths (its tool calls) spell it: `~/code/app` or `app` ->
+    `/home/dana/code/app`, so the session's files read relative to it on any machine.
+    Without such a path, `~/...` is taken under this home folder; a bare name stays."""
+    if not where or Path(where).is_absolute():
+        return where
+    tail = where[2:] if where.startswith("~/") else where
+    for p in paths:
+        i = p.find(f"/{tail}/")
+        if i >= 0 and Path(p).is_absolute():
+            return p[: i + len(tail) + 1]
+    if where.startswith("~/") and home is not None:
+        return str(Path(home) / tail)
+    return where
 
 
 def _path_hash(origin: str, algorithm: str) -> str:

@@ -22,6 +22,7 @@ from memctl.core.raw import (
     make_header,
     now_utc,
     parse_session,
+    portable_dir,
     portable_path,
     remember_parsed,
     render_header,
@@ -286,9 +287,13 @@ def _write_transcript(
         remember_parsed(rel, new_text, h, allm)
         sessions[sid] = rel
         return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
-    # the transcript's own fields (a Claude Code session's cwd among them) are kept as they
-    # came: they are the transcript; only memctl's record of where the file was is portable
-    extra = {"source_meta": tr.meta} if tr.meta else {}
+    # the transcript's own context fields are kept as they came, but a raw file is shared:
+    # where the session ran is recorded as where the file was, never by this machine's path
+    # (the turns keep their words; the curator reads the full path back from them)
+    meta = dict(tr.meta)
+    if isinstance(meta.get("cwd"), str):
+        meta["cwd"] = portable_dir(meta["cwd"], vault.config.home)
+    extra = {"source_meta": meta} if meta else {}
     origin = portable_path(tr.origin, vault.root, vault.config.home)
     h = make_header(sid, title, tr.source_format, origin, user, scope, messages, extra)
     text = render_session(h, messages)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.raw import portable_path
+from memctl.core.raw import portable_dir
 
 if TYPE_CHECKING:
     from memctl.recall.graph import Reader
@@ -117,7 +117,7 @@ def covers(where: str, cwd: str, root: Path, home: Path | None) -> int | None:
     here = project_dir(cwd)
     if "/" not in where:  # a folder's name alone: the project's, or one of its parents'
         return len(where) if where in Path(here).parts else None
-    shared = project_dir(portable_path(here, root, home))
+    shared = project_dir(portable_dir(here, home))  # as notes record it
     for path in (here, shared):
         if path == where or path.startswith(where + "/"):
             return len(where)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.model import Message
-from memctl.core.raw import portable_path
+from memctl.core.raw import local_dir, portable_dir
 from memctl.curate import Batch
 from memctl.curate.builtin.coding.markup import has_markup, is_harness_turn, prose, shell_input
 
@@ -129,7 +129,7 @@ def read(batch: Batch) -> Coding:
     cwd = src.get("cwd") if isinstance(src.get("cwd"), str) else None
     # notes are shared: they name the folder as raw headers name files (`~/...` under the
     # home folder, else its name alone), never by this machine's absolute path
-    place = portable_path(cwd, None, Path.home()) if cwd else None
+    place = portable_dir(cwd, Path.home()) if cwd else None
     branch = src.get("gitBranch") if isinstance(src.get("gitBranch"), str) else None
     humans: list[Human] = []
     texts: list[tuple[int, str]] = []
@@ -170,6 +170,7 @@ def read(batch: Batch) -> Coding:
                 call.result_turn = i
             _human_in_result(i, m.content, humans, call)
     subagent = bool(src.get("parent_session"))
+    cwd = local_dir(cwd, (c.path for c in calls), Path.home())  # the header's is portable
     return Coding(
         humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, place, branch,
         batch.start
