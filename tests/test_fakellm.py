@@ -9,17 +9,28 @@ import json
 import socket
 from typing import Any
 
-import litellm  # imported once per module: it takes seconds
 import pytest
 from fakellm import FakeLLM, FakeLLMStartupError, NetworkBlockedError, network_guard
-from litellm.exceptions import InternalServerError
-from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
 
 MODEL = "openai/gpt-4o-mini"
 
 
+def _litellm() -> Any:
+    """litellm on first use, not at import: it takes seconds, and every xdist worker
+    collects this module while only one of them runs it."""
+    import litellm
+
+    return litellm
+
+
+def _server_error() -> type[Exception]:
+    from litellm.exceptions import InternalServerError
+
+    return InternalServerError
+
+
 def chat(fake: FakeLLM, content: str = "hi", **kwargs: Any) -> Any:
-    return litellm.completion(
+    return _litellm().completion(
         model=MODEL,
         api_base=fake.base_url,
         messages=[{"role": "user", "content": content}],
@@ -34,7 +45,7 @@ def test_plain_reply_reports_content_usage_and_records_request(fake_llm: FakeLLM
         {"role": "user", "content": "What is the capital of France?"},
     ]
 
-    resp = litellm.completion(model=MODEL, api_base=fake_llm.base_url, messages=messages)
+    resp = _litellm().completion(model=MODEL, api_base=fake_llm.base_url, messages=messages)
 
     assert resp.choices[0].message.content == "Paris is the capital of France."
     assert resp.choices[0].finish_reason == "stop"
@@ -87,7 +98,7 @@ def test_enqueued_500_surfaces_as_litellm_exception(fake_llm: FakeLLM) -> None:
     error = {"error": {"message": "upstream exploded", "type": "server_error", "code": None}}
     fake_llm.enqueue({"status": 500, "body": error})
 
-    with pytest.raises(InternalServerError, match="upstream exploded"):
+    with pytest.raises(_server_error(), match="upstream exploded"):
         chat(fake_llm)
 
     # x-should-retry: false keeps the openai SDK from retrying into the (now empty) queue.
@@ -95,7 +106,7 @@ def test_enqueued_500_surfaces_as_litellm_exception(fake_llm: FakeLLM) -> None:
 
 
 def test_empty_queue_fails_loudly(fake_llm: FakeLLM) -> None:
-    with pytest.raises(InternalServerError, match="FakeLLM queue is empty"):
+    with pytest.raises(_server_error(), match="FakeLLM queue is empty"):
         chat(fake_llm)
     assert len(fake_llm.history) == 1
 
@@ -104,7 +115,7 @@ def test_env_vars_alone_route_litellm_to_the_fake(fake_llm: FakeLLM) -> None:
     """memctl code will not pass api_base in tests; the fixture's env must be enough."""
     fake_llm.enqueue("via env")
 
-    resp = litellm.completion(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+    resp = _litellm().completion(model=MODEL, messages=[{"role": "user", "content": "hi"}])
 
     assert resp.choices[0].message.content == "via env"
     assert fake_llm.last_request.headers["authorization"] == "Bearer sk-fake-test"
@@ -151,6 +162,8 @@ def test_nothing_but_loopback_was_contacted(fake_llm: FakeLLM) -> None:
 
     assert network_guard.installed and network_guard.block
     assert network_guard.attempts == []
+    from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
+
     source = get_model_cost_map_source_info()
     assert source["source"] == "local" and source["is_env_forced"] is True
     assert source["fallback_reason"] is None and source["url"] is None
