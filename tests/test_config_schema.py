@@ -6,6 +6,7 @@ Each bad value is one line naming the key and the file, exit 2, before any comma
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -14,6 +15,12 @@ from util import memctl, new_vault, ok
 
 from memctl.core.config import DEFAULT_CONFIG_TOML
 from memctl.core.configschema import validate
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new vault, built once; each case below breaks the config of a copy."""
+    return new_vault(tmp_path_factory.mktemp("fresh"))
 
 
 @pytest.mark.parametrize(("snippet", "key"), [
@@ -33,8 +40,9 @@ from memctl.core.configschema import validate
     ('[stores.runbooks]\nfolder = "runbooks"\nmdoe = "propose"\n', "mdoe"),
 ])
 def test_a_bad_key_is_one_line_naming_key_file_and_line(tmp_path: Path, snippet: str,
-                                                         key: str) -> None:
-    vault = new_vault(tmp_path)
+                                                         key: str, fresh: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(fresh, vault, symlinks=True)
     cfg = vault / ".memctl" / "config.toml"
     base = "# memctl vault configuration\n\n[vault]\n\n"
     cfg.write_text(base + snippet, encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -159,11 +160,21 @@ def test_bad_scope_is_refused(tmp_path: Path) -> None:
 BAD = sorted((FORMATS / "bad").glob("*")) if (FORMATS / "bad").exists() else []
 
 
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vault holding one good session, built once; each case below works on a copy."""
+    root = tmp_path_factory.mktemp("ingested")
+    v = new_vault(root)
+    ok("--vault", v, "ingest", _jsonl(root / "good.jsonl", _msgs(3)))
+    return v
+
+
 @pytest.mark.parametrize("bad", BAD, ids=[p.name for p in BAD])
-def test_bad_input_is_one_line_exit_2_and_vault_unchanged(tmp_path: Path, bad: Path) -> None:
-    v = new_vault(tmp_path)
-    good = _jsonl(tmp_path / "good.jsonl", _msgs(3))
-    ok("--vault", v, "ingest", good)
+def test_bad_input_is_one_line_exit_2_and_vault_unchanged(
+    tmp_path: Path, bad: Path, ingested: Path
+) -> None:
+    v = tmp_path / "vault"
+    shutil.copytree(ingested, v, symlinks=True)
     before = snapshot(v)
     # The good file comes first so a partial write would show.
     good2 = _jsonl(tmp_path / "good2.jsonl", _msgs(3, 10))
