@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,11 +50,23 @@ def push(evil: Path, message: str) -> None:
     eve_git(evil, "push", "-q", "origin", f"HEAD:{branch}")
 
 
-def team(tmp_path: Path, curate: bool = True) -> tuple[Path, Path, Path]:
-    """(remote, victim, attacker): the victim's vault is on the remote; the attacker cloned it."""
-    remote = tmp_path / "remote.git"
-    run_git(tmp_path, "init", "-q", "--bare", str(remote))  # git's default branch name
-    dana = tmp_path / "dana"
+_BUILT: dict[bool, Path] = {}
+_WHERE: list[pytest.TempPathFactory] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _team_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Where team() builds its two starting points, once per module; they go with it."""
+    _WHERE.append(tmp_path_factory)
+    yield
+    _WHERE.clear()
+    _BUILT.clear()
+
+
+def _build_team(root: Path, curate: bool) -> None:
+    remote = root / "remote.git"
+    run_git(root, "init", "-q", "--bare", str(remote))  # git's default branch name
+    dana = root / "dana"
     ok("init", dana)
     run_git(dana, "remote", "add", "origin", str(remote))
     if curate:
@@ -60,8 +74,23 @@ def team(tmp_path: Path, curate: bool = True) -> tuple[Path, Path, Path]:
         ok("--vault", dana, "curate")
     ok("--vault", dana, "sync")
     branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
-    evil = tmp_path / "eve"
-    run_git(tmp_path, "clone", "-q", "-b", branch, str(remote), str(evil))
+    run_git(root, "clone", "-q", "-b", branch, str(remote), str(root / "eve"))
+
+
+def team(tmp_path: Path, curate: bool = True) -> tuple[Path, Path, Path]:
+    """(remote, victim, attacker): the victim's vault is on the remote; the attacker cloned it.
+
+    Built once per module and copied for each test (remote, both clones, each clone's
+    origin pointed at the copy): what a test starts from is the same as building it anew.
+    """
+    if curate not in _BUILT:
+        _BUILT[curate] = _WHERE[0].mktemp("team")
+        _build_team(_BUILT[curate], curate)
+    for name in ("remote.git", "dana", "eve"):
+        shutil.copytree(_BUILT[curate] / name, tmp_path / name, symlinks=True)
+    remote, dana, evil = tmp_path / "remote.git", tmp_path / "dana", tmp_path / "eve"
+    for clone in (dana, evil):
+        run_git(clone, "remote", "set-url", "origin", str(remote))
     return remote, dana, evil
 
 
