@@ -7,7 +7,9 @@ the parts up first):
   including their words inside tool results (a refused call's reason, an answered question);
 - `commands`: how the code base is tested, linted, type-checked, built and run;
 - `changes`: commits with message and hash, merges, files created, edits with their purpose;
-- `findings`: causes and facts the agent established, and its closing summaries' points.
+- `findings`: causes and facts the agent established, and its closing summaries' points;
+- `shape`: where the code lives, what it is built with, which environments it runs in;
+- `choices`: the agent's own decisions, with the reason given or the option turned down.
 
 Harness markup, tool output, pasted logs and the agent's narration never become a claim's text
 (`markup`). Claims about what the session shows the agent doing or finding are `observed`: they
@@ -22,7 +24,15 @@ from collections.abc import Callable
 
 from memctl.core.raw import slugify
 from memctl.curate import Batch, Proposal, Quote
-from memctl.curate.builtin.coding import changes, commands, findings, requests
+from memctl.curate.builtin.coding import (
+    changes,
+    choices,
+    commands,
+    discussion,
+    findings,
+    requests,
+    shape,
+)
 from memctl.curate.builtin.coding.project import project_dir, project_name
 from memctl.curate.builtin.coding.structure import Coding, is_coding, read
 from memctl.curate.builtin.sentences import cap, end
@@ -35,6 +45,15 @@ _STANDING = re.compile(
     r"(?i)\b(?:always )?(?:use|prefer|stick (?:to|with)) [\w.@/+#-]+(?: [\w.@/+#-]+)?"
     r",? (?:not|instead of|rather than|over) [\w.@/+#-]+"
 )
+
+# "Dana chose X", "Claude went with X": the decision note is named by X.
+_DECIDED = re.compile(
+    r"^\S+ (?:chose|went with|has gone with|opted for|opted to|decided (?:to|on|against)|"
+    r"picked|settled on) (?:to )?"
+)
+
+# Where a decision's subject ends: the question it answered, the option it beat, its reason.
+_TOPIC_END = re.compile(r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b")
 
 # In a chat without tools, what the prose reader does not already read: requests, choices,
 # refusals, suggestions and standing instructions.
@@ -49,8 +68,13 @@ ROUTES = {
     "state": ("sessions", "Context"),
     "prefer": ("profile", "Preferences"),
     "choose": ("decisions", "Decision"),
+    "decide": ("decisions", "Decision"),
     "instruct": ("instructions", "Instructions"),
     "problem": ("sessions", "Problems"),
+    "gotcha": ("projects", "Gotchas"),
+    "layout": ("projects", "Layout"),
+    "stack": ("projects", "Stack"),
+    "environment": ("projects", "Environments"),
     "fact": ("projects", "Facts"),
     "outcome": ("sessions", "Outcomes"),
     "commit": ("sessions", "Outcomes"),
@@ -81,7 +105,16 @@ def extract(
     stores = batch.stores
     project = project_name(s, batch) if "projects" in stores else None
 
-    def add(kind: str, text: str, turn: int, quote: str, observed: bool, *more: Quote) -> None:
+    def add(
+        kind: str,
+        text: str,
+        turn: int,
+        quote: str,
+        observed: bool,
+        *more: Quote,
+        replaces: str | None = None,
+        action: str = "supersede",
+    ) -> None:
         store, section = ROUTES[kind]
         if store not in stores or turn in s.noise:
             return
@@ -97,8 +130,8 @@ def extract(
         elif store == "profile":
             note, slug = _title(batch, "profile", batch.user, key="user"), batch.user
         elif store == "decisions":
-            topic = cap(" ".join(re.sub(r"^\S+ chose (?:to )?", "", text).split()[:8]))
-            topic = re.split(r" when \S+ asked:", topic)[0]
+            topic = cap(" ".join(re.sub(_DECIDED, "", text).split()[:8]))
+            topic = _TOPIC_END.split(topic)[0]
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
         else:
             scope = "team" if batch.scope in ("team", "global") else batch.user
@@ -113,13 +146,20 @@ def extract(
                 slug=slug,
                 meta=meta,
                 observed=observed,
+                action=action if replaces else "add",
+                replaces=replaces,
             )
         )
 
     first_request = True
+    talk = only is None and discussion.is_discussion(s)
+    # In a discussion an ask ("list 5 strengths", "keep it short") is read through its answer.
+    folded = set(discussion.answered(s)) if talk else set()
     # A sub-agent's "user" is the agent that spawned it: its prompt is no person's request.
     for r in [] if s.subagent else requests.read(s, user):
         if only is not None and r.kind not in only:
+            continue
+        if r.turn in folded and r.kind in ("request", "suggest", "want") and not first_request:
             continue
         by_tool = batch.messages[r.turn - 1].role != "user"
         if r.kind == "instruct" and by_tool:
@@ -139,15 +179,34 @@ def extract(
     if only is not None:
         return out
     known = []
+    sections: dict[str, list[str]] = {}
     if project is not None and batch.context is not None:
         title = _title(batch, "projects", project)
-        known = [c.text for c in batch.context.claims("projects") if c.note == title]
+        for k in batch.context.claims("projects"):
+            if k.note == title:
+                known.append(k.text)
+                sections.setdefault(k.section, []).append(k.text)
     for c in commands.read(s, known):
-        add("command", c.text, c.turn, c.quote, batch.messages[c.turn - 1].role != "user")
+        by_tool = batch.messages[c.turn - 1].role != "user"
+        first = (Quote(c.first_use, c.quote),) if c.first_use else ()
+        add("command", c.text, c.turn, c.quote, by_tool, *first, replaces=c.replaces)
     for ch in changes.read(s):
         add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
-    for f in findings.read(s):
-        add(f.kind, f.text, f.turn, f.quote, True)
+    if talk:
+        # what the agent said in a discussion is its answer, not a fact about the code
+        for a in discussion.read(s):
+            asked = (Quote(*a.asked),) if a.asked else ()
+            add("outcome", a.text, a.turn, a.quote, True, *asked)
+    else:
+        for f in findings.read(s):
+            add(f.kind, f.text, f.turn, f.quote, True)
+    if project is not None:
+        for sh in shape.read(s, sections):
+            (turn, quote), *more = sh.cites
+            cites = (Quote(t, q) for t, q in more)
+            add(sh.kind, sh.text, turn, quote, True, *cites, replaces=sh.replaces, action="update")
+    for ch in choices.read(s, user):
+        add("decide", ch.text, ch.turn, ch.quote, True)
     return out
 
 

@@ -33,7 +33,7 @@ _STRONG = re.compile(r"\*\*([^*]+)\*\*")
 
 @dataclass
 class Found:
-    """A sentence worth keeping: kind (problem | fact | outcome), text, turn, verbatim quote."""
+    """A sentence worth keeping: kind (gotcha | problem | fact | outcome), text, turn, quote."""
 
     kind: str
     text: str
@@ -78,6 +78,11 @@ _STATUS = re.compile(
     r"\b(?:tests?|checks?|builds?|runs?)\b.{0,60}\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red)\b",
     re.I,
 )
+# A sentence that names why something broke: the project's gotcha, not one session's problem.
+_CAUSE = re.compile(
+    r"\b(?:root cause|because|caused by|due to|the (?:issue|problem|bug|culprit) (?:is|was))\b",
+    re.I,
+)
 _REASON = re.compile(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
 # "I see that X", "Now I understand the issue. X": the finding is X.
 _LEADIN = re.compile(
@@ -107,6 +112,21 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
             if piece.strip():
                 out.append((piece.strip(), bool(bullet)))
     return out
+
+
+def sentences(text: str) -> list[tuple[str, bool]]:
+    """The agent's prose as (sentence, in a list) pairs: no code, tables, quotes or logs."""
+    return _sentences(text)
+
+
+def clean(sentence: str) -> str:
+    """A sentence without emphasis markers, interjections or lead-ins ("I see that")."""
+    return _clean(sentence)
+
+
+def lists(text: str) -> list[tuple[str, list[str]]]:
+    """(lead-in, items) for each bulleted list of the agent's text."""
+    return _lists(text)
 
 
 def _clean(sentence: str) -> str:
@@ -164,6 +184,8 @@ def read(session: Coding) -> list[Found]:
                 continue  # "Only one test is still failing": progress, not a fact to keep
             seen.add(key)
             kind = "problem" if _PROBLEM.search(clean) else "fact"
+            if kind == "problem" and _CAUSE.search(clean):
+                kind = "gotcha"  # a root cause found: the project note's to keep
             if kind == "fact" and _DONE.search(clean):
                 kind = "outcome"  # what this session changed, not a standing fact of the code
             out.append(Found(kind, _end(clean), turn, sentence))

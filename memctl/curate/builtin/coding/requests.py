@@ -27,6 +27,28 @@ _DEICTIC = re.compile(r"(?:much )?(?:this|that|these|those|it|them)\b", re.I)
 _CONDITIONAL = re.compile(r"^(?:if|when|once|unless|in case)\b", re.I)
 
 
+# A turn that opens by saying the agent got something wrong ("no, CI runs on Postgres").
+_CORRECTION = re.compile(
+    r"^\s*(?:no|nope|nah|actually|not quite|that's (?:not (?:right|it|true)|wrong)|wrong)\b"
+    r"[,.!:;]?\s",
+    re.I,
+)
+# ... unless what follows is about the person or the conversation, not the project.
+_PERSONAL = re.compile(r"^(?:I|I'm|I'd|I've|we|you|it|this|that|there|please|just|wait)\b", re.I)
+
+
+# Softeners before an ask: "to be fair, maybe also list ...", "perhaps just add ...".
+_HEDGE = re.compile(
+    r"^(?:(?:to be fair|in that case|then|so|ok|okay|also|and),?\s+)*"
+    r"(?:maybe|perhaps|possibly)\s+(?:also\s+|just\s+)?",
+    re.I,
+)
+
+
+def _bare(s: str) -> str:
+    return _CORRECTION.sub("", s, count=1).strip()
+
+
 @cache
 def _shapes() -> tuple[tuple[str, re.Pattern[str]], ...]:
     out = []
@@ -67,10 +89,14 @@ def read(session: Coding, user: str) -> list[Said]:
                 text = f"{user} chose {a.rstrip('.')} when {session.agent} asked: {q}"
                 out.append(Said("choose", end(text), h.turn, f'"{q}"="{a}"'))
             continue
+        correcting = h.kind == "prompt" and bool(_CORRECTION.match(h.sentences[0]))
         for s in h.sentences:
             said = _one(s, h, user, session.agent)
-            if said is not None:
-                out.append(said)
+            if said is None:
+                continue
+            if correcting and said.kind == "state" and not _PERSONAL.match(_bare(s)):
+                said.kind = "gotcha"  # "no, CI runs on Postgres": how the project really works
+            out.append(said)
     return out
 
 
@@ -105,6 +131,9 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         what = f"`{h.refused}`" if h.refused else f"{agent}'s tool call"
         why = third_person(core, user, agent)
         return Said("reject", end(f"{user} refused {what}: {why}"), h.turn, s)
+    hedged = _HEDGE.match(core)
+    if hedged and _imperative(core[hedged.end() :]) and len(core[hedged.end() :].split()) >= 2:
+        core = core[hedged.end() :]  # "to be fair, maybe also list 5 risks": an ask
     if _imperative(core) and len(core.split()) >= 2:
         x = third_person(core[0].lower() + core[1:], user, agent).rstrip(".!")
         return Said("request", end(f"{user} asked {agent} to {x}"), h.turn, s)
