@@ -215,3 +215,16 @@ def test_a_discussion_keeps_each_answer_once_and_files_no_opinion_as_project_fac
     assert "asked Claude to also list the cons" not in body and "Keep it short" not in body
     assert not any("`docs/` never mixes" in ln for ln in lines)  # no answer sentence alone
     assert "verify: ok" in memctl(root, "verify").stdout
+
+
+def test_an_answers_heads_are_kept_as_written_and_links_are_no_answer() -> None:
+    from memctl.curate.builtin.coding import discussion
+    from memctl.curate.builtin.coding.structure import Human
+
+    files = "Here are the modules:\n- cli.py\n- tui.py\n- parser.py"
+    links = "- [Docs](https://example.org/a)\n- [CLI](https://example.org/b)\n- [API](https://x.io)"
+    humans = [Human(1, ["Which modules are there?"]), Human(3, ["And the docs?"])]
+    texts = [(2, files), (4, links)]
+    s = Coding(humans, texts, [], [], set(), False, "Claude", None, None, None, 1)
+    got = [a.text for a in discussion.read(s)]
+    assert got == ["Claude listed the modules: cli.py; tui.py; parser.py."], got

@@ -32,6 +32,7 @@ _CONCLUSION = re.compile(
     r"my (?:recommendation|take|verdict)|i(?:'d| would) recommend)\b[:,]?\s*",
     re.I,
 )
+_LINK = re.compile(r"\]\(https?://|^https?://")
 MAX_HEADS = 6
 
 
@@ -126,9 +127,11 @@ def _listed(text: str, agent: str, request: str) -> tuple[str, str] | None:
     lead, items = best
     heads = []
     for item in items:
+        if _LINK.search(item):
+            continue  # a list of links is sources looked up, not an answer to keep
         m = _HEAD.match(item)
         head = (m.group("h") or m.group("p")) if m else (item if len(item.split()) <= 10 else "")
-        head = clean(head).rstrip(".:")
+        head = head.replace("**", "").strip().rstrip(".:")  # as written: `cli.py` stays
         if head:
             heads.append(head)
     if len(heads) < 3:

@@ -45,6 +45,7 @@ class Call:
     error: bool = False
     result_turn: int | None = None
     said_before: tuple[int, str] | None = None  # (turn, text) of the agent's last prose
+    _ran: bool | None = field(default=None, repr=False, compare=False)
 
     @property
     def command(self) -> str:
@@ -58,9 +59,13 @@ class Call:
 
     def ran(self) -> bool:
         """The command ran (its output may report failures, but the tool was there)."""
-        if self.result is None or _REJECTED.match(self.result.strip()):
-            return False
-        return not _FAILED_OUTPUT.search(self.result[:2000])
+        if self._ran is None:  # asked by several extractors: read the output once
+            self._ran = not (
+                self.result is None
+                or _REJECTED.match(self.result.strip())
+                or _FAILED_OUTPUT.search(self.result[:2000])
+            )
+        return self._ran
 
 
 @dataclass
