@@ -228,3 +228,16 @@ def test_an_answers_heads_are_kept_as_written_and_links_are_no_answer() -> None:
     s = Coding(humans, texts, [], [], set(), False, "Claude", None, None, None, 1)
     got = [a.text for a in discussion.read(s)]
     assert got == ["Claude listed the modules: cli.py; tui.py; parser.py."], got
+
+
+def test_an_ask_with_an_aside_after_its_verb_is_still_an_ask() -> None:
+    from memctl.curate.builtin.coding import requests
+    from memctl.curate.builtin.coding.structure import Human
+
+    said = "Can you list, in 5 bullet points, what are the strengths of this proposal?"
+    s = Coding([Human(1, [said])], [], [], [], set(), False, "Claude", None, None, None, 1)
+    got = [(r.kind, r.text) for r in requests.read(s, "Sam")]
+    assert got == [
+        ("request", "Sam asked Claude to list, in 5 bullet points, what are the strengths of "
+         "this proposal."),
+    ], got
