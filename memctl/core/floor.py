@@ -123,9 +123,7 @@ class Floor:
         if self.config.human is not None:
             return self.config.human
         try:
-            reader = self.history.repo.config_reader()
-            name = reader.get_value("user", "name", "")
-            email = reader.get_value("user", "email", "")
+            name, email = self.history.identity()
         except Exception:
             name = email = ""
         return Identity(str(name) or "memctl user", str(email) or "user@memctl.invalid")

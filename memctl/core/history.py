@@ -7,6 +7,7 @@ explicitly, the agent (derived learning) and the human (ingest, edits, reviews) 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import tempfile
@@ -67,24 +68,37 @@ class History:
     """A vault's git repository."""
 
     def __init__(self, root: Path) -> None:
-        # gitpython takes ~80 ms to import: loaded only by commands that touch history
-        import git
-
+        # gitpython takes ~0.1 s of CPU to import, most of what a short command costs: the
+        # commands run git themselves (`_git`), and `repo` loads it for the few who need it
         self.root = root
-        try:
-            self.repo = git.Repo(root)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        if not (root / ".git").exists():
             raise MemctlError(
                 "not a git repository; run `memctl init` here to adopt this folder", root
+            )
+
+    @functools.cached_property
+    def repo(self) -> git.Repo:
+        """The gitpython repository, loaded on first use."""
+        import git
+
+        try:
+            return git.Repo(self.root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise MemctlError(
+                "not a git repository; run `memctl init` here to adopt this folder", self.root
             ) from None
 
     @classmethod
     def init(cls, root: Path) -> History:
         """Create a repository on branch main (idempotent: an existing repo is kept)."""
-        import git
-
         if not (root / ".git").exists():
-            git.Repo.init(root, initial_branch="main")
+            root.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                ["git", "init", "-q", "--initial-branch=main", str(root)],
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise git_error(GitFailed(("init",), proc.returncode, proc.stderr), "init")
         return cls(root)
 
     def _env(self, author: Identity, committer: Identity) -> dict[str, str]:
@@ -96,7 +110,9 @@ class History:
         }
 
     def git_dir(self) -> Path:
-        return Path(self.repo.git_dir)
+        from memctl.core.localstate import git_dir
+
+        return git_dir(self.root)
 
     def check_writable(self) -> None:
         """Refuse to commit where the commit would be lost or tangled with the user's git work.
@@ -120,9 +136,10 @@ class History:
                     f"a {what} is in progress in the vault; commit it or abort it "
                     f"(`git {verb} --abort`) first", exit_code=3
                 )
-        try:
-            detached = self.repo.head.is_detached
-        except (OSError, ValueError):
+        try:  # HEAD names a branch (`ref: refs/heads/...`) unless it is detached
+            head = (gd / "HEAD").read_text(encoding="utf-8", errors="replace")
+            detached = not head.startswith("ref:")
+        except OSError:
             detached = False
         if detached:
             at = self._git("rev-parse", "--short", "HEAD").strip() or "?"
@@ -146,12 +163,25 @@ class History:
         return bool(out.strip("\0"))
 
     def _git(self, *args: str) -> str:
-        import git
-
         try:
-            return str(self.repo.git.execute(["git", *args]))
-        except git.GitCommandError as exc:
+            return self._run(*args)
+        except GitFailed as exc:
             raise git_error(exc) from None
+
+    def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """git in the vault, as gitpython ran it (C locale, no stdin, one trailing newline
+        taken off); GitFailed, carrying git's stderr, when it exits non-zero."""
+        full = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C", **(env or {})}
+        proc = subprocess.run(
+            ["git", *args], cwd=self.root, env=full, stdin=subprocess.DEVNULL,
+            capture_output=True, check=False,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise GitFailed(
+                args, proc.returncode, proc.stderr.decode("utf-8", "surrogateescape")
+            )
+        out = proc.stdout.decode("utf-8", "surrogateescape")
+        return out[:-1] if out.endswith("\n") else out
 
     def commit(
         self,
@@ -163,8 +193,6 @@ class History:
         body: str = "",
     ) -> str | None:
         """Stage and commit exactly `paths`; None when nothing changed."""
-        import git
-
         paths = sorted(set(paths))
         if not paths:
             return None
@@ -174,37 +202,34 @@ class History:
         tmpdir.mkdir(exist_ok=True)
         fd, spec = tempfile.mkstemp(prefix="pathspec.", dir=tmpdir)
         mfd, msgfile = tempfile.mkstemp(prefix="message.", dir=tmpdir)
+        by_spec = (f"--pathspec-from-file={spec}", "--pathspec-file-nul")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write("\0".join(paths))
             with os.fdopen(mfd, "w", encoding="utf-8") as fh:
                 fh.write(message)
-            g = self.repo.git
             try:
-                g.add("-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                self._run("add", "-A", *by_spec)
                 # `git diff` has no --pathspec-from-file before git 2.40: list staged names.
-                staged = set(g.diff("--cached", "--name-only", "-z").split("\0")) - {""}
-            except git.GitCommandError as exc:
-                with contextlib.suppress(git.GitCommandError):
-                    g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+                staged = set(self._run("diff", "--cached", "--name-only", "-z").split("\0"))
+                staged -= {""}
+            except GitFailed as exc:
+                with contextlib.suppress(GitFailed):
+                    self._run("reset", "-q", *by_spec)
                 raise git_error(exc) from None
             if not staged.intersection(paths):
                 return None
             # --only commits exactly `paths` even when the user has other changes staged, but
             # it re-reads every file into a temporary index; when nothing else is staged the
             # index already holds exactly that commit.
-            only = (
-                ["--only", f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
-                if not staged <= set(paths)
-                else []
-            )
-            with g.custom_environment(**self._env(author, committer or author)):
-                try:
-                    g.commit("--no-verify", "-q", "-F", msgfile, *only)
-                except git.GitCommandError as exc:
-                    with contextlib.suppress(git.GitCommandError):
-                        g.reset("-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-                    raise git_error(exc, "commit") from None
+            only = ["--only", *by_spec] if not staged <= set(paths) else []
+            try:
+                self._run("commit", "--no-verify", "-q", "-F", msgfile, *only,
+                          env=self._env(author, committer or author))  # fmt: skip
+            except GitFailed as exc:
+                with contextlib.suppress(GitFailed):
+                    self._run("reset", "-q", *by_spec)
+                raise git_error(exc, "commit") from None
         except OSError as exc:
             from memctl.core.store import write_error
 
@@ -212,7 +237,7 @@ class History:
         finally:
             Path(spec).unlink(missing_ok=True)
             Path(msgfile).unlink(missing_ok=True)
-        sha = self.repo.head.commit.hexsha
+        sha = self._git("rev-parse", "HEAD").strip()
         record_head(self.root, sha)  # the command that commits keeps its derived files in step
         return sha
 
@@ -226,10 +251,10 @@ class History:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write("\0".join(paths))
             args = [f"--pathspec-from-file={spec}", "--pathspec-file-nul"]
-            if self.repo.head.is_valid():
-                self.repo.git.reset("-q", *args)
+            if self.has_commits():
+                self._git("reset", "-q", *args)
             else:
-                self.repo.git.rm("-q", "--cached", "--ignore-unmatch", "-r", *args)
+                self._git("rm", "-q", "--cached", "--ignore-unmatch", "-r", *args)
         finally:
             Path(spec).unlink(missing_ok=True)
 
@@ -238,13 +263,29 @@ class History:
         return Stager(self.root)
 
     def has_commits(self) -> bool:
-        return self.repo.head.is_valid()
+        """Whether HEAD names a commit (False before the first one, or if it is missing)."""
+        try:
+            self._run("rev-parse", "--verify", "-q", "HEAD^{commit}")
+        except GitFailed:
+            return False
+        return True
+
+    def identity(self) -> tuple[str, str]:
+        """user.name and user.email as git would use them here ("" where unset)."""
+        def get(key: str) -> str:
+            try:
+                return self._run("config", "--get", key).strip()
+            except GitFailed:
+                return ""
+
+        return get("user.name"), get("user.email")
 
     def head_sha(self) -> str | None:
         """HEAD's commit id, None before the first commit; a damaged HEAD is one line."""
-        if not self.has_commits():
-            return None
-        return self._git("rev-parse", "--verify", "-q", "HEAD^{commit}").strip() or None
+        try:
+            return self._run("rev-parse", "--verify", "-q", "HEAD^{commit}").strip() or None
+        except GitFailed:
+            return None  # no commit yet (or HEAD names none)
 
     def head_blobs(self, paths: list[str]) -> dict[str, str | None]:
         """Each path's blob id in HEAD (None where HEAD has no such file)."""
@@ -308,6 +349,15 @@ class History:
 
     def git(self) -> git.Git:
         return self.repo.git
+
+
+class GitFailed(Exception):
+    """A git run that exited non-zero; `stderr` is what git said (as on GitCommandError)."""
+
+    def __init__(self, args: tuple[str, ...], status: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args[:1])} exited {status}: {stderr.strip()}")
+        self.status = status
+        self.stderr = stderr
 
 
 def git_error(exc: BaseException, what: str | None = None) -> MemctlError:

@@ -330,7 +330,7 @@ class _Plan:
 def _fingerprint(vault: Floor) -> tuple[str, ...]:
     """What memory looks like on disk: HEAD, uncommitted changes, the curation watermarks."""
     state = vault.root / STATE_REL
-    head = vault.history.git().rev_parse("HEAD") if vault.history.has_commits() else ""
+    head = vault.history.head_sha() or ""
     return (head, *vault.history.dirty(), read_text(state) if state.exists() else "")
 
 

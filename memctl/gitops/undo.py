@@ -155,7 +155,7 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
                 f"undo needs a clean working tree; {len(dirty)} uncommitted change(s), e.g. "
                 f"{dirty[0].strip()}: commit or stash them first"
             )
-        head = vault.history.repo.head.commit.hexsha
+        head = vault.history.head_sha() or ""
         notes = _note_paths(vault, [*files])
         now = {rel: _text(vault.root / rel) for rel in notes}
         before = {rel: t for rel, t in now.items() if t is not None}
