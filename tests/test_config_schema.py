@@ -100,3 +100,26 @@ def test_every_documented_remember_setting_loads(tmp_path: Path) -> None:
     cfg.write_text(base + "[remember]\nask = 7\n", encoding="utf-8")
     r = memctl("--vault", vault, "status")
     assert r.code == 2 and "ask" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+@pytest.mark.parametrize(("snippet", "key", "line"), [
+    ('[ingest]\nredcat = false\n', "redcat", 2),
+    ('[curate]\nmax_retries = "many"\n', "max_retries", 2),
+    ('\n[retension]\nraw_max_age = "2y"\n', "retension", 2),
+    ('[ingest]\nredact = tru\n', "", 2),  # not TOML at all
+])
+def test_the_local_override_is_checked_like_the_tracked_config(tmp_path: Path, snippet: str,
+                                                               key: str, line: int) -> None:
+    """config.local.toml wins over the tracked config (docs/sync.md), so a typo there is a
+    setting the person believes pinned and does not have: one line, file and line, exit 2."""
+    vault = new_vault(tmp_path)
+    local = vault / ".memctl" / "config.local.toml"
+    local.write_text(snippet, encoding="utf-8")
+    for args in (["status"], ["recall", "egress"]):
+        r = memctl("--vault", vault, *args)
+        assert r.code == 2, (args, r.out, r.err)
+        assert len(r.err.strip().splitlines()) == 1, r.err
+        assert key in r.err and f"config.local.toml:{line}:" in r.err, r.err
+        assert "Traceback" not in r.err
+    local.write_text("[ingest]\nredact = true\n", encoding="utf-8")
+    ok("--vault", vault, "status")

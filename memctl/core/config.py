@@ -159,7 +159,15 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
 
         validate(data, path, text)
     # protected settings a pull changed wait for the user; a local override pins any
-    from memctl.core.localstate import effective
+    from memctl.core.localstate import LOCAL_CONFIG_REL, effective, read_local
+
+    local = root / LOCAL_CONFIG_REL
+    if local.is_file() and not local.is_symlink():
+        from memctl.core.configschema import validate
+
+        # it wins over the shared config: a typo there is a pin the user believes they have
+        text, tables = read_local(local)
+        validate(tables, local, text)
 
     data = effective(root, data)
     vault = _table(data, "vault", path)

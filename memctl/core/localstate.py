@@ -124,14 +124,20 @@ def effective(root: Path, data: dict[str, Any]) -> dict[str, Any]:
                     data.pop(key, None)
     local = root / LOCAL_CONFIG_REL
     if local.is_file() and not local.is_symlink():
-        from memctl.errors import MemctlError
-
-        try:
-            over = tomllib.loads(local.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise MemctlError(f"invalid config: {exc}", local, exit_code=2) from None
-        data = _deep_merge(data, over)
+        data = _deep_merge(data, read_local(local)[1])
     return data
+
+
+def read_local(local: Path) -> tuple[str, dict[str, Any]]:
+    """The local override's text and tables; a TOML error names the file and line."""
+    from memctl.errors import MemctlError
+
+    text = local.read_text(encoding="utf-8")
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = int(m.group(1)) if (m := re.search(r"\(at line (\d+)", str(exc))) else None
+        raise MemctlError(f"invalid config: {exc}", local, line, exit_code=2) from None
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
