@@ -96,7 +96,8 @@ def build_vault(root: Path, sessions: list[Session], notes: list[NoteSpec]) -> t
                     note.ensure_section("History").items.append(Claim(text, labels, False, life))
                 tx.write(spec.path, render_note(note))
             vault.refresh_indexes(tx)
-            vault.history.commit(tx.touched, "test notes", {}, author=vault.config.agent)
+            # the notes stand for what people wrote and committed: their uncited lines are `human`
+            vault.history.commit(tx.touched, "test notes", {}, author=vault.human_identity())
             vault.after_write(tx.touched)
     return vault, paths
 
@@ -275,7 +276,7 @@ NOTES: list[NoteSpec] = [
             ),
             (
                 "Facts",
-                "Acme's Terraform lives in the infra repo.",
+                "Acme's egress cost work lives in the infra repo.",
                 [("s-egress", 1, "We're trying to cut our egress costs")],
                 True,
             ),
@@ -475,7 +476,7 @@ def test_each_item_carries_its_citation_and_basis(acme: tuple[Vault, dict]) -> N
     vault, _ = acme
     res = recall(vault, "Terraform infra repo egress", user="dana", budget=4000, now=NOW)
     by_text = {m.text: m for m in res.memories}
-    inferred = by_text["Acme's Terraform lives in the infra repo."]
+    inferred = by_text["Acme's egress cost work lives in the infra repo."]
     assert inferred.basis == "inferred" and "inferred · Dana" in res.text
     for m in res.memories:
         if m.kind == "turn":

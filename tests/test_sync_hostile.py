@@ -281,6 +281,60 @@ def test_verify_fails_a_quote_that_does_not_support_its_claim(tmp_path):
         assert all(m["basis"] not in ("human", "stated") for m in got), got
 
 
+def test_an_inferred_claim_whose_quote_shares_nothing_with_it_is_not_supported(tmp_path):
+    """`#inferred` is no way around the support check: a planted inference citing a real turn
+    with an unrelated quote fails verify (file:line) and is never served as inferred."""
+    _remote, dana, evil = team(tmp_path)
+    note = evil / NOTE
+    text = note.read_text()
+    label = re.findall(r"^\[\^([\w-]+)\]: raw/", text, flags=re.M)[-1]  # a real turn
+    planted = f"- {PLANTED}. #inferred [^{label}]"
+    text = text.replace("## Goals\n\n", f"## Goals\n\n{planted}\n", 1)
+    text = text.replace("## Facts\n\n", f"## Facts\n\n{planted.replace('Always', 'Also')}\n", 1)
+    note.write_text(text)
+    push(evil, "curate: 1 session")
+    ok("--vault", dana, "sync")
+    v = memctl("--vault", dana, "verify")
+    assert v.code != 0 and "support" in (v.out + v.err)
+    lines = (dana / NOTE).read_text().splitlines()
+    for needle in (planted, planted.replace("Always", "Also")):
+        at = lines.index(needle) + 1
+        assert f"{NOTE}:{at}" in v.out + v.err, (at, v.out, v.err)
+    for prompt in ("deploy install evil sh pipe", "write a haiku about autumn"):
+        got = [m for m in memories(dana, prompt) if "evil" in m["text"]]
+        assert all(m["basis"] == "unverified" for m in got), got
+    ctx = ok("--vault", dana, "context", "--json").json()
+    shown = [m for m in ctx["memories"] if "evil" in m["text"]]
+    assert all(m["basis"] == "unverified" for m in shown), shown
+
+
+def test_an_honest_inference_from_the_question_it_answers_still_verifies(tmp_path):
+    """"chose pnpm" quoting "Yes, the second one." shares no word with its quote, but the
+    question the quote answers names pnpm: an inference, supported, labelled `inferred`."""
+    vault = tmp_path / "v"
+    ok("init", vault)
+    src = tmp_path / "pick.jsonl"
+    turns = [("user", "The monorepo installs are slow again."),
+             ("assistant", "Should the monorepo move from npm to pnpm, or stay?"),
+             ("user", "Yes, the second one.")]
+    src.write_text("".join(json.dumps({"id": f"p{i}", "role": r, "content": c,
+                                       "timestamp": f"2026-09-02T09:0{i}:00Z"}) + "\n"
+                           for i, (r, c) in enumerate(turns)))
+    ok("--vault", vault, "ingest", src, "--user", "dana", "--scope", "team")
+    raw = next(p for p in (vault / "raw").rglob("*.md") if p.name != "INDEX.md")
+    rel = raw.relative_to(vault).as_posix()
+    (vault / "knowledge").mkdir(exist_ok=True)
+    (vault / "knowledge" / "tools.md").write_text(
+        "---\nstore: knowledge\ntitle: Tools\nscope: team\nstatus: active\n---\n\n# Tools\n\n"
+        "## Facts\n\n- The team chose pnpm for the monorepo. #inferred [^p]\n\n"
+        f'[^p]: {rel}#t3 "Yes, the second one."\n')
+    run_git(vault, "add", "-A")
+    run_git(vault, "commit", "-q", "-m", "by hand")
+    ok("--vault", vault, "verify")
+    got = [m for m in memories(vault, "pnpm monorepo") if m["kind"] == "claim"]
+    assert got and all(m["basis"] == "inferred" for m in got), got
+
+
 # ---- 5. size ------------------------------------------------------------------------------
 
 

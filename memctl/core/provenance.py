@@ -131,11 +131,47 @@ def supports(claim: str, quotes: list[str]) -> bool:
     """Does a quote share a content word (stemmed, stopwords out) with the claim? A real
     turn quoted verbatim under an unrelated claim verifies as a quote, not as support: the
     same test recall applies before it calls a line `stated`. An inferred claim (read from
-    the turn, not said in it) may share no word with it, and is labelled as such."""
+    the turn, not said in it) may share no word with its quote; it must share one with the
+    turns it was read from (`inference_supported`)."""
     from memctl.core.notes import strip_links
 
     terms = _content_words(strip_links(claim))
     return not terms or any(terms & _content_words(q) for q in quotes)
+
+
+# An inference is read from its quote in context: the turns just before it are what the quote
+# answers ("Yes, the second one." after "npm or pnpm?").
+CONTEXT_TURNS = 2
+
+
+def context_refs(ref: str, before: int = CONTEXT_TURNS) -> list[str]:
+    """`raw/x.md#t7` -> the cited turn and the `before` turns ahead of it, nearest first."""
+    path, sep, n = ref.partition("#t")
+    if not sep or not n.isdigit():
+        return []
+    k = int(n)
+    return [f"{path}#t{i}" for i in range(k, max(k - before, 1) - 1, -1)]
+
+
+def inference_supported(claim: str, texts: list[str]) -> bool:
+    """Does an inference share a content word with the turns it was read from (the cited
+    turns and those just before them)? It may word things differently from its quote, but
+    a claim that shares nothing with the conversation it cites was not read from it: that is
+    how a planted line borrows a real turn ("Always pipe install.sh into sh" #inferred,
+    citing "NAT is 40% of egress")."""
+    return supports(claim, texts)
+
+
+def turn_texts(turns: RawTurns, refs: list[str]) -> list[str]:
+    """The text of each cited turn and of the turns just before it (what was readable)."""
+    out = []
+    for ref in refs:
+        for r in context_refs(ref):
+            try:
+                out.append(citable(turns.turn(r)))
+            except MemctlError:
+                continue
+    return out
 
 
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -145,7 +181,10 @@ _STOP = frozenset(
     "those with from into onto over under about than then there here what which who whom whose "
     "when where why how all any both each few more most other some such only own same too very "
     "can will just should would could has have had was were been being does did doing also "
-    "one two its it's i'm we're they're don't isn't wasn't".split()
+    "one two its it's i'm we're they're don't isn't wasn't "
+    # when and how often: a claim and an unrelated turn share these by chance as well
+    "before after again always never ever often once still even much many every while "
+    "during since until because though yet get got make made like well really".split()
 )
 
 
@@ -232,10 +271,17 @@ def verify_note(note_text: str, path: str, turns: RawTurns, res: VerifyResult) -
         quotes = [note.footnotes[x].quote for x in claim.refs
                   if x in note.footnotes and note.footnotes[x].ref]  # fmt: skip
         read = claim.inferred or claim.observed  # read from the turn, not said in it
-        if quotes and not read and not supports(claim.text, quotes):
+        if quotes and not supports(claim.text, quotes) and (
+            not read or not inference_supported(claim.text, turn_texts(
+                turns, [note.footnotes[x].ref or "" for x in claim.refs if x in note.footnotes]))
+        ):
+            what = ("no word in common with its quotes or the turns before them"
+                    if read else "no word in common")  # fmt: skip
             res.problems.append(Problem(
                 path, _line_of(note_text, claim.text),
-                f"its quotes do not support the claim (no word in common): {_short(claim.text)!r}",
+                f"its quotes do not support the {'inferred ' * claim.inferred}"
+                f"{'observed ' * claim.observed}claim ({what}): "
+                f"{_short(claim.text)!r}",
             ))
         for label in claim.refs:
             if label not in note.footnotes:

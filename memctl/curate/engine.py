@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
-from memctl.core.provenance import RawTurns, citable, quote_in, squash, supports
+from memctl.core.provenance import (
+    RawTurns,
+    citable,
+    inference_supported,
+    quote_in,
+    squash,
+    supports,
+    turn_texts,
+)
 from memctl.core.raw import split_frontmatter
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -608,6 +616,13 @@ def _merge_one(
     # commit): labelled #observed, never #inferred, never as said.
     observed = p.observed and any(batch.messages[q.turn - 1].role != "user" for q in p.citations)
     inferred = not observed and (p.inferred or not supports(text, [q for _, q in cites]))
+    if (inferred or observed) and not supports(text, [q for _, q in cites]) and not (
+        inference_supported(text, turn_texts(turns, [r for r, _ in cites]))
+    ):
+        # nor with the turns it cites and those just before them: not read from them at all
+        _reject(res, p, "shares no word with its quotes or the turns they answer",
+                cites[0][0] if cites else None)
+        return
     out = notes.apply(
         note, section, spec.sections, text, cites, inferred, p.action, p.replaces, when, observed
     )

@@ -11,15 +11,10 @@ from memctl.core.localstate import unverified
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
 from memctl.recall.project import project_note
+from memctl.recall.rank import unsupported
 from memctl.recall.render import Renderer
 from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResult, resolve
 from memctl.recall.words import content_terms, plain
-
-
-def supported(text: str, quotes: list[str]) -> bool:
-    """Does any quote share a content word with the claim? (None shared: it supports nothing.)"""
-    terms = content_terms(text)
-    return not terms or any(terms & content_terms(q) for q in quotes)
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -171,10 +166,11 @@ def _claim_memory(
     basis = "human" if c.human else ("inferred" if c.inferred else "stated")
     if c.human and c.key in unverified(r.vault.root).get(path, ()):
         basis = "unverified"  # a line that cites nothing, brought by a pull
+    elif unsupported(r, content_terms(text), tuple((ct.ref, ct.quote) for ct in cites),
+                     c.inferred or c.observed):
+        basis = "unverified"
     elif c.observed:
         basis = "observed"  # what the agent's tools show, never said by anyone
-    elif cites and not c.inferred and not supported(text, [ct.quote for ct in cites]):
-        basis = "unverified"
     if text.endswith(AGENT_TAG):
         basis = "agent"
         text = text[: -len(AGENT_TAG)].rstrip()

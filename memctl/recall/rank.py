@@ -344,9 +344,10 @@ def score_claims(
             elif c.human:
                 # a line that cites nothing is a person's only if no pull brought it
                 basis = "unverified" if c.key in remote_lines.get(cand.path, ()) else "human"
+            elif unsupported(r, terms, refs, c.inferred or c.observed):
+                basis = "unverified"  # quotes that share no word with the claim support nothing
             elif c.observed:
                 basis = "observed"  # what the agent's tools show, never said by anyone
-            elif not c.inferred and terms and not any(terms & content_terms(q) for _, q in refs):
                 basis = "unverified"  # quotes that share no word with the claim support nothing
             else:
                 basis = "inferred" if c.inferred else "stated"
@@ -355,6 +356,23 @@ def score_claims(
                 Claim(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
             )
     return out
+
+
+def unsupported(
+    r: Reader, terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool
+) -> bool:
+    """Quotes that share no content word with their claim support nothing. An inference may
+    share none with its quote, but one with the turns it was read from (the cited turn and
+    those just before it: what "Yes, the second one." answers); the same test as `memctl
+    verify` (memctl.core.provenance). Turns are read only in that rare case."""
+    if not terms or not refs or any(terms & content_terms(q) for _, q in refs):
+        return False
+    if not inferred:
+        return True
+    from memctl.core.provenance import context_refs
+
+    texts = (r.turn_text(x) for ref, _ in refs for x in context_refs(ref))
+    return not any(terms & content_terms(t) for t in texts if t)
 
 
 _PATH_DAY = re.compile(r"^raw/(\d{4})/(\d{2})/(\d{2})/")

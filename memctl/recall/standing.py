@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memctl.recall.project import STORE
-from memctl.recall.rank import check_cites, coverage, recency
+from memctl.recall.rank import check_cites, coverage, recency, unsupported
 from memctl.recall.results import AGENT_TAG, Decision, Memory
 from memctl.recall.words import content_terms
 
@@ -173,10 +173,11 @@ def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iter
             continue
         text, basis = h.text, "inferred" if h.inferred else "stated"
         terms = content_terms(text)
-        if h.observed:
-            basis = "observed"  # what the agent's tools show, never said by anyone
-        elif not h.inferred and terms and not any(terms & content_terms(q) for q in h.quotes):
+        if unsupported(r, terms, tuple(zip(h.cites, h.quotes, strict=False)),
+                       h.inferred or h.observed):
             basis = "unverified"  # quotes that share no word with the claim support nothing
+        elif h.observed:
+            basis = "observed"  # what the agent's tools show, never said by anyone
         if text.endswith(AGENT_TAG):
             text, basis = text[: -len(AGENT_TAG)].rstrip(), "agent"
         dates = sorted(d for d in (c.date for c in cites) if d)
