@@ -94,6 +94,11 @@ def read_bound(rel: str) -> int:
     return RAW_READ_BOUND if rel.startswith("raw/") else READ_BOUND
 
 
+def read_bounded_bytes(path: Path, bound: int = READ_BOUND) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(bound)
+
+
 def read_bounded(path: Path, bound: int = READ_BOUND) -> str:
     """At most `bound` bytes of a file, decoded (a cut character dropped): readers that
     answer a prompt never pay for a file someone made huge."""
@@ -150,33 +155,7 @@ def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# ---- lines and commits that came from elsewhere ----------------------------------------------
-
-
-def unverified_path(root: Path) -> Path:
-    return local_dir(root) / "unverified.json"
-
-
-_unverified_cache: dict[Path, tuple[float, dict[str, frozenset[str]]]] = {}
-
-
-def unverified(root: Path) -> dict[str, frozenset[str]]:
-    """Note path -> claim keys of uncited lines a remote added (cached by mtime)."""
-    p = unverified_path(root)
-    try:
-        mtime = p.stat().st_mtime
-    except OSError:
-        return {}
-    got = _unverified_cache.get(p)
-    if got and got[0] == mtime:
-        return got[1]
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-        out = {k: frozenset(v) for k, v in data.items()}
-    except (OSError, ValueError, AttributeError, TypeError):
-        out = {}
-    _unverified_cache[p] = (mtime, out)
-    return out
+# ---- commits that came from elsewhere ---------------------------------------------------------
 
 
 def pulled_path(root: Path) -> Path:

@@ -187,7 +187,6 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
             "your vault is as it was before sync"
         )
     trust.mark_pulled(vault.root, came.commits)
-    trust.mark_unverified(vault.root, came.uncited)
     if came.config_changed:
         trust.hold(vault.root, came.config_before, came.config_after)
         vault.config = load_config(vault.root, dict(os.environ))

@@ -11,8 +11,9 @@ A pull brings content to merge and review, never configuration, code or local st
   before the pull in `<git dir>/memctl/held-config.json` and `load_config` reads those
   instead, until `memctl sync --accept-config`. `.memctl/config.local.toml` (untracked,
   and a pull may never track it) pins any setting on this machine.
-- Lines a remote added without a citation are recorded (per note, by claim key) in
-  `<git dir>/memctl/unverified.json`: recall labels them `unverified`, never `human`.
+- Lines a remote added without a citation are `unverified` in recall, never `human`: the
+  label comes from the commit that added each line (memctl.core.lineage, git blame), so it
+  holds however the commits arrived (sync, a plain `git pull`, the clone).
 - Commits that came in by a pull are listed in `<git dir>/memctl/pulled`, so that
   `undo` undoes the user's own command, never a collaborator's.
 
@@ -31,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.localstate import (
-    NOTE_LIMIT,
     PROTECTED,
     SHARED_STATE,
     git_dir,
@@ -40,8 +40,6 @@ from memctl.core.localstate import (
     local_dir,
     pulled_path,
     run_git,
-    unverified,
-    unverified_path,
     write_local,
 )
 
@@ -115,28 +113,6 @@ def accept(root: Path, current: str | None) -> list[str]:
 # ---- lines and commits that came from elsewhere ----------------------------------------------
 
 
-def mark_unverified(root: Path, found: dict[str, set[str]]) -> None:
-    if not found:
-        return
-    have = {k: set(v) for k, v in unverified(root).items()}
-    for path, keys in found.items():
-        have.setdefault(path, set()).update(keys)
-    write_local(unverified_path(root),
-           json.dumps({k: sorted(v) for k, v in sorted(have.items())}, indent=1) + "\n")
-
-
-def uncited_keys(text: str, path: str) -> set[str]:
-    """Claim keys of the lines of a note that cite nothing (person's lines, by their look)."""
-    from memctl.core.notes import parse_note
-    from memctl.errors import MemctlError
-
-    try:
-        note = parse_note(text, path)
-    except MemctlError:
-        return set()
-    return {c.key for _, c in note.all_claims() if c.human}
-
-
 def mark_pulled(root: Path, shas: Iterable[str]) -> None:
     shas = [s for s in shas if s]
     if not shas:
@@ -159,7 +135,6 @@ class Incoming:
     config_before: str | None = None
     config_after: str | None = None
     config_changed: bool = False
-    uncited: dict[str, set[str]] = field(default_factory=dict)
     commits: list[str] = field(default_factory=list)
 
 
@@ -262,18 +237,13 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
             continue
         if path.endswith(".md") and not is_raw:
             notes.append((path, sha, old_sha[path] if status != "A" else ""))
-    texts = blobs(root, sorted({x for _, n, o in notes for x in (n, o) if x}), env)
-    for path, sha, old in notes:
+    texts = blobs(root, sorted({n for _, n, _ in notes}), env)
+    for path, sha, _old in notes:
         text = texts.get(sha, "")
         line = conflict_marker(text)
         if line:
             res.refused.append(f"{path}:{line}: conflict markers")
             continue
-        keys = uncited_keys(text, path)
-        if keys and old:
-            keys -= uncited_keys(texts.get(old, ""), path)
-        if keys:
-            res.uncited[path] = keys
     if res.config_changed:
         res.config_before = _show(git, f"{base}:.memctl/config.toml")
         res.config_after = _show(git, f"{upstream}:.memctl/config.toml")
@@ -343,8 +313,9 @@ def join_remote(root: Path) -> str | None:
 
 def adopt_clone(root: Path, joined: bool) -> list[str]:
     """The first `memctl init` in a clone: what came with the clone is the team's, not the
-    user's. Its commits are not the user's to undo, its uncited lines are `unverified`, and
-    its protected settings wait for the user like a pulled change. What waits, as lines."""
+    user's. Its commits are not the user's to undo (nor are its uncited lines the user's:
+    memctl.core.lineage reads that from git), and its protected settings wait for the user
+    like a pulled change. What waits, as lines."""
     marker = local_dir(root) / "adopted"
     if marker.exists():
         return []
@@ -358,17 +329,6 @@ def adopt_clone(root: Path, joined: bool) -> list[str]:
         return []
     git = run_git(root)
     mark_pulled(root, git("rev-list", "HEAD").split())
-    found: dict[str, set[str]] = {}
-    for rel in git("ls-files", "-z", "--", "*.md").split("\0"):
-        if not rel or rel.startswith(("raw/", ".")) or rel.endswith("INDEX.md"):
-            continue
-        p = root / rel
-        if p.is_symlink() or not p.is_file() or p.stat().st_size > NOTE_LIMIT:
-            continue
-        keys = uncited_keys(p.read_text(encoding="utf-8", errors="replace"), rel)
-        if keys:
-            found[rel] = keys
-    mark_unverified(root, found)
     from memctl.core.config import CONFIG_REL, DEFAULT_CONFIG_TOML
 
     cfg = root / CONFIG_REL

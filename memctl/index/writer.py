@@ -17,6 +17,7 @@ from typing import Any
 
 import tantivy
 
+from memctl.core import lineage
 from memctl.core.model import Message
 from memctl.core.raw import RawHeader, parse_session
 from memctl.core.store import atomic_write
@@ -67,6 +68,10 @@ class _Writer:
         self.turns = 0
         self.notes = 0
         self.skipped: list[str] = []
+        self.root: Path = vault.root
+        self.agent = (vault.config.agent.name, vault.config.agent.email)
+        self.lineage: list[tuple[str, bytes]] = []  # notes taken in: who added their lines
+        self.gone: list[str] = []
 
     def add(self, rel: str, data: bytes, st: tuple[int, int]) -> None:
         try:
@@ -79,6 +84,7 @@ class _Writer:
                 for d in claim_docs(rel, text, f):
                     self.writer.add_document(d)
                 self.notes += 1
+                self.lineage.append((rel, data))
         except (MemctlError, UnicodeDecodeError, ValueError, TypeError) as exc:
             # a file memctl cannot read is left out of search, not a reason to fail a command
             self.skipped.append(f"{rel}: {exc}".splitlines()[0])
@@ -98,10 +104,17 @@ class _Writer:
 
     def delete(self, rel: str) -> None:
         self.writer.delete_documents_by_term(KEY, f"path:{rel}")
+        self.gone.append(rel)
 
     def commit(self) -> None:
         self.writer.commit()
         self.writer.wait_merging_threads()
+        # provenance labels from git, computed when a note changes, not when a prompt comes
+        taken = {rel for rel, _ in self.lineage}
+        if self.lineage or self.gone:
+            lineage.refresh(self.root, self.lineage, self.agent,
+                            gone=[r for r in self.gone if r not in taken])  # fmt: skip
+        self.lineage, self.gone = [], []
 
 
 def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Writer, int]:

@@ -7,7 +7,6 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.localstate import unverified
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
 from memctl.recall.project import project_note
@@ -164,8 +163,8 @@ def _claim_memory(
         cites.append(r.cite(cit.ref, cit.quote))
     dates = sorted(d for d in (ct.date for ct in cites) if d)
     basis = "human" if c.human else ("inferred" if c.inferred else "stated")
-    if c.human and c.key in unverified(r.vault.root).get(path, ()):
-        basis = "unverified"  # a line that cites nothing, brought by a pull
+    if c.human and c.key in r.foreign(path):
+        basis = "unverified"  # a line that cites nothing, added by someone else (git blame)
     elif unsupported(r, content_terms(text), tuple((ct.ref, ct.quote) for ct in cites),
                      c.inferred or c.observed):
         basis = "unverified"

@@ -61,6 +61,7 @@ class Reader:
         self.notices: list[str] = []
         self._synced = False
         self._notes: dict[str, Note | None] = {}
+        self._foreign: dict[str, frozenset[str]] = {}
         self._sessions: dict[str, tuple[str, str] | None] = {}
         self._turns: dict[str, tuple[str, str, int, int] | None] = {}
         self._searcher: Any = None
@@ -93,6 +94,24 @@ class Reader:
             except (MemctlError, OSError, UnicodeDecodeError):
                 self._notes[path] = None
         return self._notes[path]
+
+    def foreign(self, path: str) -> frozenset[str]:
+        """Claim keys of the note's uncited lines the user did not add (memctl.core.lineage):
+        `unverified`, never `human`. Asked only of notes that have such lines."""
+        got = self._foreign.get(path)
+        if got is None:
+            from memctl.core import lineage
+            from memctl.core.localstate import read_bounded_bytes
+            from memctl.core.store import inside
+
+            agent = self.vault.config.agent
+            try:
+                data = read_bounded_bytes(inside(self.vault.root, path))
+                got = lineage.foreign(self.vault.root, path, data, (agent.name, agent.email))
+            except (MemctlError, OSError):
+                got = frozenset()
+            self._foreign[path] = got
+        return got
 
     def visible(self, scope: str | None) -> bool:
         return (scope or "") in self.scopes

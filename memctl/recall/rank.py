@@ -22,7 +22,6 @@ from datetime import date, datetime
 from itertools import repeat
 from typing import TYPE_CHECKING
 
-from memctl.core.localstate import unverified
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
 from memctl.recall.words import content_terms, plain, query_terms
@@ -291,7 +290,6 @@ def score_claims(
     """Score every active claim of every candidate note."""
     out: list[Claim] = []
     qweight, denom = query_weights(r, qterms)
-    remote_lines = unverified(r.vault.root)
     for cand in sorted(cands.values(), key=lambda c: -c.score):
         note = r.note(cand.path)
         if note is None:
@@ -342,13 +340,12 @@ def score_claims(
                 basis = "agent"
                 text = text[: -len(AGENT_TAG)].rstrip()
             elif c.human:
-                # a line that cites nothing is a person's only if no pull brought it
-                basis = "unverified" if c.key in remote_lines.get(cand.path, ()) else "human"
+                # a line that cites nothing is the user's only if they added it (git blame)
+                basis = "unverified" if c.key in r.foreign(cand.path) else "human"
             elif unsupported(r, terms, refs, c.inferred or c.observed):
                 basis = "unverified"  # quotes that share no word with the claim support nothing
             elif c.observed:
                 basis = "observed"  # what the agent's tools show, never said by anyone
-                basis = "unverified"  # quotes that share no word with the claim support nothing
             else:
                 basis = "inferred" if c.inferred else "stated"
             why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")
