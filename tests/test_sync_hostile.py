@@ -391,6 +391,109 @@ def test_an_honest_inference_from_the_question_it_answers_still_verifies(tmp_pat
     assert got and all(m["basis"] == "inferred" for m in got), got
 
 
+# ---- shared curation state: watermarks and removals ----------------------------------------
+
+
+GCP = SAMPLE / "dana/2026-09-15-gcp-migration-runbook.jsonl"
+
+
+def new_session(v: Path, before: set[str]) -> str:
+    return next(p for p in run_git(v, "ls-files", "raw").split()
+                if p not in before and not p.endswith("INDEX.md"))
+
+
+def citing(v: Path, raw: str) -> list[str]:
+    """Claim lines of the vault's notes that cite a turn of `raw`."""
+    out = []
+    for p in v.rglob("*.md"):
+        rel = p.relative_to(v).as_posix()
+        if rel.startswith(("raw/", ".")) or p.name == "INDEX.md":
+            continue
+        text = p.read_text()
+        labels = set(re.findall(r"^\[\^([\w-]+)\]: " + re.escape(raw), text, flags=re.M))
+        out += [x for x in text.splitlines()
+                if x.startswith("- ") and any(f"[^{lb}]" in x for lb in labels)]
+    return out
+
+
+def test_a_pushed_watermark_cannot_stall_curation_of_my_sessions(tmp_path):
+    """Watermarks say which turns are curated: a remote that sets them past a session the
+    victim ingested (and has not curated yet) would keep it from ever being learned."""
+    remote, dana, evil = team(tmp_path)
+    before = set(run_git(dana, "ls-files", "raw").split())
+    ok("--vault", dana, "ingest", GCP, "--user", "dana", "--scope", "team")
+    ok("--vault", dana, "sync")  # pushed, not curated yet
+    gcp = new_session(dana, before)
+    eve_git(evil, "pull", "-q", "--rebase")
+    state = evil / ".memctl" / "state" / "curation.json"
+    data = json.loads(state.read_text())
+    for store in ("profile", "sessions", "entities", "knowledge", "decisions", "feedback",
+                  "instructions", "projects"):
+        for raw in run_git(evil, "ls-files", "raw").split():
+            if not raw.endswith("INDEX.md"):
+                data["stores"].setdefault(store, {})[raw] = 9999
+    state.write_text(json.dumps(data, indent=2) + "\n")
+    push(evil, "curate: 2 sessions")
+    r = ok("--vault", dana, "sync")
+    ok("--vault", dana, "curate")
+    assert citing(dana, gcp), "the victim's own session was never learned"
+    assert "watermark" in r.out + r.err and gcp in r.out + r.err
+    kept = json.loads((dana / ".memctl/state/curation.json").read_text())["stores"]
+    assert all(n < 9999 for marks in kept.values() for n in marks.values()), kept
+    ok("--vault", dana, "sync")
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    shown = json.loads(run_git(remote, "show", f"{branch}:.memctl/state/curation.json"))
+    assert all(n < 9999 for marks in shown["stores"].values() for n in marks.values())
+
+
+def test_a_pushed_removal_cannot_keep_a_claim_from_being_learned(tmp_path):
+    """A removal record says a person took a claim out; one for a claim nobody ever had in
+    the notes is refused from a pull, so it cannot block the claim's first learning."""
+    from memctl.curate.removals import claim_digest
+
+    _remote, dana, evil = team(tmp_path)
+    before = set(run_git(dana, "ls-files", "raw").split())
+    ok("--vault", dana, "ingest", GCP, "--user", "dana", "--scope", "team")
+    ok("--vault", dana, "sync")
+    gcp = new_session(dana, before)
+    eve_git(evil, "pull", "-q", "--rebase")
+    upstream = eve_git(evil, "rev-parse", "HEAD").strip()
+    ok("--vault", evil, "curate")  # the attacker learns what the victim's curate will write
+    records = []
+    for line in citing(evil, gcp):
+        text = re.sub(r"( #inferred)?( \[\^[\w-]+\])+$", "", line[2:])
+        refs = [f"{gcp}#t{n}" for n in range(1, 200)]  # every turn it could cite
+        records.append({"by": "edit", "claim": claim_digest(text), "date": "2026-09-20",
+                        "note": "knowledge/acme.md", "sources": refs, "store": "*"})
+    assert records
+    eve_git(evil, "reset", "-q", "--hard", upstream)
+    rm = evil / ".memctl" / "state" / "removed.jsonl"
+    rm.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    eve_git(evil, "add", ".memctl/state/removed.jsonl")
+    eve_git(evil, "commit", "-q", "-m", "removed: claims a person removed stay removed")
+    eve_git(evil, "push", "-q", "origin", "HEAD")
+    r = ok("--vault", dana, "sync")
+    ok("--vault", dana, "curate")
+    assert len(citing(dana, gcp)) >= len(records), "a pushed removal kept claims from memory"
+    assert "removal" in r.out + r.err
+    ok("--vault", dana, "sync")
+    # a removal the history bears out (a teammate took a real claim out) is taken as before
+    eve_git(evil, "pull", "-q", "--rebase")
+    note = evil / NOTE
+    gone = next(x for x in note.read_text().splitlines() if x.startswith("- ") and "[^" in x)
+    note.write_text(note.read_text().replace(gone + "\n", ""))
+    eve_git(evil, "commit", "-q", "-am", "not true any more")
+    # the next curate run records what a person removed since the last one
+    ok("--vault", evil, "ingest", SAMPLE / "marco/2026-09-10-egress-bill-alerting.jsonl",
+       "--user", "marco", "--scope", "team")
+    ok("--vault", evil, "curate")
+    eve_git(evil, "push", "-q", "origin", "HEAD")
+    r = ok("--vault", dana, "sync")
+    assert "removal" not in r.out + r.err
+    text = re.sub(r"( #inferred)?( \[\^[\w-]+\])+$", "", gone[2:])
+    assert claim_digest(text) in (dana / ".memctl/state/removed.jsonl").read_text()
+
+
 # ---- 5. size ------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from memctl.core.config import CONFIG_REL, load_config
 from memctl.core.localstate import limits
 from memctl.core.store import Transaction
 from memctl.errors import ConflictError, InputError, MemctlError
-from memctl.gitops import syncjournal, trust
+from memctl.gitops import pulledstate, syncjournal, trust
 from memctl.version import __version__
 
 if TYPE_CHECKING:
@@ -126,8 +126,8 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
         journal = syncjournal.start(vault.root, branch, start)
         try:
             for attempt in range(ATTEMPTS):
-                _pull(vault, g, res)
-                _settle(vault, g, res)
+                fixes = _pull(vault, g, res)
+                _settle(vault, g, res, fixes)
                 if _push(g, res):
                     break
                 if attempt == ATTEMPTS - 1:
@@ -148,12 +148,14 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
     return res
 
 
-def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
+def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
+    """Fetch, judge, rebase. The curation state this clone does not take from the pull
+    (memctl.gitops.pulledstate), as files for `_settle` to write."""
     g.run("fetch", "--quiet", res.remote)
     upstream = f"refs/remotes/{res.remote}/{res.branch}"
     if g.run("rev-parse", "--verify", "--quiet", upstream, check=False).returncode != 0:
         _beside(g, res)
-        return  # the remote has no such branch yet: the push creates it
+        return {}  # the remote has no such branch yet: the push creates it
     mb = g.run("merge-base", "HEAD", upstream, check=False)
     if mb.returncode != 0:
         raise ConflictError(
@@ -163,7 +165,7 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
     base = mb.stdout.strip()
     res.pulled += int(g.out("rev-list", "--count", f"HEAD..{upstream}") or 0)
     if base == g.out("rev-parse", upstream):
-        return  # nothing new there
+        return {}  # nothing new there
     note_limit, raw_limit = limits(vault.config.data)
     came = trust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit)
     if came.refused:
@@ -176,6 +178,7 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
         )
     res.reported += [x for x in came.reported if x not in res.reported]
     res.replayed += int(g.out("rev-list", "--count", f"{upstream}..HEAD") or 0)
+    ours = g.out("rev-parse", "HEAD")
     proc = g.run("rebase", "--quiet", upstream, check=False)
     if proc.returncode != 0:
         status = g.run("status", "--porcelain", check=False).stdout
@@ -187,9 +190,12 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> None:
             "your vault is as it was before sync"
         )
     trust.mark_pulled(vault.root, came.commits)
+    fixes, said = pulledstate.screen(vault.root, ours)
+    res.reported += [x for x in said if x not in res.reported]
     if came.config_changed:
         trust.hold(vault.root, came.config_before, came.config_after)
         vault.config = load_config(vault.root, dict(os.environ))
+    return fixes
 
 
 def _has(g: _Git, rev: str) -> bool:
@@ -219,8 +225,9 @@ def _push(g: _Git, res: SyncResult) -> bool:
     raise MemctlError(f"git push failed: {proc.stderr.strip().splitlines()[-1:]}")
 
 
-def _settle(vault: Floor, g: _Git, res: SyncResult) -> None:
-    """Proposals and kept-apart sessions from the drivers, stale INDEX files: one commit."""
+def _settle(vault: Floor, g: _Git, res: SyncResult, fixes: dict[str, str]) -> None:
+    """Proposals and kept-apart sessions from the drivers, stale INDEX files, the curation
+    state this clone keeps its own (`fixes`): one commit."""
     from memctl.curate import indexfiles
     from memctl.gitops.mergedrivers import CONFLICTS_DIR
 
@@ -239,6 +246,8 @@ def _settle(vault: Floor, g: _Git, res: SyncResult) -> None:
                 else:
                     tx.write(rel, text)
                     res.proposals.append(rel)
+        for rel, text in fixes.items():
+            tx.write(rel, text)
         res.index_files = indexfiles.refresh(vault, tx)
         if not tx.touched:
             return
@@ -251,6 +260,8 @@ def _settle(vault: Floor, g: _Git, res: SyncResult) -> None:
             bits.append(f"{len(res.sessions_kept_apart)} divergent sessions kept apart")
         if res.index_files:
             bits.append("INDEX files regenerated")
+        if fixes:
+            bits.append("curation state screened")
         res.commit = vault.history.commit(
             tx.touched,
             "sync: " + ", ".join(bits),
