@@ -114,6 +114,23 @@ def held_path(root: Path) -> Path:
     return local_dir(root) / "held-config.json"
 
 
+def held_templates_path(root: Path) -> Path:
+    return local_dir(root) / "held-templates.json"
+
+
+def held_templates(root: Path) -> dict[str, str | None]:
+    """Store template files a pull changed -> the text in force until the user accepts
+    (None: there was no such file)."""
+    p = held_templates_path(root)
+    if not p.is_file():
+        return {}
+    try:
+        files = json.loads(p.read_text(encoding="utf-8")).get("files", {})
+        return {str(k): (None if v is None else str(v)) for k, v in files.items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
 def effective(root: Path, data: dict[str, Any]) -> dict[str, Any]:
     """The config in force: the tracked file, protected tables held at what the user last
     accepted (while a pulled change waits), and the local override on top."""

@@ -29,10 +29,22 @@ def template_dir() -> Path:
 
 
 def store_template(root: Path, store: StoreConfig) -> str:
-    """The template text for a store: a vault-local override wins over the shipped one."""
+    """The template text for a store: a vault-local override wins over the shipped one.
+
+    A template file a pull changed is read as it was until the user accepts the change
+    (`memctl sync --accept-config`, docs/sync.md): it is the store's extraction prompt.
+    """
     candidates = []
     if store.template:
-        candidates.append(root / store.template)
+        from memctl.core.localstate import held_templates
+
+        held = held_templates(root)
+        if store.template in held:
+            text = held[store.template]
+            if text is not None:
+                return text
+        else:
+            candidates.append(root / store.template)
     candidates += [
         root / ".memctl" / "templates" / f"{store.name}.md",
         template_dir() / f"{store.name}.md",

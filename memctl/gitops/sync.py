@@ -179,6 +179,11 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
     res.reported += [x for x in came.reported if x not in res.reported]
     res.replayed += int(g.out("rev-list", "--count", f"{upstream}..HEAD") or 0)
     ours = g.out("rev-parse", "HEAD")
+    # store templates are extraction prompts: what a pull changes in them waits for the user
+    tpls = sorted({sc.template for sc in vault.config.stores.values() if sc.template})
+    moved = [p for p in g.out("diff", "--name-only", "-z", ours, upstream, "--", *tpls)
+             .split("\0") if p] if tpls else []  # fmt: skip
+    before = {p: _show_at(g, ours, p) for p in moved}
     proc = g.run("rebase", "--quiet", upstream, check=False)
     if proc.returncode != 0:
         status = g.run("status", "--porcelain", check=False).stdout
@@ -190,12 +195,19 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
             "your vault is as it was before sync"
         )
     trust.mark_pulled(vault.root, came.commits)
+    if before:
+        trust.hold_templates(vault.root, before)
     fixes, said = pulledstate.screen(vault.root, ours)
     res.reported += [x for x in said if x not in res.reported]
     if came.config_changed:
         trust.hold(vault.root, came.config_before, came.config_after)
         vault.config = load_config(vault.root, dict(os.environ))
     return fixes
+
+
+def _show_at(g: _Git, rev: str, rel: str) -> str | None:
+    proc = g.run("show", f"{rev}:{rel}", check=False)
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def _has(g: _Git, rev: str) -> bool:

@@ -36,6 +36,8 @@ from memctl.core.localstate import (
     SHARED_STATE,
     git_dir,
     held_path,
+    held_templates,
+    held_templates_path,
     human_size,
     local_dir,
     pulled_path,
@@ -90,23 +92,52 @@ def hold(root: Path, before: str | None, after: str | None) -> list[str]:
     return changed
 
 
+def hold_templates(root: Path, before: dict[str, str | None]) -> None:
+    """A pull changed these store template files (path -> the text in force before it, None
+    when there was none): they are read as they were until the user accepts. A file held
+    already keeps the text the user last accepted."""
+    have = held_templates(root)
+    add = {k: v for k, v in before.items() if k not in have}
+    if add:
+        write_local(held_templates_path(root),
+                    json.dumps({"files": {**have, **add}}, indent=1, sort_keys=True) + "\n")
+
+
+def _template_changes(root: Path) -> list[str]:
+    out = []
+    for rel, old in sorted(held_templates(root).items()):
+        p = root / rel
+        now = None
+        if p.is_file() and not p.is_symlink():
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                now = p.read_text(encoding="utf-8")
+        if now == old:
+            continue
+        a, b = (old or "").splitlines(), (now or "").splitlines()
+        plus, minus = len(set(b) - set(a)), len(set(a) - set(b))
+        out.append(f"{rel}: store template (sections and extraction prompt) changed, "
+                   f"+{plus} -{minus} lines (`git log -p -- {rel}`)")  # fmt: skip
+    return out
+
+
 def waiting(root: Path, current: str | None) -> list[str]:
-    """Settings a pull changed that wait for `memctl sync --accept-config`."""
+    """Settings and store templates a pull changed that wait for `memctl sync
+    --accept-config`."""
     held = held_path(root)
-    if not held.is_file():
-        return []
-    try:
-        old = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
-    except (OSError, ValueError):
-        return []
-    return _changes(old, _protected(_toml(current)))
+    out: list[str] = []
+    if held.is_file():
+        with contextlib.suppress(OSError, ValueError):
+            old = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
+            out = _changes(old, _protected(_toml(current)))
+    return out + _template_changes(root)
 
 
 def accept(root: Path, current: str | None) -> list[str]:
-    """The user takes the pulled settings: the hold goes; what changed by it."""
+    """The user takes the pulled settings and templates: the holds go; what changed by them."""
     changed = waiting(root, current)
-    with contextlib.suppress(FileNotFoundError):
-        held_path(root).unlink()
+    for p in (held_path(root), held_templates_path(root)):
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
     return changed
 
 

@@ -129,7 +129,8 @@ def sync(
     accept_config: Annotated[
         bool,
         typer.Option("--accept-config", help="Take the protected settings a pull changed "
-                     "(redaction, curator, model, api_base, hooks, retention)."),
+                     "(redaction, curator, model, api_base, hooks, retention, store "
+                     "templates)."),
     ] = False,
     json_out: JsonFlag = False,
 ) -> None:
@@ -148,8 +149,8 @@ def sync(
             "until you accept them:")
         for line in res.config_waiting:
             out(f"    {line}")
-        out("  review .memctl/config.toml, then `memctl sync --accept-config` (or pin a "
-            "setting in .memctl/config.local.toml)")
+        out("  review them (.memctl/config.toml, the templates named), then `memctl sync "
+            "--accept-config` (or pin a setting in .memctl/config.local.toml)")
     out(f"  pulled {res.pulled} commits, replayed {res.replayed} local commits on top")
     for p in res.proposals:
         out(f"  conflict: {p} (the same claim changed two ways; `memctl review`)")
