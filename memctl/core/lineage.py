@@ -130,10 +130,23 @@ def own_commits(root: Path) -> set[str]:
 # ---- blame --------------------------------------------------------------------------------
 
 
+def _may_have_uncited(text: str) -> bool:
+    """A bullet line past the frontmatter with no footnote: parsing (YAML and all) is worth
+    it only then; a curated note cites on every line."""
+    body = text
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        body = text[end + 4 :] if end >= 0 else text
+    return any(_BULLET.match(x) and "[^" not in x for x in body.split("\n"))
+
+
 def _uncited(rel: str, text: str) -> dict[str, str]:
     """Claim key -> claim text of the lines that cite nothing (and are not the agent's)."""
     from memctl.core.notes import parse_note
     from memctl.errors import MemctlError
+
+    if not _may_have_uncited(text):
+        return {}
 
     try:
         note = parse_note(text, rel)
