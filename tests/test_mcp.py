@@ -114,7 +114,7 @@ def test_a_shared_note_quoting_a_private_turn_is_read_without_that_claim(
 ) -> None:
     vault, _ = acme
     text = Tools(vault, "marco").read("knowledge/leak.md")["text"]
-    assert "bluefalcon" not in text and "Acme's Terraform lives in the infra repo." in text
+    assert "bluefalcon" not in text and "Acme's egress cost work lives in the infra repo." in text
     assert "1 claim(s) citing turns outside your scope" in text
     assert "bluefalcon" in Tools(vault, "dana").read("knowledge/leak.md")["text"]
     assert Tools(vault, "marco").search("bluefalcon codename")["hits"] == []
