@@ -25,6 +25,7 @@ from test_curate_llm import MODEL, llm_env
 
 from memctl.core import tokens
 from memctl.core.notes import parse_note
+from memctl.core.provenance import supports
 from memctl.curate.llm import CHUNK_TOKENS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -84,8 +85,15 @@ def _reply(conv: dict, n: int, turns: list[dict], prev: dict | None) -> dict:
             focus |= {"action": "supersede", "replaces": prev["focus"]}
         claims.append(focus)
     if prev and prev.get("restate") and mine:
-        # a fact from the session before, restated in this one: reinforce, never duplicate
-        claims.append({**prev["restate"], "citations": mine[0]["citations"]})
+        # a fact from the session before, restated in this one: reinforce, never duplicate.
+        # It cites the turn of this session that shares the most words with it: a quote
+        # that shares none supports nothing (issue 22), restated or not.
+        text = prev["restate"]["text"]
+        best = next((t for t in range(1, len(turns) + 1)
+                     if supports(text, [_quote(turns[t - 1]["text"])])), None)  # fmt: skip
+        if best is not None:
+            quote = _quote(turns[best - 1]["text"])
+            claims.append({**prev["restate"], "citations": [{"turn": best, "quote": quote}]})
     return {"claims": claims, "_restate": dict(mine[-1]) if mine else None}
 
 
@@ -115,7 +123,10 @@ def scaled(tmp_path_factory: pytest.TempPathFactory, _fake_llm_server: FakeLLM) 
         focus = next((c["text"] for c in reply["claims"] if "current focus" in c["text"]), None)
         if focus:
             focuses.append(focus)
-        if prev and prev.get("restate") and reply["claims"]:
+        if prev and prev.get("restate") and any(
+            c["text"] == prev["restate"]["text"] and c is not prev["restate"]
+            for c in reply["claims"][-1:]
+        ):
             restated.append(prev["restate"]["text"])
         prev = {"focus": focus or (prev or {}).get("focus"), "restate": reply["_restate"]}
         fake.enqueue({"json": {"claims": reply["claims"]}})
@@ -170,7 +181,8 @@ def test_a_restated_fact_is_reinforced_with_both_citations(scaled: dict) -> None
     by_text = {c.text: c for _, c in profile.active_claims()}
     reinforced = [by_text[t] for t in scaled["restated"] if t in by_text]
     assert reinforced, "restated claims should still be active"
-    assert all(len(c.refs) >= 2 for c in reinforced), [(c.text, c.refs) for c in reinforced]
+    assert all(len(c.refs) >= 2 for c in reinforced), [
+        (c.text, c.refs) for c in reinforced if len(c.refs) < 2]
 
 
 def test_the_scaled_run_verifies(scaled: dict) -> None:
