@@ -159,3 +159,20 @@ def test_adopted_notes_without_frontmatter_are_valid_and_indexed(tmp_path: Path)
     # the notes stay as the human wrote them
     assert (f / "projects" / "alpha.md").read_text() == "Alpha ships in March.\n"
     assert git(f, "status", "--porcelain") == ""
+
+
+def test_an_adopted_note_without_frontmatter_is_recalled_as_the_humans(tmp_path: Path) -> None:
+    """Search listed a plain adopted note (the index reads a missing scope as team) while
+    recall dropped it as `out of scope ()`: the person's own notes never reached an agent."""
+    v = tmp_path / "v"
+    (v / "knowledge").mkdir(parents=True)
+    (v / "knowledge" / "deploys.md").write_text(
+        "# Deploys\n\n- Production deploys go out on Tuesdays after standup.\n"
+    )
+    ok("init", v)
+    q = "When do production deploys go out?"
+    hits = ok("--vault", v, "search", "--json", q).json()["hits"]
+    assert [h["ref"] for h in hits] == ["knowledge/deploys.md"]
+    mems = ok("--vault", v, "recall", "--json", "--user", "dana", "--", q).json()["memories"]
+    got = [(m["ref"], m["basis"]) for m in mems if "Tuesdays" in m["text"]]
+    assert got == [("knowledge/deploys.md", "human")], mems

@@ -185,7 +185,10 @@ class Note:
 
     @property
     def scope(self) -> str:
-        return str(self.meta.get("scope", ""))
+        """A note that names no scope (a person's own markdown, adopted or written in an
+        editor) is the team's, as the index reads it: everyone who can recall from the vault
+        can read its file anyway (scopes are not permissions)."""
+        return str(self.meta.get("scope") or "team")
 
     @property
     def status(self) -> str:
@@ -210,6 +213,12 @@ class Note:
             for c in s.claims
             if c.lifetime is None
         ]
+
+    def current_claims(self) -> list[tuple[str, Claim]]:
+        """(section name, claim) of every line that holds now, the lines above the first
+        section included (a person's own markdown often has no sections: section "")."""
+        top = [("", c) for c in self.preamble if isinstance(c, Claim) and c.lifetime is None]
+        return top + [(s.name, c) for s, c in self.active_claims()]
 
     def history_claims(self) -> list[Claim]:
         h = self.section(HISTORY)

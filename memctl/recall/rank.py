@@ -304,7 +304,7 @@ def score_claims(
         explain.append(Decision(cand.path, "note", True, cand.why, cand.score))
         store = note.store or ""
         weight = STORE_WEIGHT.get(store, 1.0)
-        items = [(s.name, c, False) for s, c in note.active_claims()]
+        items = [(name, c, False) for name, c in note.current_claims()]
         for c in note.history_claims():
             if history:
                 items.append(("History", c, True))
