@@ -76,3 +76,28 @@ def test_only_a_second_human_prompt_under_one_parent_marks_a_rewind() -> None:
         _m("user", "third try", "a1"),
     ]
     assert rewound(msgs) == {2: 5, 3: 5, 4: 7, 5: 7}
+
+
+def test_a_claim_read_from_the_branch_the_user_left_says_so(tmp_path: Path) -> None:
+    # The curator learned "Dev very much likes this idea" and "Dev doesn't like this idea"
+    # from one rewound session as two equal, current lines of the same note.
+    from util import ok
+
+    log = Log()
+    log.user("Read the idea file in this folder and tell me what it proposes.")
+    opened = log.said("It proposes keeping reference docs in dev-docs and tasks in work.")
+    log.user("I very much like this idea, and I used it already with some success in clmail.")
+    log.said("Good to hear it worked in clmail.")
+    log.user("I actually don't like this idea much, and I somewhat struggled with it in clmail.")
+    log.lines[-1]["parentUuid"] = opened
+    log.said("Understood, it did not fit clmail.")
+    v = _vault(tmp_path, log)
+    ok("--vault", v, "curate")
+    lines = [ln for f in v.rglob("*.md") if "raw" not in f.parts and f.name != "INDEX.md"
+             for ln in f.read_text().splitlines() if "clmail" in ln and ln.startswith("- ")]
+    left = [ln for ln in lines if "very much like" in ln]
+    kept = [ln for ln in lines if "don't like" in ln or "doesn't like" in ln]
+    assert left and kept, lines
+    assert all("(on a rewound branch)" in ln for ln in left), left
+    assert not any("rewound" in ln for ln in kept), kept
+    ok("--vault", v, "verify")

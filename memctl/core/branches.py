@@ -36,3 +36,18 @@ def rewound(messages: list[Message]) -> dict[int, int]:
             out.setdefault(k, j + 1)
         first[parent] = j  # a third try replaces the second, from the second on
     return out
+
+
+REWOUND_MARK = "(on a rewound branch)"
+
+
+def rewound_text(text: str) -> str:
+    """A claim read from a branch the person went back from, saying so in its own line: a
+    note is read without its session, and "likes the idea" from the branch they left is
+    not what they said last."""
+    body = text.rstrip()
+    if body.endswith(REWOUND_MARK) or body.endswith(REWOUND_MARK + "."):
+        return text
+    if body.endswith("."):
+        return f"{body[:-1]} {REWOUND_MARK}."
+    return f"{body} {REWOUND_MARK}"

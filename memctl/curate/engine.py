@@ -19,10 +19,11 @@ import difflib
 import json
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from memctl.core.branches import rewound_text
 from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
@@ -537,6 +538,12 @@ def _merge_one(
     if p.action not in ("retract", "resolve") and not p.text.strip():
         _reject(res, p, "claim has no text")
         return
+    if p.citations and all(q.turn - 1 in batch.rewound for q in p.citations):
+        # said on a branch the person went back from: still said, never the current word
+        if p.action != "add":
+            _reject(res, p, f"{p.action} cites only turns of a branch the user rewound")
+            return
+        p = replace(p, text=rewound_text(p.text))
     if len(p.text) > MAX_CLAIM_CHARS:
         _reject(res, p, f"claim is longer than {MAX_CLAIM_CHARS} characters; one claim per line")
         return

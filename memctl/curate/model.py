@@ -136,10 +136,20 @@ class Batch:
     stores: dict[str, StoreSpec]
     context: Context
     today: str
+    _left: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def user(self) -> str:
         return self.header.user
+
+    @property
+    def rewound(self) -> dict[int, int]:
+        """The turns (0-based) on a branch the user went back from (memctl.core.branches)."""
+        if self._left is None:
+            from memctl.core.branches import rewound
+
+            self._left = rewound(self.messages)
+        return self._left
 
     @property
     def scope(self) -> str:
