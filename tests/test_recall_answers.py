@@ -457,3 +457,39 @@ def test_a_tool_name_is_not_a_word_the_turn_said(tmp_path: Path) -> None:
     hits = ok("--vault", v, "search", "--json", "--", "write a haiku").json()["hits"]
     assert hits == []
     assert ok("--vault", v, "search", "--json", "--", "workflows ci.yml").json()["hits"]
+
+
+def test_a_projects_commands_and_environments_stand_before_its_stack_and_layout(
+    tmp_path: Path,
+) -> None:
+    # A project note now fills Stack, Layout, Environments and Gotchas too. Per prompt, at
+    # most six of its lines stand, ordered by the prompt's words and then by recency: for a
+    # prompt that names none of them, eight newer Layout lines pushed out how to run the
+    # tests, and Environments was not a standing section at all.
+    run = "Tests run with uv run pytest -m browser."
+    env = "The app runs in the .venv virtualenv with Python 3.12."
+    layout = [f"Code layout: src/mod{i}/ holds module number {i}." for i in range(14)]
+    turns = [("Dev", "user", t, _DAY) for t in [run, env, *layout]]
+    # in the template's order: Stack comes before Commands, one line per session that saw it
+    claims = [("Stack", t, [("s1", 3 + i, t)], False) for i, t in enumerate(layout)]
+    claims += [("Commands", run, [("s1", 1, run)], False),
+               ("Environments", env, [("s1", 2, env)], False)]
+    notes = [NoteSpec("projects/app.md", "projects", "Project: app", "team", claims=claims)]
+    vault, _ = build_vault(tmp_path / "v", [("s1", "dev", "team", turns)], notes)
+    root = vault.root
+    config = root / ".memctl" / "config.toml"
+    table = '\n[stores.projects]\nfolder = "projects"\nscope = "team"\nmode = "background"\n'
+    config.write_text(config.read_text(encoding="utf-8") + table, encoding="utf-8")
+    f = root / "projects" / "app.md"
+    f.write_text(f.read_text(encoding="utf-8").replace(
+        "\nscope: team\n", "\nscope: team\ncwd: /home/dev/code/app\n", 1), encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "p")
+    r = ok("--vault", root, "recall", "--json", "--user", "dev", "--in", "/home/dev/code/app",
+           "--", "write a haiku about autumn")  # fmt: skip
+    texts = [m["text"] for m in r.json()["memories"]]
+    assert run in texts and env in texts, texts
+    # and at the start of a session, where the note gives at most 12 lines
+    r = ok("--vault", root, "context", "--json", "--user", "dev", "--in", "/home/dev/code/app")
+    texts = [m["text"] for m in r.json()["memories"]]
+    assert run in texts and env in texts, texts

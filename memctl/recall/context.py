@@ -13,6 +13,7 @@ from memctl.recall.project import project_note
 from memctl.recall.rank import unsupported
 from memctl.recall.render import Renderer
 from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResult, resolve
+from memctl.recall.standing import PROJECT_SECTIONS
 from memctl.recall.words import content_terms, plain
 
 if TYPE_CHECKING:
@@ -82,7 +83,11 @@ def context(
                 )
                 continue
             picked = 0
-            for section, c in note.active_claims():
+            claims = note.active_claims()
+            if part == "project":  # how to build and test it first, as a prompt's standing does
+                rank_of = {s: i for i, s in enumerate(PROJECT_SECTIONS)}
+                claims.sort(key=lambda sc: rank_of.get(sc[0].name.casefold(), len(rank_of)))
+            for section, c in claims:
                 sec = section.name.casefold()
                 if part == "open threads" and sec not in _OPEN_SECTIONS:
                     continue

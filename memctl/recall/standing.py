@@ -42,7 +42,9 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 }
 # The project note of the directory a prompt is made in (memctl.recall.project): all it says
 # about the code base stands there; other projects' notes never do.
-PROJECT_SECTIONS = ("where", "stack", "commands", "layout", "gotchas", "facts")
+# In the order they stand when the prompt names none of their words: how to build, test and
+# run it first, then where it runs and what bites, then what it is made of.
+PROJECT_SECTIONS = ("commands", "environments", "gotchas", "where", "stack", "layout", "facts")
 # a decision note's first line is the decision
 PER_NOTE = {"decisions": 1, "profile": 4, "projects": 6}
 # The builtin curator's dating line under a decision ("Decided on 2026-11-20, stated by
@@ -141,8 +143,13 @@ def standing(
         rel = coverage(content_terms(h.text), qweight, full) if qweight else 0.0
         # the prompt is made in the project: its note counts as found
         rel += W_NOTE * (1.0 if h.ref == project else notes.get(h.ref, 0.0))
-        # relevance first; within the same relevance, the newer line
+        # relevance first; within the same relevance, a project's more useful sections and
+        # then the newer line
         score = rel + recency(h.timestamp, r.now) * 1e-3
+        if h.store == STORE:  # a section step (1/7 of 1e-3) outweighs any recency (<= 1e-4)
+            sec, n = (h.section or "").casefold(), len(PROJECT_SECTIONS)
+            order = PROJECT_SECTIONS.index(sec) if sec in PROJECT_SECTIONS else n
+            score = rel + (n - order) / n * 1e-3 + recency(h.timestamp, r.now) * 1e-4
         out.append(Standing(h, rel, score))
     out.sort(key=lambda s: (-s.score, s.hit.ref, s.hit.text))
     return out
