@@ -700,3 +700,27 @@ def test_no_default_branch_is_configured_in_tests(name):
     proc = subprocess.run(["git", "config", "--get", "init.defaultBranch"], capture_output=True,
                           text=True, check=False)
     assert proc.stdout.strip() in ("", name)
+
+
+def test_a_plain_git_pull_of_pushed_watermarks_is_screened_by_the_next_command(tmp_path):
+    """The same attack taken by `git pull` instead of `memctl sync`: the next memctl command
+    follows the pull, and the watermarks it brought for the victim's own session go back."""
+    _remote, dana, evil = team(tmp_path)
+    before = set(run_git(dana, "ls-files", "raw").split())
+    ok("--vault", dana, "ingest", GCP, "--user", "dana", "--scope", "team")
+    ok("--vault", dana, "sync")  # pushed, not curated yet
+    gcp = new_session(dana, before)
+    eve_git(evil, "pull", "-q", "--rebase")
+    state = evil / ".memctl" / "state" / "curation.json"
+    data = json.loads(state.read_text())
+    for store in ("profile", "sessions", "entities", "knowledge", "decisions", "feedback",
+                  "instructions", "projects"):
+        for raw in run_git(evil, "ls-files", "raw").split():
+            if not raw.endswith("INDEX.md"):
+                data["stores"].setdefault(store, {})[raw] = 9999
+    state.write_text(json.dumps(data, indent=2) + "\n")
+    push(evil, "curate: 2 sessions")
+    run_git(dana, "pull", "-q", "--rebase")
+    r = ok("--vault", dana, "curate")
+    assert citing(dana, gcp), "the victim's own session was never learned"
+    assert "watermark" in r.err, r.err

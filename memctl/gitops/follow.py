@@ -35,12 +35,14 @@ class Followed:
     reindexed: list[str] = field(default_factory=list)
     index_files: list[str] = field(default_factory=list)
     commit: str | None = None
+    reported: list[str] = field(default_factory=list)  # pulled curation state not taken
 
     def __bool__(self) -> bool:
-        return bool(self.reindexed or self.index_files)
+        return bool(self.reindexed or self.index_files or self.reported)
 
     def summary(self) -> str:
         bits = [f"re-indexed {len(self.reindexed)} file{'s' * (len(self.reindexed) != 1)}"]
+        bits += self.reported
         if self.index_files:
             n = len(self.index_files)
             bits.append(f"regenerated {n} INDEX file{'s' * (n != 1)}"
@@ -97,16 +99,27 @@ def follow(vault: Floor) -> Followed:
         # only INDEX files that exist: a store newly configured, or one curation refuses,
         # gets its INDEX from the command that writes its first note (or doctor --repair)
         stale = [r for r in indexfiles.stale(vault) if r not in dirty and (root / r).exists()]
-        if stale:
+        # curation state a `git pull` brought is screened as `memctl sync` screens it
+        fixes: dict[str, str] = {}
+        if any(p.startswith(".memctl/state/") for p in changed):
+            from memctl.gitops import pulledstate
+
+            fixes, out.reported = pulledstate.screen(root, was)
+            fixes = {rel: text for rel, text in fixes.items() if rel not in dirty}
+        if stale or fixes:
             expected = indexfiles.expected(vault)
             tx = Transaction(root, command="follow")
             try:
                 for rel in stale:
                     tx.write(rel, expected[rel])
+                for rel, text in fixes.items():
+                    tx.write(rel, text)
                 tx.flush()
                 out.commit = vault.history.commit(
                     tx.touched,
-                    "index: INDEX files regenerated after a git change made outside memctl",
+                    "index: INDEX files regenerated after a git change made outside memctl"
+                    if not fixes else "sync: the curation state a pull brought, screened "
+                    "(followed a git change made outside memctl)",
                     {"Memctl-Version": __version__, "Memctl-Command": "follow",
                      "Memctl-Follows": now},
                     author=vault.human_identity(),
@@ -116,7 +129,7 @@ def follow(vault: Floor) -> Followed:
                 raise
             tx.done()
             out.index_files = stale
-            writer.after_write(vault, stale)
+            writer.after_write(vault, [*stale, *fixes])
     record_head(root)
     return out
 
