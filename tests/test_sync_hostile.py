@@ -724,3 +724,34 @@ def test_a_plain_git_pull_of_pushed_watermarks_is_screened_by_the_next_command(t
     r = ok("--vault", dana, "curate")
     assert citing(dana, gcp), "the victim's own session was never learned"
     assert "watermark" in r.err, r.err
+
+
+
+
+def test_this_clones_own_commits_are_followed_without_a_screen(tmp_path):
+    """The crash harness killed `forget` after its commit (its session renamed, the watermark
+    moved to the new name); the next command followed the change as if it had been pulled and
+    committed the watermark away, so the session would be curated again. Only commits that
+    came from elsewhere are screened; here, the person's own commit moving a watermark."""
+    import subprocess
+
+    from memctl.core.history import HEAD_REL
+
+    v = tmp_path / "v"
+    ok("init", v)
+    msgs = [{"id": "m1", "role": "user", "content": "I'm Dana, a platform engineer at Acme."}]
+    src = tmp_path / "s.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    ok("--vault", v, "ingest", src, "--user", "dana", "--scope", "team", "--session", "s1")
+    ok("--vault", v, "status")
+    before = run_git(v, "rev-parse", "HEAD").strip()
+    raw = next(p for p in run_git(v, "ls-files", "raw").split() if not p.endswith("INDEX.md"))
+    state = v / ".memctl" / "state" / "curation.json"
+    state.write_text(json.dumps({"version": 1, "stores": {"sessions": {raw: 1}}}, indent=2) + "\n")
+    subprocess.run(["git", "-C", str(v), "-c", "user.name=Dana", "-c", "user.email=d@x.org",
+                    "commit", "-qam", "mine"], check=True)  # fmt: skip
+    mine = run_git(v, "rev-parse", "HEAD").strip()
+    assert (v / HEAD_REL).read_text().strip() == before
+    r = ok("--vault", v, "status")
+    assert run_git(v, "rev-parse", "HEAD").strip() == mine, r.err
+    assert "watermark" not in r.err, r.err

@@ -101,7 +101,7 @@ def follow(vault: Floor) -> Followed:
         stale = [r for r in indexfiles.stale(vault) if r not in dirty and (root / r).exists()]
         # curation state a `git pull` brought is screened as `memctl sync` screens it
         fixes: dict[str, str] = {}
-        if any(p.startswith(".memctl/state/") for p in changed):
+        if any(p.startswith(".memctl/state/") for p in changed) and _arrived(root, was, now):
             from memctl.gitops import pulledstate
 
             fixes, out.reported = pulledstate.screen(root, was)
@@ -132,6 +132,19 @@ def follow(vault: Floor) -> Followed:
             writer.after_write(vault, [*stale, *fixes])
     record_head(root)
     return out
+
+
+def _arrived(root: Path, was: str, now: str) -> bool:
+    """Whether a commit between `was` and `now` came from elsewhere (a pull, a fetch and
+    merge), not from this clone: a memctl command killed after its commit, or a person's own
+    `git commit`, moves its own curation state, and that is never screened."""
+    from memctl.core.lineage import own_commits
+
+    proc = subprocess.run(["git", "-C", str(root), "rev-list", f"{was}..{now}"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        return True  # history rewritten under us: judge it as arrived
+    return bool(set(proc.stdout.split()) - own_commits(root))
 
 
 def _changed(root: Path, was: str, now: str) -> set[str] | None:
