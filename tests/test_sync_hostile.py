@@ -416,9 +416,9 @@ def citing(v: Path, raw: str) -> list[str]:
     return out
 
 
-def test_a_pushed_watermark_cannot_stall_curation_of_my_sessions(tmp_path):
-    """Watermarks say which turns are curated: a remote that sets them past a session the
-    victim ingested (and has not curated yet) would keep it from ever being learned."""
+def _watermarks_pushed(tmp_path):
+    """The victim pushes a session it has not curated; the attacker pushes watermarks of
+    9999 for every session in every store. (remote, victim, the victim's session)"""
     remote, dana, evil = team(tmp_path)
     before = set(run_git(dana, "ls-files", "raw").split())
     ok("--vault", dana, "ingest", GCP, "--user", "dana", "--scope", "team")
@@ -434,6 +434,13 @@ def test_a_pushed_watermark_cannot_stall_curation_of_my_sessions(tmp_path):
                 data["stores"].setdefault(store, {})[raw] = 9999
     state.write_text(json.dumps(data, indent=2) + "\n")
     push(evil, "curate: 2 sessions")
+    return remote, dana, gcp
+
+
+def test_a_pushed_watermark_cannot_stall_curation_of_my_sessions(tmp_path):
+    """Watermarks say which turns are curated: a remote that sets them past a session the
+    victim ingested (and has not curated yet) would keep it from ever being learned."""
+    remote, dana, gcp = _watermarks_pushed(tmp_path)
     r = ok("--vault", dana, "sync")
     ok("--vault", dana, "curate")
     assert citing(dana, gcp), "the victim's own session was never learned"
@@ -705,21 +712,7 @@ def test_no_default_branch_is_configured_in_tests(name):
 def test_a_plain_git_pull_of_pushed_watermarks_is_screened_by_the_next_command(tmp_path):
     """The same attack taken by `git pull` instead of `memctl sync`: the next memctl command
     follows the pull, and the watermarks it brought for the victim's own session go back."""
-    _remote, dana, evil = team(tmp_path)
-    before = set(run_git(dana, "ls-files", "raw").split())
-    ok("--vault", dana, "ingest", GCP, "--user", "dana", "--scope", "team")
-    ok("--vault", dana, "sync")  # pushed, not curated yet
-    gcp = new_session(dana, before)
-    eve_git(evil, "pull", "-q", "--rebase")
-    state = evil / ".memctl" / "state" / "curation.json"
-    data = json.loads(state.read_text())
-    for store in ("profile", "sessions", "entities", "knowledge", "decisions", "feedback",
-                  "instructions", "projects"):
-        for raw in run_git(evil, "ls-files", "raw").split():
-            if not raw.endswith("INDEX.md"):
-                data["stores"].setdefault(store, {})[raw] = 9999
-    state.write_text(json.dumps(data, indent=2) + "\n")
-    push(evil, "curate: 2 sessions")
+    _remote, dana, gcp = _watermarks_pushed(tmp_path)
     run_git(dana, "pull", "-q", "--rebase")
     r = ok("--vault", dana, "curate")
     assert citing(dana, gcp), "the victim's own session was never learned"
