@@ -429,7 +429,11 @@ def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
             _memctl(v, "ingest", str(src), "--user", who, "--scope", "team")
             _memctl(v, "curate")
             if v is b:
+                t0 = time.monotonic()
                 r = _memctl(b, "sync")
+                # a's sync below does the same work (fetch, rebase, push): its kill time is
+                # drawn within this one's length, so a fast machine cannot outrun every kill
+                span = time.monotonic() - t0
                 if r.returncode:
                     failures.append(f"point {point}: the other clone's sync failed: {r.stderr}")
                     break
@@ -439,7 +443,7 @@ def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
         theirs = _claims(b) - theirs_before  # what the other clone learned and pushed
         mid = point % 3 == 2
         proc = memctl_popen(["--vault", str(a), "sync"])
-        after = None if mid else rnd.uniform(0.05, 2.0)
+        after = None if mid else rnd.uniform(0.05, max(0.1, 0.8 * span))
         if kill_when(proc, rebasing.exists if mid else None, after=after, timeout=300):
             killed += 1
             git_phase += rebasing.exists()
