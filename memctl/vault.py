@@ -175,7 +175,7 @@ class Vault(Floor):
         """
         from memctl.core import adopt, templates
         from memctl.curate import indexfiles
-        from memctl.curate.engine import STATE_REL, render_state
+        from memctl.curate.specs import STATE_REL, render_state
         from memctl.gitops import mergedrivers, trust
 
         env = dict(os.environ) if env is None else env

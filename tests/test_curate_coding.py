@@ -15,8 +15,8 @@ from memctl.curate.builtin.coding.markup import has_markup, prose
 from memctl.curate.builtin.coding.project import find_project_note
 from memctl.curate.builtin.coding.structure import Coding, read
 from memctl.curate.builtin.coding.voice import third_person
-from memctl.curate.engine import load_specs
 from memctl.curate.model import Batch
+from memctl.curate.specs import load_specs
 from memctl.vault import Vault
 
 DATA = Path(__file__).parent / "data" / "claude_code" / "checkout-session.jsonl"

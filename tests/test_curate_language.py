@@ -82,8 +82,8 @@ def test_chatgpt_custom_instructions_are_learned_as_stated() -> None:
     from memctl.core.raw import RawHeader
     from memctl.curate.builtin.custom_context import claims as context_claims
     from memctl.curate.builtin.custom_context import stated_name
-    from memctl.curate.engine import load_specs
     from memctl.curate.model import Batch
+    from memctl.curate.specs import load_specs
     from memctl.vault import Vault
 
     settings = (

@@ -11,8 +11,8 @@ from test_curate import memctl, new_vault
 from memctl.core.provenance import RawTurns
 from memctl.curate.builtin.coding import choices, commands
 from memctl.curate.builtin.coding.structure import Coding, read
-from memctl.curate.engine import load_specs
 from memctl.curate.model import Batch
+from memctl.curate.specs import load_specs
 from memctl.vault import Vault
 
 DATA = Path(__file__).parent / "data" / "claude_code_project" / "ledger-session.jsonl"

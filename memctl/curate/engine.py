@@ -16,7 +16,6 @@ The order of work is the safety argument:
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -24,7 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.branches import rewound_text
-from memctl.core.notes import HISTORY, strip_links
+from memctl.core.notes import HISTORY
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
@@ -35,10 +34,9 @@ from memctl.core.provenance import (
     supports,
     turn_texts,
 )
-from memctl.core.raw import split_frontmatter
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
-from memctl.curate.merge import NoteSet, is_proposal, note_scope, visible_scopes
+from memctl.curate.merge import NoteSet, note_scope, visible_scopes
 from memctl.curate.model import (
     Batch,
     Curator,
@@ -50,19 +48,23 @@ from memctl.curate.model import (
 )
 from memctl.curate.registry import get_curator
 from memctl.curate.removals import screen as screen_removed
-from memctl.errors import CurationError, InputError, MemctlError
+from memctl.curate.specs import (
+    STATE_REL,
+    forced_proposal,
+    load_specs,
+    load_state,
+    render_state,
+    store_index,
+)
+from memctl.errors import CurationError, InputError
 from memctl.version import __version__
 
 if TYPE_CHECKING:
-    from memctl.core.config import StoreConfig
     from memctl.core.floor import Floor
 
-STATE_REL = ".memctl/state/curation.json"
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.S)
-STATE_VERSION = 1
 MIN_QUOTE_CHARS = 8
 MAX_CLAIM_CHARS = 600
-DEFAULT_SECTIONS = ("Notes", HISTORY)
 
 
 # ---- results ----------------------------------------------------------------------------------
@@ -122,75 +124,6 @@ class CurateResult:
 
 
 MAX_REPLANS = 5  # memory changed under a waiting model this often: give up, write nothing
-
-# ---- stores and templates ---------------------------------------------------------------------
-
-
-def load_specs(vault: Floor) -> dict[str, StoreSpec]:
-    """Every configured store with its template's sections, title pattern and prompt."""
-    from memctl.core import templates
-
-    raw_stores = vault.config.data.get("stores", {}) if isinstance(vault.config.data, dict) else {}
-    specs: dict[str, StoreSpec] = {}
-    for name, sc in vault.config.stores.items():
-        text = templates.store_template(vault.root, sc)
-        meta: dict[str, Any] = {}
-        prompt = ""
-        if text.startswith("---\n"):
-            meta, prompt = split_frontmatter(text, sc.template or f"templates/{name}.md")
-        else:
-            prompt = text
-        free = not meta.get("sections")
-        sections = tuple(str(s) for s in meta.get("sections") or DEFAULT_SECTIONS)
-        if HISTORY not in sections:
-            sections = (*sections, HISTORY)
-        over = raw_stores.get(name, {}) if isinstance(raw_stores.get(name), dict) else {}
-        match = over.get("match", meta.get("match")) or ()
-        if isinstance(match, str):
-            match = (match,)
-        specs[name] = StoreSpec(
-            config=sc,
-            sections=sections,
-            title=str(meta.get("title") or name.capitalize()),
-            prompt=(sc.instructions or prompt).strip(),
-            match=tuple(str(m) for m in match),
-            plugin=over.get("plugin"),
-            free_sections=free,
-        )
-    return specs
-
-
-def forced_proposal(sc: StoreConfig) -> bool:
-    """instructions/ steers the agent: whatever config says, it only ever gets proposals."""
-    folder = sc.folder.strip("/")
-    return (
-        sc.name == "instructions" or folder == "instructions" or folder.startswith("instructions/")
-    )
-
-
-# ---- watermarks -------------------------------------------------------------------------------
-
-
-def load_state(vault: Floor) -> dict[str, dict[str, int]]:
-    path = vault.root / STATE_REL
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        msg = f"curation state is not valid JSON: {exc.msg}"
-        raise MemctlError(msg, STATE_REL, exc.lineno) from None
-    stores = data.get("stores", {}) if isinstance(data, dict) else {}
-    return {str(k): {str(p): int(n) for p, n in v.items()} for k, v in stores.items()}
-
-
-def render_state(state: dict[str, dict[str, int]]) -> str:
-    data = {
-        "version": STATE_VERSION,
-        "stores": {k: dict(sorted(v.items())) for k, v in sorted(state.items())},
-    }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
 
 # ---- the context a curator may read -----------------------------------------------------------
 
@@ -676,29 +609,6 @@ def _section(spec: StoreSpec, name: str) -> str:
     if spec.free_sections and name.strip() and name.strip().casefold() != HISTORY.casefold():
         return " ".join(name.split())
     return spec.sections[0]
-
-
-def store_index(vault: Floor, spec: StoreSpec, notes: NoteSet) -> str:
-    from memctl.core import templates
-
-    folder = spec.config.folder.rstrip("/") + "/"
-    rows = []
-    for n in notes.in_store(spec.name):
-        gist = next((strip_links(c.text) for _, c in n.active_claims()), "")
-        if len(gist) > 90:
-            gist = gist[:89].rstrip() + "…"
-        title = n.title + (" (proposed)" if is_proposal(n.path) else "")
-        rows.append(
-            {
-                "title": title.replace("[", "(").replace("]", ")"),
-                "file": n.path[len(folder) :],
-                "updated": str(n.meta.get("updated") or ""),
-                "gist": gist,
-            }
-        )
-    rows.sort(key=lambda r: r["title"])
-    rows.sort(key=lambda r: r["updated"], reverse=True)
-    return templates.store_index(spec.config, rows)
 
 
 def _diff(vault: Floor, files: dict[str, str]) -> str:

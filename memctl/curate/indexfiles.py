@@ -23,8 +23,8 @@ def expected(vault: Floor) -> dict[str, str]:
     """rel path -> the text every INDEX.md would have if regenerated now."""
     from memctl.core import templates
     from memctl.core.provenance import RawTurns
-    from memctl.curate.engine import load_specs, store_index
     from memctl.curate.merge import NoteSet
+    from memctl.curate.specs import load_specs, store_index
 
     sessions = vault.sessions()
     out = {"raw/INDEX.md": templates.raw_index(sessions)}

@@ -170,7 +170,7 @@ def review(
     today: str | None = None,
 ) -> ReviewResult:
     """List proposals, or accept/reject them in one commit by the human."""
-    from memctl.curate.engine import load_specs, store_index
+    from memctl.curate.specs import load_specs, store_index
 
     today = today or datetime.now(UTC).date().isoformat()
     res = ReviewResult()

@@ -279,7 +279,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     """Work out (and with `tx`, write) the whole cascade of forgetting `targets`."""
     from memctl.core.raw import now_utc, parse_time
     from memctl.curate import removals
-    from memctl.curate.engine import STATE_REL, load_state, render_state
+    from memctl.curate.specs import STATE_REL, load_state, render_state
 
     root = vault.root
     gone_paths = set(targets.sessions)

@@ -85,7 +85,7 @@ def _turns(root: Path, raw: str) -> int | None:
 
 def screen_watermarks(root: Path, ours: str) -> tuple[str | None, list[str]]:
     """(the corrected curation.json, or None when the pull's is fine; report lines)."""
-    from memctl.curate.engine import STATE_REL, render_state
+    from memctl.curate.specs import STATE_REL, render_state
 
     path = root / STATE_REL
     if not path.is_file() or path.is_symlink():
@@ -191,8 +191,8 @@ def screen_removals(root: Path, ours: str) -> tuple[str | None, list[str]]:
 def screen(root: Path, ours: str) -> tuple[dict[str, str], list[str]]:
     """What a pull onto `ours` (this clone's head before it) changed in the curation state
     that this clone does not take: the files to write instead, and the report."""
-    from memctl.curate.engine import STATE_REL
     from memctl.curate.removals import REMOVED_REL
+    from memctl.curate.specs import STATE_REL
 
     files: dict[str, str] = {}
     report: list[str] = []

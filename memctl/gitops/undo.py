@@ -132,7 +132,7 @@ def _note_paths(vault: Floor, paths: list[str]) -> list[str]:
 
 def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
     """Revert the last memctl command not undone yet, as one new commit by the human."""
-    from memctl.curate.engine import STATE_REL
+    from memctl.curate.specs import STATE_REL
 
     with vault.lock:
         found = _last(vault)
