@@ -87,3 +87,16 @@ def test_help_texts_say_what_the_command_does() -> None:
     assert "Ingest" in HELP["memctl hook stop"][1]
     # show takes the turn form recall prints
     assert "64628a#t3" in HELP["memctl show"][1]
+
+
+def test_each_command_is_loaded_from_the_module_that_registers_it() -> None:
+    """`memctl X` imports only X's module (faces/cli/homes.py): a command missing from that
+    table would load every module, and a wrong entry would fail to find the command."""
+    from memctl.faces.cli.homes import HOMES
+    from memctl.faces.cli.root import _name, app
+
+    registered = {_name(c): c.callback.__module__ for c in app.registered_commands}
+    for g in app.registered_groups:
+        [module] = {c.callback.__module__ for c in g.typer_instance.registered_commands}
+        registered[g.name] = module
+    assert {k: f"memctl.faces.cli.{v}" for k, v in HOMES.items()} == registered

@@ -1,7 +1,8 @@
 """The CLI: a thin typer layer over `memctl.Vault`. The one place errors become exit codes.
 
 typer, click and the command modules load only when a command line needs parsing, and
-then only the command asked for is built (`memctl.faces.cli.root`). The hooks Claude Code runs
+then only the module of the command asked for is imported (`memctl.faces.cli.homes`) and
+only that command is built (`memctl.faces.cli.root`). The hooks Claude Code runs
 on every prompt come in the one form `memctl hooks install` writes
 (`memctl [--vault V] hook EVENT [--user U]`) and go straight to their handler.
 """
@@ -37,11 +38,13 @@ def main(argv: list[str] | None = None) -> None:
     if hook is not None:
         run_hook(*hook)
         return
-    from memctl.faces.cli import commands  # noqa: F401 - registers the commands on `app`
+    from memctl.faces.cli.homes import load
     from memctl.faces.cli.root import command
 
+    name = _command_name(args)
+    load(name)  # only the module of the command asked for (all of them for --help)
     try:
-        command(_command_name(args))(args=args, prog_name="memctl", standalone_mode=True)
+        command(name)(args=args, prog_name="memctl", standalone_mode=True)
     except MemctlError as exc:
         sys.stderr.write(f"memctl: error: {_one_line(str(exc))}\n")
         sys.exit(exc.exit_code)
