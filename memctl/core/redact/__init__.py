@@ -43,8 +43,8 @@ prefix, which measured 10-25x slower on long text.
 from __future__ import annotations
 
 import json
-import re
 
+from memctl.core.lazyre import lazy
 from memctl.core.redact import joins as _joins
 from memctl.core.redact import shapes as _shapes
 from memctl.core.redact.base import (
@@ -100,7 +100,7 @@ _PW_AHEAD = r"(?=(?:[ \t]+(?:is|was))?[ \t]*:?[ \t]+[\"']?[^\s\"'`<>,;()\[\]{}]{
 _PW_SAID_AHEAD = r"(?=[ \t]*:[ \t]|[ \t]+(?:is|was)[ \t])"
 # Vendor prefixes (after gitleaks' rule set) are found at their separator ("_", "-", ".")
 # or at a rare letter, each checked by a lookbehind so the engine still skips ahead in C.
-_PREFILTER = re.compile(
+_PREFILTER = lazy(
     r"_(?:(?<=gh[pousr]_)|(?<=github_pat_)|(?<=hf_)|(?<=npm_)|(?<=k_live_)|(?<=k_test_)"
     r"|(?<=whsec_)|(?<=shp.._)|(?<=_v1_)|(?<=lin_api_)|(?<=sntry._)|(?<=glsa_)|(?<=glc_)"
     r"|(?<=pscale_)|(?<=rubygems_)|(?<=ntn_)|(?<=gsk_)|(?<=r8_)|(?<=ops_)|(?<=fo1_)"
@@ -150,7 +150,7 @@ _PROSE_WORD = {
     "passwd": "password", "passphrase": "password", "pw": "password",
 }  # fmt: skip
 _COMMANDS = ("ql", "b", "pass ", "pass\t")
-_ASSIGN_AHEAD_RE = re.compile(_ASSIGN_AHEAD)
+_ASSIGN_AHEAD_RE = lazy(_ASSIGN_AHEAD)
 _GENERIC_WORD = {
     "ken": "token", "cret": "secret", "key": "key", "pass": "pass", "pwd": "pwd",
     "credential": "credential",

@@ -9,8 +9,10 @@ import re
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
+
+from memctl.core.lazyre import lazy
 
 
 @dataclass(frozen=True)
@@ -31,15 +33,15 @@ def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+MARKER_RE = lazy(r"\[REDACTED:[a-z0-9-]+\]")
 
 Span = tuple[int, int, str]
-GLUED_RUN_RE = re.compile(r"[A-Za-z0-9_-]*")
+GLUED_RUN_RE = lazy(r"[A-Za-z0-9_-]*")
 
 
 def _load_rules() -> dict[str, Any]:
     """rules.toml beside this file: the kinds with their priority and the vendor token rules."""
-    return tomllib.loads(resources.files(__package__).joinpath("rules.toml").read_text("utf-8"))
+    return tomllib.loads(Path(__file__).with_name("rules.toml").read_text("utf-8"))
 
 
 RULES = _load_rules()
@@ -60,7 +62,7 @@ _PLACEHOLDER_WORDS = frozenset(
     }
 )  # fmt: skip
 
-_PLACEHOLDER_RE = re.compile(
+_PLACEHOLDER_RE = lazy(
     r"""
       (.)\1*                               # one repeated character: ****, xxxx, ....
     | \$\{[^}]*\}? | \$\(.*\)? | \$[A-Za-z_]\w*   # shell / compose variable references
@@ -72,25 +74,25 @@ _PLACEHOLDER_RE = re.compile(
     """,
     re.VERBOSE | re.ASCII | re.DOTALL,
 )
-_PLACEHOLDER_SUBSTR_RE = re.compile(
+_PLACEHOLDER_SUBSTR_RE = lazy(
     r"your|example|x{4,}|\*{3,}|\.{3}|[_-]here\b|replace[_-]?me|changeme",
     re.IGNORECASE | re.ASCII,
 )
-NUMBER_RE = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
-IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\.?", re.ASCII)
-CREDENTIAL_WORD_RE = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
-SYMBOL_RE = re.compile(r"[!@#$%^&*+=~?/\\|]")
-_RUN_RE = re.compile(r"(.)\1{5}")
+NUMBER_RE = lazy(r"[-+]?\d+(?:[.,]\d+)*")
+IDENT_RE = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+DOTTED_RE = lazy(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\.?", re.ASCII)
+CREDENTIAL_WORD_RE = lazy(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
+SYMBOL_RE = lazy(r"[!@#$%^&*+=~?/\\|]")
+_RUN_RE = lazy(r"(.)\1{5}")
 # Character-class tests as compiled searches: on long values a Python-level
 # any(c.isdigit() for c in v) costs more than everything else in a rejection.
-DIGIT_RE = re.compile(r"[0-9]")
-ALPHA_RE = re.compile(r"[A-Za-z]")
-UPPER_RE = re.compile(r"[A-Z]")
-_SPACE_RE = re.compile(r"\s")
+DIGIT_RE = lazy(r"[0-9]")
+ALPHA_RE = lazy(r"[A-Za-z]")
+UPPER_RE = lazy(r"[A-Z]")
+_SPACE_RE = lazy(r"\s")
 # A path segment reads as a word or a number ("Projects", "v2", "2024"); random key
 # material almost never splits into those at every "/".
-PATH_SEGMENT_RE = re.compile(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+PATH_SEGMENT_RE = lazy(r"[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 
 
 def is_placeholder(value: str) -> bool:

@@ -9,6 +9,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
+from memctl.core.lazyre import lazy
 from memctl.core.redact.base import (
     ALPHA_RE,
     CREDENTIAL_WORD_RE,
@@ -27,17 +28,17 @@ from memctl.core.redact.base import (
 # PEM private keys
 # ---------------------------------------------------------------------------------------
 
-_PEM_BEGIN_RE = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
+_PEM_BEGIN_RE = lazy(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
 # Without an END line (a truncated paste) keep going while the text still looks like key
 # material, so half a key is not written out; stop at the first line of prose. Lines may
 # be separated by real newlines or by JSON-escaped "\n".
-_PEM_BODY_RE = re.compile(
+_PEM_BODY_RE = lazy(
     r"(?:(?:[ \t]*(?:\r?\n|\\r\\n|\\n))+[ \t]*"
     r"(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment|Version):[^\r\n\\]*)"
     r"[ \t]*(?=\r?\n|\\r|\\n|\Z))+"
 )
 _PEM_MAX = 64 * 1024
-_KEY_MATERIAL_RE = re.compile(r"[A-Za-z0-9+/=]{16}")
+_KEY_MATERIAL_RE = lazy(r"[A-Za-z0-9+/=]{16}")
 
 
 def find_private_keys(text: str) -> Iterator[Span]:
@@ -67,9 +68,9 @@ def find_private_keys(text: str) -> Iterator[Span]:
 
 # Matched from just after "://" (found with str.find) so prose with many URLs stays cheap.
 # Bounded so that a long line packed with URLs cannot make this quadratic.
-_URL_USERINFO_RE = re.compile(r"[^\s:/?#@\[\]\"'<>`]{0,256}:(?P<pw>[^\s/?\"'<>`]{1,256})@")
+_URL_USERINFO_RE = lazy(r"[^\s:/?#@\[\]\"'<>`]{0,256}:(?P<pw>[^\s/?\"'<>`]{1,256})@")
 # A userinfo that is one token and no password (a Sentry DSN's key, a token as user name).
-_URL_TOKEN_RE = re.compile(r"(?P<tok>[A-Za-z0-9_-]{16,256})@")
+_URL_TOKEN_RE = lazy(r"(?P<tok>[A-Za-z0-9_-]{16,256})@")
 
 
 def find_url_passwords(text: str) -> Iterator[Span]:
@@ -92,13 +93,13 @@ def find_url_passwords(text: str) -> Iterator[Span]:
 # These run on the lower-cased text (values are then read from the original) and start
 # with a literal, with the word boundary checked in Python: re.IGNORECASE or a leading \b
 # stops the engine from skipping ahead to the literal and made them ~25x slower.
-_BEARER_RE = re.compile(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)")
-_BASIC_RE = re.compile(r"basic[ \t]+(?P<v>[a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])")
-_AUTH_HEADER_RE = re.compile(
+_BEARER_RE = lazy(r"bearer[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)")
+_BASIC_RE = lazy(r"basic[ \t]+(?P<v>[a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])")
+_AUTH_HEADER_RE = lazy(
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
     r"(?:(?:token|apikey|api-key|key|sso-key|otp)[ \t]+)?(?P<v>[a-z0-9._~+/=-]{16,})"
 )
-_CURL_USER_RE = re.compile(
+_CURL_USER_RE = lazy(
     r"curl\b[^\n]{0,512}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)"
 )
 
@@ -156,31 +157,31 @@ _ASSIGNMENT = r"""
 """
 # Unquoted values are capped above so a long run packed with keywords stays linear; an
 # accepted value is then extended to the end of its run so no tail of it survives.
-_UNQUOTED_REST_RE = re.compile(r"[^\s\"'`<>,;&)\]}]*")
+_UNQUOTED_REST_RE = lazy(r"[^\s\"'`<>,;&)\]}]*")
 # How a keyword found by the prefilter may continue and still be the label's end.
 _COMPLETIONS = {"pass": "(?:word|wd|phrase)?", "credential": "s?"}
 # <password>value</password> (Maven settings.xml, app.config ...): the closing tag must
 # repeat the label, which rules out prose that merely contains "password>".
-_XML_TAIL_RE = re.compile(
+_XML_TAIL_RE = lazy(
     r"(?P<cont>[a-z0-9_.:-]{0,16})>(?P<xv>[^<\n]{1,4096})</(?P<close>[a-z0-9_.:-]{1,64})>"
 )
 _GENERIC_TAILS: dict[str, re.Pattern[str]] = {
     # "cont" completes the keyword the prefilter stopped at: pass -> password, ...
-    word: re.compile(f"(?P<cont>{_COMPLETIONS.get(word, '')}){_ASSIGNMENT}", re.ASCII | re.VERBOSE)
+    word: lazy(f"(?P<cont>{_COMPLETIONS.get(word, '')}){_ASSIGNMENT}", re.ASCII | re.VERBOSE)
     for word in ("pass", "credential", "pwd", "token", "secret", "key")
 }
 # Labels that are credentials by themselves. A bare "token" or "secret" is too common in
 # conversations about LLMs and crypto for its value to be trusted without looking random.
-_STRONG_LABEL_RE = re.compile(
+_STRONG_LABEL_RE = lazy(
     r"(?:pass(?:word|wd|phrase)?|pwd|(?:secret|api|access|private|auth|account)[_-]?key|apikey"
     r"|(?:access|refresh|auth|api|bot|bearer|session|client|oauth|personal)[_-]?token"
     r"|(?:client|app|api|webhook|signing|jwt|shared)[_-]?secret)\Z"
 )
-_PASSWORD_LABEL_RE = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd?)\Z")
+_PASSWORD_LABEL_RE = lazy(r"(?:pass(?:word|wd|phrase)?|pwd?)\Z")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # After an unquoted "key: value" there must be nothing else on the line, otherwise it is
 # prose ("password: see the vault") rather than a YAML/header-style assignment.
-_LINE_END_RE = re.compile(r"[ \t]*(?:$|[\r\n\"'`,;})\]#]|\\n)")
+_LINE_END_RE = lazy(r"[ \t]*(?:$|[\r\n\"'`,;})\]#]|\\n)")
 
 
 def _key_start(text: str, kw_start: int) -> int:
@@ -291,7 +292,7 @@ def find_generic(text: str, low: str, keywords: list[tuple[str, int]]) -> Iterat
 
 
 # "--password VALUE": the one place where a space is the assignment operator.
-_FLAG_RE = re.compile(
+_FLAG_RE = lazy(
     r"-[a-z0-9-]*?(?P<kw>password|passwd|passphrase|pass|pwd|secret|token|api-key|apikey|key)"
     r"[ \t]+(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<uv>[^\s\"'`;|&<>]+))"
 )
@@ -317,11 +318,11 @@ def find_flags(text: str, low: str, starts: list[int]) -> Iterator[Span]:
 # the evidence: a password must look like one (digits, symbols or mixed case, no word, or
 # a passphrase of joined content words where the text says the password *is* it),
 # anything else must look machine-made.
-_PROSE_VALUE_RE = re.compile(
+_PROSE_VALUE_RE = lazy(
     r"(?P<said>[ \t]+(?:is|was)|[ \t]*:)?[ \t]*:?[ \t]+"
     r"(?:\"(?P<dq>[^\"\s]{4,128})\"|'(?P<sq>[^'\s]{4,128})'|(?P<uv>[^\s\"'`<>,;()\[\]{}]{4,256}))"
 )
-_HEXISH_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f-]{27}")
+_HEXISH_RE = lazy(r"[0-9a-f]+|[0-9A-F]+|[0-9a-f]{8}-[0-9a-f-]{27}")
 _PROSE_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -352,7 +353,7 @@ _FUNCTION_WORDS = frozenset(
     same other else non self pre post anti co re de un semi multi auto sub cross inter ex
     end how what who when where why which""".split()
 )  # fmt: skip
-_PASSPHRASE_RE = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,}){2,}")
+_PASSPHRASE_RE = lazy(r"[A-Za-z]{2,}(?:-[A-Za-z]{2,}){2,}")
 _CREDENTIAL_WORDS = frozenset(
     "password passwd passphrase pass pwd pw secret token key auth credential".split()
 )
@@ -416,7 +417,7 @@ def find_prose(text: str, low: str, found: list[tuple[str, int]]) -> Iterator[Sp
 
 
 # An Ethereum-style private key named as one: 64 hex digits after "private key".
-_CRYPTO_KEY_RE = re.compile(
+_CRYPTO_KEY_RE = lazy(
     r"private key(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*[\"']?(?P<v>(?:0x)?[0-9a-f]{64})(?![0-9a-z])"
 )
 
@@ -428,12 +429,12 @@ def find_crypto_keys(text: str, low: str) -> Iterator[Span]:
 
 # Passwords given on a command line: docker login -p X, mysql -pX, sshpass -p X.
 _CLI_RES = (
-    re.compile(r"docker[ \t]+login\b[^\n]{0,256}?[ \t]-p(?:[ \t]+|=)(?P<uv>[^\s\"'`;|&<>]+)"),
-    re.compile(
+    lazy(r"docker[ \t]+login\b[^\n]{0,256}?[ \t]-p(?:[ \t]+|=)(?P<uv>[^\s\"'`;|&<>]+)"),
+    lazy(
         r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,256}?[ \t]-p"
         r"(?P<uv>[^\s\"'`;|&<>-][^\s\"'`;|&<>]*)"
     ),
-    re.compile(
+    lazy(
         r"sshpass[ \t]+-p[ \t]*(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<uv>[^\s\"'`;|&<>]+))"
     ),
 )

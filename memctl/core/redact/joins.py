@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
+from memctl.core.lazyre import lazy
 from memctl.core.redact.base import RULES, Span
 from memctl.core.redact.tokens import aws_secret_ok
 
@@ -46,16 +47,16 @@ def _char_class(codepoints: set[int]) -> str:
 
 # Any look-alike or invisible character at all: one search in C before the Python loop,
 # so accented letters glued to ASCII ones (German, French) cost no more than that search.
-_SUSPECT_RE = re.compile(_char_class({*_FOLD, *map(ord, _INVISIBLES)}))
+_SUSPECT_RE = lazy(_char_class({*_FOLD, *map(ord, _INVISIBLES)}))
 
 
 # "?" (a non-ASCII code point, once projected) glued to an ASCII letter or digit.
-_GLUED_UNKNOWN_RE = re.compile(r"\?(?:(?<=[A-Za-z0-9_-]\?)|(?=[A-Za-z0-9_-]))")
+_GLUED_UNKNOWN_RE = lazy(r"\?(?:(?<=[A-Za-z0-9_-]\?)|(?=[A-Za-z0-9_-]))")
 # Byte classes of the projection: token characters become "a", "?" stays, the rest " ",
 # so one translate and a search led by the rare "a" tell whether anything non-ASCII is
 # glued to a token in a text of another script.
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
-_GLUED_CLASS_RE = re.compile(rb"a(?:\?|(?<=\?a))")
+_GLUED_CLASS_RE = lazy(rb"a(?:\?|(?<=\?a))")
 _CLASSES = bytes(
     ord("a") if c in _TOKEN_BYTES else ord("?") if c == ord("?") else ord(" ") for c in range(256)
 )
@@ -103,21 +104,21 @@ def project(text: str) -> tuple[str, bool]:
 # Gaps that may sit inside a key: a shell/Python line continuation (backslash, line
 # break, indentation), an invisible character, and a hard wrap (a line that ends in a
 # token run, followed by a line that is nothing but the rest of it).
-_INVISIBLE_RE = re.compile(f"[{_INVISIBLES}]")
+_INVISIBLE_RE = lazy(f"[{_INVISIBLES}]")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.")
 # Every line break that may sit inside a key: after a backslash (a continuation) or after
 # 8 characters of key material (a hard wrap; "=" only pads a key's end, so "secret=None"
 # is no first half). Led by the line break itself so the engine skips
 # between line breaks in C; the indentation after it belongs to the gap.
-_BREAK_RE = re.compile(
+_BREAK_RE = lazy(
     r"\n(?:(?<=\\\n)|(?<=\\\r\n)|(?<=[A-Za-z0-9+/_-]{8}\n)|(?<=[A-Za-z0-9+/_-]{8}\r\n))[ \t]*"
 )
 # What follows a hard wrap: the rest of the key, alone on its line or followed by prose.
-_REST_RE = re.compile(
+_REST_RE = lazy(
     r"(?P<rest>[A-Za-z0-9+/_-]{3,}={0,2})"
     r"(?:[\"'`,;]*[ \t]*(?=\r?\n|\Z)|(?<=[A-Za-z0-9+/_=-]{8})[.,;:!?]?[ \t])"
 )
-_DIGIT_RE = re.compile(r"[0-9]")
+_DIGIT_RE = lazy(r"[0-9]")
 
 
 def _rest_looks_random(rest: str) -> bool:
@@ -147,7 +148,7 @@ def gaps(text: str, a: str, glued: bool) -> list[tuple[int, int, bool]]:
     return out
 
 
-_B64_KEY_RE = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}")
+_B64_KEY_RE = lazy(r"[A-Za-z0-9+/_-]{20,}={0,2}")
 
 
 def _key_material(value: str) -> bool:
@@ -198,7 +199,7 @@ def across_gaps(
 # A key cut off by a line continuation at the very end of a string (a title or a heading
 # made of a command's first line): the rest is elsewhere, so what is here is judged as if
 # key material followed.
-_CUT_RE = re.compile(r"[A-Za-z0-9_-]{6}\\[ \t]*\Z")
+_CUT_RE = lazy(r"[A-Za-z0-9_-]{6}\\[ \t]*\Z")
 _FILLER = "Q7xK2mP9vL4wR8tZ3nB6yH1jC5dF0gS4eT8uW2aM6"
 
 

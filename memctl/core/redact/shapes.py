@@ -24,6 +24,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 
+from memctl.core.lazyre import lazy
 from memctl.core.redact.base import Span, is_placeholder, looks_random
 from memctl.core.redact.context import is_basic_credential
 
@@ -32,7 +33,7 @@ from memctl.core.redact.context import is_basic_credential
 # ---------------------------------------------------------------------------------------
 
 # A cookie or parameter name that says it carries a session or an authentication.
-_SESSION_NAME_RE = re.compile(
+_SESSION_NAME_RE = lazy(
     r"sess|sid(?![a-z])|auth|token|jwt|remember|login|csrf|xsrf|credential|secret"
     r"|api[_-]?key|access[_-]?key|clearance"
 )
@@ -42,29 +43,29 @@ _COOKIE_ATTRS = frozenset(
     "comment".split()
 )
 _COOKIE_VALUE_CHARS = r"[A-Za-z0-9%._~+/=:!*@$-]"
-_COOKIE_PAIR_RE = re.compile(
+_COOKIE_PAIR_RE = lazy(
     rf"[ \t]*(?P<name>[A-Za-z0-9_.$\-]{{1,64}})=(?P<q>\"?)(?P<v>{_COOKIE_VALUE_CHARS}*)(?P=q)"
     r"[ \t]*(?:;|(?=[\r\n\"'`]|\\n|$))"
 )
 # Where a cookie string starts: a header, curl's -b/--cookie, document.cookie.
-_COOKIE_START_RE = re.compile(
+_COOKIE_START_RE = lazy(
     r"cookie(?P<hdr>[\"']?[ \t]*:[ \t]*[\"']?|[\"']?[ \t]+=[ \t]+[\"'`]|[ \t]+[\"']"
     r"|[ \t]*=[ \t]*[\"'`])"
 )
-_CURL_COOKIE_RE = re.compile(r"(?:^|[ \t])-b[ \t]+[\"']")
+_CURL_COOKIE_RE = lazy(r"(?:^|[ \t])-b[ \t]+[\"']")
 # Netscape cookie jar: domain, include-subdomains, path, secure, expiry, name, value; a
 # line may be quoted, listed or commented ("#HttpOnly_").
-_JAR_RE = re.compile(
+_JAR_RE = lazy(
     r"(?<![a-z0-9._-])(?:httponly_)?\.?[a-z0-9._-]+\t(?:true|false)\t\S*\t(?:true|false)\t\d+\t"
     r"(?P<name>[^\t\n]+)\t(?P<v>[^\t\r\n]+)"
 )
 # name=value glued, as in a cookie or query string; found at its "=", the name read back.
-_GLUED_VALUE_RE = re.compile(rf"=(?P<v>{_COOKIE_VALUE_CHARS}{{16,4096}})")
+_GLUED_VALUE_RE = lazy(rf"=(?P<v>{_COOKIE_VALUE_CHARS}{{16,4096}})")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-$")
-_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_UUID_RE = lazy(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-_WORDY_SEGMENT_RE = re.compile(r"[A-Za-z]+[0-9]*")
+_WORDY_SEGMENT_RE = lazy(r"[A-Za-z]+[0-9]*")
 
 
 def _session_value_ok(value: str, named: bool) -> bool:
@@ -99,7 +100,7 @@ def _cookie_pairs(text: str, low: str, pos: int, first_only: bool) -> Iterator[S
 
 # {"sessionid": "..."}, cookies.set("sessionid", "..."), a HAR entry's "name": "sessionid",
 # "value": "...": a session cookie handed to an HTTP client or exported from a browser.
-_DICT_SESSION_RE = re.compile(
+_DICT_SESSION_RE = lazy(
     rf"[\"'](?P<name>[a-z0-9_.$-]*(?:sess|sid)[a-z0-9_.$-]*)[\"'][ \t]*[:,][ \t]*"
     rf"(?:[\"']value[\"'][ \t]*:[ \t]*)?[\"'](?P<v>{_COOKIE_VALUE_CHARS}{{16,4096}})[\"']"
 )
@@ -147,14 +148,14 @@ def find_cookies(text: str, low: str) -> Iterator[Span]:
 
 # hostname:port:database:username:password, one entry per line; "*" is a wildcard and
 # "\:" an escaped colon. Found at its ":port:" so a clean turn costs one skip-ahead search.
-_PGPASS_HINT_RE = re.compile(r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s:]")
-_PGPASS_RE = re.compile(
+_PGPASS_HINT_RE = lazy(r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:[^\s:]")
+_PGPASS_RE = lazy(
     r"(?:^|(?<=[\s'\"`]))(?P<host>\*|[A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:]+\])"
     r":(?:[0-9]{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:(?P<pw>(?:[^:\s\\'\"`]|\\.)+)"
     r"(?=[ \t]*(?:$|[\r\n'\"`]|\\n))",
     re.MULTILINE,
 )
-_HOST_LETTER_RE = re.compile(r"[A-Za-z*]|\d+\.\d+\.\d+\.\d+")
+_HOST_LETTER_RE = lazy(r"[A-Za-z*]|\d+\.\d+\.\d+\.\d+")
 
 
 def find_pgpass(text: str, low: str) -> Iterator[Span]:
@@ -175,7 +176,7 @@ def find_pgpass(text: str, low: str) -> Iterator[Span]:
 # Labels whose value is a credential whatever its shape, in the files that use them:
 # GCP service-account JSON, kubeconfig, docker/podman auth.json, .npmrc. A value that is
 # not a stand-in and long enough for key material is taken.
-_NAMED_FIELDS_RE = re.compile(
+_NAMED_FIELDS_RE = lazy(
     r"(?:^|(?<=[\s\"'{,;/.]))(?P<label>private_key_id|client[-_]key[-_]data|identitytoken"
     r"|registrytoken|_auth|auth)[\"']?(?P<op>[ \t]*[:=][ \t]*|[ \t]+(?=[a-z0-9+/]{16}))"
     r"[\"']?(?P<v>[a-z0-9+/=._~-]{16,8192})"
@@ -201,7 +202,7 @@ def find_named_fields(text: str, low: str) -> Iterator[Span]:
 # URLs: signatures and tokens in a query, secrets in a webhook's path
 # ---------------------------------------------------------------------------------------
 
-_QUERY_SECRET_RE = re.compile(
+_QUERY_SECRET_RE = lazy(
     r"(?:^|(?<=[?&;\s\"'`]))(?P<name>sig|signature|x-amz-signature|x-goog-signature"
     r"|x-amz-security-token|x-goog-security-token|access_token|id_token|refresh_token"
     r"|client_secret|auth_token|token)=(?P<v>[^&#\s\"'<>`]{16,4096})"
@@ -221,14 +222,14 @@ def find_query_secrets(text: str, low: str) -> Iterator[Span]:
 _WEBHOOK_RES = (
     (
         "discord-webhook",
-        re.compile(
+        lazy(
             r"https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/"
             r"[0-9]{15,21}/(?P<v>[A-Za-z0-9_-]{60,100})"
         ),
     ),
     (
         "teams-webhook",
-        re.compile(
+        lazy(
             r"https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}"
             r"/IncomingWebhook/(?P<v>[0-9a-f]{32}/[0-9a-f-]{36}(?:/[A-Za-z0-9_-]+)?)"
         ),
@@ -251,11 +252,11 @@ def find_webhooks(text: str, low: str) -> Iterator[Span]:
 
 # Any scheme word between "Authorization:" and a machine-made credential (Okta's SSWS,
 # Splunk, GenieKey, Klaviyo-API-Key, ...); Basic and Bearer have their own checks.
-_AUTH_SCHEME_RE = re.compile(
+_AUTH_SCHEME_RE = lazy(
     r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?[a-z][a-z0-9_.-]{1,30}[ \t]+"
     r"(?P<v>[a-z0-9._~+/=-]{16,})"
 )
-_SSWS_RE = re.compile(r"ssws[ \t]+(?P<v>[a-z0-9_-]{20,})")
+_SSWS_RE = lazy(r"ssws[ \t]+(?P<v>[a-z0-9_-]{20,})")
 
 
 def find_auth_schemes(text: str, low: str) -> Iterator[Span]:
@@ -275,7 +276,7 @@ def find_auth_schemes(text: str, low: str) -> Iterator[Span]:
 
 # base64 of "-----BEGIN" (every PEM header starts so); decoded, the header must name a
 # private key, so a base64 certificate (kubeconfig certificate-authority-data) stays.
-_B64_PEM_RE = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{8,}={0,2}")
+_B64_PEM_RE = lazy(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{8,}={0,2}")
 
 
 def find_b64_private_keys(text: str, low: str) -> Iterator[Span]:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from memctl.core.lazyre import lazy
 from memctl.core.redact.base import (
     DIGIT_RE,
     PATH_SEGMENT_RE,
@@ -38,7 +39,7 @@ class _TokenRule:
     check: Callable[[str], bool] = not_dummy
 
 
-_SLUG_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
+_SLUG_RE = lazy(r"[a-z0-9]+(?:-[a-z0-9]+){2,}")
 
 
 def _openai_ok(token: str) -> bool:
@@ -58,7 +59,7 @@ CHECKS: dict[str, Callable[[str], bool]] = {
 
 TOKEN_RULES: tuple[_TokenRule, ...] = tuple(
     _TokenRule(
-        r["kind"], r["family"], tuple(r["triggers"]), re.compile(r["pattern"]),
+        r["kind"], r["family"], tuple(r["triggers"]), lazy(r["pattern"]),
         CHECKS[r.get("check", "not_dummy")],
     )
     for r in RULES["token"]
@@ -91,33 +92,33 @@ def find_tokens(text: str, families: set[str]) -> Iterator[Span]:
 
 
 # A Telegram bot token: the bot's numeric id, a colon, then "AA" and 33 more characters.
-_TELEGRAM_RE = re.compile(r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
+_TELEGRAM_RE = lazy(r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
 # An AWS secret access key has no prefix of its own: 40 base64 characters, which on their
 # own could be any other base64. So it is only taken with evidence beside it: an access
 # key id anywhere in the same text (the two are pasted together, but a chat may put a
 # page of prose between them), the words that name it ("aws", "secret access key")
 # nearby, or a short line of its own in a short text. And only when it mixes cases and
 # digits like generated key material and is not shaped like a path or a blob's last line.
-_AWS_ID_RE = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+_AWS_ID_RE = lazy(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
 # "=" may come before ("aws_secret_access_key=..."), not after: then it is padded base64.
 # A JSON-escaped line break ("\\n") before it is a line break, not an "n" glued to it.
-_AWS_SECRET_RE = re.compile(
+_AWS_SECRET_RE = lazy(
     r"(?:(?<![A-Za-z0-9+/])|(?<=\\[nrt]))[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])"
 )
 # Whole base64 runs of 40 or more, measured in Python. Led by the character before the
 # run, so that inside a word the engine fails at once instead of re-reading the word from
 # each of its letters (~3x faster than a lookbehind or a bare run pattern).
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-_B64_RUN_RE = re.compile(r"[^A-Za-z0-9+/]([A-Za-z0-9+/]{40,})")
-_B64_RUN_AT_RE = re.compile(r"[A-Za-z0-9+/]{40,}")
+_B64_RUN_RE = lazy(r"[^A-Za-z0-9+/]([A-Za-z0-9+/]{40,})")
+_B64_RUN_AT_RE = lazy(r"[A-Za-z0-9+/]{40,}")
 # How far from the naming words a key is still theirs: "Use <key> as the secret access
 # key" puts it before them, "AWS secret (don't share): <key>" after.
 _AWS_BEFORE = 160
 _AWS_AFTER = 200
-_LOWER_RE = re.compile(r"[a-z]")
+_LOWER_RE = lazy(r"[a-z]")
 # The line above is a full line of base64 (a blob wrapped at 64 or 76 characters), so
 # this one is the blob's short last line.
-_BLOB_ABOVE_RE = re.compile(r"[A-Za-z0-9+/=]{60}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*\Z")
+_BLOB_ABOVE_RE = lazy(r"[A-Za-z0-9+/=]{60}[ \t]*(?:\r?\n|(?:\\r)?\\n)[ \t]*\Z")
 
 
 def aws_secret_ok(value: str) -> bool:
@@ -191,7 +192,7 @@ def aws_secrets(
                 yield start, end, "aws-secret-key"
 
 
-_LINE_SPLIT_RE = re.compile(r"\r?\n|(?:\\r)?\\n")
+_LINE_SPLIT_RE = lazy(r"\r?\n|(?:\\r)?\\n")
 ALONE_MAX = 256
 
 
