@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.lexicon import FULL, LO, NAME, ORG, ROLE, UP, alternation, table
 
 
 def re_(*parts: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile("".join(parts), flags)
+    return lazy("".join(parts), flags, depth=2)
 
 
 # ---- sentence shapes --------------------------------------------------------------------------
@@ -194,11 +195,11 @@ WORD = re_(r"[A-Za-z][\w-]{2,}")
 # Long, natural conversations are mostly chatter; these shapes keep what a person says about
 # their own life, work, people and plans, and drop the rest before any claim is written.
 
-CHATTER = re.compile("^(?:" + "|".join(sorted(table("chatter"))) + ")", re.I)
-HYPOTHETICAL = re.compile(rf"\b(?:{alternation('hypothetical')})\b", re.I)
-WORK = re.compile(rf"\b(?:{alternation('work_words')})s?\b", re.I)
-RELATION = re.compile(rf"\b(?:my|our) (?:\w+ )?(?P<rel>{alternation('relations')})\b", re.I)
-EVENT = re.compile(rf"\b(?:{alternation('event_verbs')})\b", re.I)
+CHATTER = lazy("^(?:" + "|".join(sorted(table("chatter"))) + ")", re.I)
+HYPOTHETICAL = lazy(rf"\b(?:{alternation('hypothetical')})\b", re.I)
+WORK = lazy(rf"\b(?:{alternation('work_words')})s?\b", re.I)
+RELATION = lazy(rf"\b(?:my|our) (?:\w+ )?(?P<rel>{alternation('relations')})\b", re.I)
+EVENT = lazy(rf"\b(?:{alternation('event_verbs')})\b", re.I)
 # The speaker as subject, possibly after a short adverbial ("Last weekend I had ...").
 SELF_SUBJECT = re_(
     r"^(?:[\w'’,-]+ ){0,4}?(?:I(?:['’](?:m|ve|d|ll))?|My|Me and my)\b(?! mean\b| guess\b| think\b)"
@@ -278,9 +279,9 @@ def conversational_fact(core: str) -> str | None:
     return "statement"
 
 
-_CONTENT = re.compile(r"[A-Za-z][\w'’-]{3,}")
-_PROPER = re.compile(rf"(?<=\s)[{UP}][\w'’-]+")
-_DATED = re.compile(r"\b(?:\d{4}|\d+|on \d{4}-\d\d-\d\d)\b")
+_CONTENT = lazy(r"[A-Za-z][\w'’-]{3,}")
+_PROPER = lazy(rf"(?<=\s)[{UP}][\w'’-]+")
+_DATED = lazy(r"\b(?:\d{4}|\d+|on \d{4}-\d\d-\d\d)\b")
 MIN_FACT_WEIGHT = 3.5
 _KIND_WEIGHT = {
     "identity": 3.0,
@@ -319,9 +320,9 @@ def is_chatter(core: str) -> bool:
 
 
 # A statement of fact about a system names something specific: a number, a product, a token.
-TECHNICAL = re.compile(rf"\d|(?<=\s)[{UP}][\w-]+|\b\w+[_*./]\w*|\b[A-Z0-9]{{2,}}\b")
+TECHNICAL = lazy(rf"\d|(?<=\s)[{UP}][\w-]+|\b\w+[_*./]\w*|\b[A-Z0-9]{{2,}}\b")
 # "so gorgeous", "really special": how the moment felt, not what is the case.
-EMOTIVE = re.compile(
+EMOTIVE = lazy(
     r"\b(?:so|such|really|super|truly|absolutely|incredibly) (?:a |an )?(?:\w+ly )?"
     r"(?:gorgeous|beautiful|amazing|awesome|cool|cute|lovely|nice|great|special|inspiring|"
     r"fun|powerful|good|bad|sad|happy|proud|wonderful|fantastic|incredible|important)\b",

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 
+from memctl.core.lazyre import lazy
 from memctl.curate import Batch, Proposal, Quote
 from memctl.curate.builtin.coding.voice import third_person
 from memctl.curate.builtin.sentences import end, prose_sentences
 
 CONTEXT = "user_editable_context"
-_FENCE = re.compile(r"```(?:\w+\n)?(?P<body>.*?)```", re.S)
-_FIELD = re.compile(r"^(?P<key>[A-Z][\w /'-]{1,40}):[ \t]*(?P<value>\S.*)$")
+_FENCE = lazy(r"```(?:\w+\n)?(?P<body>.*?)```", re.S)
+_FIELD = lazy(r"^(?P<key>[A-Z][\w /'-]{1,40}):[ \t]*(?P<value>\S.*)$")
 _NAME_KEYS = ("preferred name", "name", "what should chatgpt call you")
 # Keys whose value is free prose about the person rather than a short answer.
 _PROSE_KEYS = ("other information", "about me", "anything else", "more about you")

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from memctl.core.lazyre import lazy
 from memctl.core.notes import claim_key, strip_links
 from memctl.core.raw import slugify
 from memctl.curate import Batch, Context, Entity, Quote, StoreSpec
@@ -137,7 +138,7 @@ class EntityRules:
 
     def _ent_role_slot(self, title: str, text: str) -> str | None:
         """An entity's role claim replaces an older, different role claim of the same kind."""
-        pat = re.compile(rf"^{re.escape(title)} is (?P<poss>\S+'s|an?|the) ")
+        pat = lazy(rf"^{re.escape(title)} is (?P<poss>\S+'s|an?|the) ")
         m = pat.match(strip_links(text))
         if not m:
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.lexicon import NAME, STOP_NAMES
 from memctl.curate.builtin.resolution import conj
 from memctl.curate.builtin.sentences import cap, core_of, end, prose_sentences
@@ -30,14 +31,14 @@ class Extractor(Protocol):
 
 
 PLACE = r"[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]+(?:[ -](?:[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ]+|de|do|da|del|la|le))*"
-_NAMED = re.compile(
+_NAMED = lazy(
     rf"^(?:[Hh]i[,!]? |[Hh]ello[,!]? |[Hh]ey[,!]? )?(?:I(?:'m|’m| am)|[Mm]y name is|[Cc]all me|"
     rf"[Tt]his is) (?P<name>{NAME})(?=[,.!;]| and | -|$)"
 )
-_CLAUSE = re.compile(
+_CLAUSE = lazy(
     r",\s+(?:and\s+)?(?=(?:I|[Mm]y|[Oo]ur|we)\b)|\s+and\s+(?=(?:I|[Mm]y|[Oo]ur)\b)"
 )
-_IN_PLACE = re.compile(rf"\b(?:in|from|near|based in|outside) (?P<place>{PLACE})\b(?!['’]s)")
+_IN_PLACE = lazy(rf"\b(?:in|from|near|based in|outside) (?P<place>{PLACE})\b(?!['’]s)")
 _ADVERBS = r"(?:(?:just|also|still|really|recently|currently|now|mostly|mainly|\w+ly) )*"
 
 

@@ -10,11 +10,12 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR
 
 # Spans that are code, names of things or someone's exact words: pronouns in them stay as typed
 # ("danieldemmel.me" is a domain, not "me"; `my_var` is code; "I said 'you'" quotes someone).
-PROTECTED = re.compile(
+PROTECTED = lazy(
     r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*'(?!\w)|https?://\S+|\S+@\S+|"
     r"[\w~.-]*[/\\][\w~./\\-]*|\w+(?:[._:]\w+)+|@\S+|\w*[A-Z]\w*[A-Z]\w*"
 )
@@ -74,7 +75,7 @@ _LEAD = {
     "i'm not": "is not",
     "i wasn't": "wasn't",
 }
-_LEAD_RE = re.compile(
+_LEAD_RE = lazy(
     r"\b(?P<head>I(?:['’](?:m|ve|d|ll)(?: not)?| am(?: not)?| have(?: not)?| was(?:n['’]t)?|"
     r" haven['’]t| don['’]t| do not)?)(?![\w'’])(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
     r"recently|finally|actually|already|always|never|often|usually|sometimes|even|only|"
@@ -93,13 +94,13 @@ _INNER = (
     (r"\bme\b", "them"),
     (r"\bmine\b", "theirs"),
 )
-_INNER_RE = tuple((re.compile(p), r) for p, r in _INNER)
-_MY = re.compile(r"\b[Mm]y\b")
-_YOU = re.compile(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Yy]our(?:s|self)?)\b")
-_WE = re.compile(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
+_INNER_RE = tuple((lazy(p), r) for p, r in _INNER)
+_MY = lazy(r"\b[Mm]y\b")
+_YOU = lazy(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Yy]our(?:s|self)?)\b")
+_WE = lazy(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
 
 
-_MY_AND_I = re.compile(r"^(?P<pre>(?:[\w'’,-]+ ){0,3}?)[Mm]y (?P<np>[\w'’ -]{1,30}?) and I\b")
+_MY_AND_I = lazy(r"^(?P<pre>(?:[\w'’,-]+ ){0,3}?)[Mm]y (?P<np>[\w'’ -]{1,30}?) and I\b")
 
 
 def speaker_voice(text: str, speaker: str) -> str:
@@ -225,7 +226,7 @@ _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _DAY_ABBR = {d[:3]: i for i, d in enumerate(_DAYS)}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "a couple of": 2, "a few": 3, "few": 3, "several": 3}  # fmt: skip
-_WHEN = re.compile(
+_WHEN = lazy(
     r"\b(?:(?P<rel>last|this|next|coming|past) (?P<unit>week|weekend|month|year|summer|winter|"
     r"spring|fall|autumn|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)|"
     r"(?:about |around |roughly |nearly |almost |over )?"

@@ -19,9 +19,9 @@ Project facts go to the project's note in the `projects` store, one note per cod
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from memctl.core.lazyre import lazy
 from memctl.core.raw import slugify
 from memctl.curate import Batch, Proposal, Quote
 from memctl.curate.builtin.coding import (
@@ -41,19 +41,19 @@ __all__ = ["extract", "is_coding", "steering"]
 
 # "use pnpm, not npm", "use tabs instead of spaces": a choice of tool or way with its
 # rejected alternative is a standing instruction, proposed for review.
-_STANDING = re.compile(
+_STANDING = lazy(
     r"(?i)\b(?:always )?(?:use|prefer|stick (?:to|with)) [\w.@/+#-]+(?: [\w.@/+#-]+)?"
     r",? (?:not|instead of|rather than|over) [\w.@/+#-]+"
 )
 
 # "Dana chose X", "Claude went with X": the decision note is named by X.
-_DECIDED = re.compile(
+_DECIDED = lazy(
     r"^\S+ (?:chose|went with|has gone with|opted for|opted to|decided (?:to|on|against)|"
     r"picked|settled on) (?:to )?"
 )
 
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
-_TOPIC_END = re.compile(r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b")
+_TOPIC_END = lazy(r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b")
 
 # In a chat without tools, what the prose reader does not already read: requests, choices,
 # refusals, suggestions and standing instructions.
@@ -130,7 +130,7 @@ def extract(
         elif store == "profile":
             note, slug = _title(batch, "profile", batch.user, key="user"), batch.user
         elif store == "decisions":
-            topic = cap(" ".join(re.sub(_DECIDED, "", text).split()[:8]))
+            topic = cap(" ".join(_DECIDED.sub("", text).split()[:8]))
             topic = _TOPIC_END.split(topic)[0]
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
         else:

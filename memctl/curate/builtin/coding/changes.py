@@ -8,15 +8,16 @@ import shlex
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.structure import Call, Coding
 from memctl.curate.builtin.lexicon import table
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
-_COMMIT_OUT = re.compile(
+_COMMIT_OUT = lazy(
     r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\]", re.M
 )
-_HEREDOC = re.compile(r"<<\s*['\"]?(?P<tag>\w+)['\"]?\s*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
-_INTENT = re.compile(
+_HEREDOC = lazy(r"<<\s*['\"]?(?P<tag>\w+)['\"]?\s*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
+_INTENT = lazy(
     r"(?:^|[.!:]\s+)(?:(?:now|first|next|then|so)[, ]+)?"
     r"(?:i(?:'ll| will| need to| should| can)|let me|let's|we need to)\s+(?:also\s+)?"
     r"(?P<what>(?P<verb>\w+)\b[^.!?:\n]*)",
@@ -25,7 +26,7 @@ _INTENT = re.compile(
 
 
 # "fix this", "update both", "fix the first test": what the edit does is said elsewhere.
-_VAGUE = re.compile(
+_VAGUE = lazy(
     r"(?:this|that|it|these|those|both|them|the (?:first|second|third|last|next|rest|remaining|"
     r"other|same|code quality|issues?|errors?|problems?))\b",
     re.I,
@@ -139,10 +140,10 @@ def _intent(text: str) -> tuple[str, str] | None:
 
 
 _AGENT_SELF = (
-    (re.compile(r"(?<![\w.@/-])my own(?![\w.@/-])"), "its own"),
-    (re.compile(r"(?<![\w.@/-])my(?![\w.@/-])"), "its"),
-    (re.compile(r"(?<![\w.@/-])me(?![\w.@/-])"), "it"),
-    (re.compile(r"(?<![\w.@/-])our(?![\w.@/-])"), "the"),
+    (lazy(r"(?<![\w.@/-])my own(?![\w.@/-])"), "its own"),
+    (lazy(r"(?<![\w.@/-])my(?![\w.@/-])"), "its"),
+    (lazy(r"(?<![\w.@/-])me(?![\w.@/-])"), "it"),
+    (lazy(r"(?<![\w.@/-])our(?![\w.@/-])"), "the"),
 )
 
 

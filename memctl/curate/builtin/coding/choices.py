@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.findings import sentences
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.coding.voice import third_person
@@ -21,19 +22,19 @@ from memctl.curate.builtin.lexicon import table
 
 _OPEN = r"^(?:(?:so|now|then|instead|in the end|ultimately|finally),?\s+)?"
 # "I went with X", "I decided to Y", "We opted for Z": a choice made, said as made.
-_CHOSE = re.compile(
+_CHOSE = lazy(
     _OPEN + r"(?:I|we)(?:'ve| have)?\s+(?:went with|gone with|chose|chosen|opted (?:for|to)|"
     r"decided (?:to|on|against)|picked|settled on|(?:am|'m) going with)\b",
     re.I,
 )
 # "I'll use X instead of Y": a plan, a decision only when it names what it turns down.
-_PLAN = re.compile(
+_PLAN = lazy(
     _OPEN + r"(?:I'll|I will|I'm going to|I am going to|let me|let's|we'll|I can)\s+"
     r"(?:also\s+|instead\s+|just\s+|directly\s+)?(?P<what>(?P<verb>\w+)\b.+)$",
     re.I,
 )
-_REJECTED = re.compile(r"\b(?:rather than|instead of)\b", re.I)
-_REASON = re.compile(
+_REJECTED = lazy(r"\b(?:rather than|instead of)\b", re.I)
+_REASON = lazy(
     r"\b(?:because|since|so that|to avoid|which (?:keeps|avoids|means)|as (?:it|this|that))\b",
     re.I,
 )

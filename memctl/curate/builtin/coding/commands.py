@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import lines
 
@@ -28,7 +29,7 @@ PHRASE = {
 }
 PER_KIND = 2  # two ways to run the tests are worth knowing; the tenth is noise
 PER_NOTE = 4  # and a project note keeps at most this many of one kind
-_SKIP = re.compile(r"^\s*(?:cd |echo |cat |ls |grep |find |git |which |sleep |rm |mkdir )")
+_SKIP = lazy(r"^\s*(?:cd |echo |cat |ls |grep |find |git |which |sleep |rm |mkdir )")
 
 
 @dataclass
@@ -46,7 +47,7 @@ def _kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
     out = []
     for line in lines("coding_commands"):
         kind, _, pat = line.partition("\t")
-        out.append((kind.strip(), re.compile(pat.strip(), re.I)))
+        out.append((kind.strip(), lazy(pat.strip(), re.I)))
     return tuple(out)
 
 
@@ -78,7 +79,7 @@ def _tool(command: str) -> str:
 
 
 # Flags that pick a part of the suite (a marker, a name pattern, the last failures).
-_SELECT = re.compile(
+_SELECT = lazy(
     r"^-(?:k|m|t|run|-lf|-last-failed|-testNamePattern|-filter|-grep|-only|-project)$|"
     r"^--(?:filter|grep|testNamePattern|project)="
 )
@@ -95,7 +96,7 @@ def breadth(command: str) -> int:
 
 
 # What a run's output says when it failed, for harnesses that do not flag the exit code.
-_FAILED_RUN = re.compile(
+_FAILED_RUN = lazy(
     r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bFAILED\b|exit(?: code|code)[ :=]*'?[1-9]|"
     r"npm ERR!|ELIFECYCLE|Command failed|Build failed|\berror TS\d+|Job failed|Traceback \(most",
 )

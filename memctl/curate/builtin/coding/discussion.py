@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.findings import clean, sentences
 from memctl.curate.builtin.coding.markup import has_markup
 from memctl.curate.builtin.coding.structure import Coding
@@ -21,18 +22,18 @@ from memctl.curate.builtin.lexicon import table
 _LOOKING_TOOLS = frozenset(
     ("Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead", "Task")
 )
-_LOOKING_SHELL = re.compile(
+_LOOKING_SHELL = lazy(
     r"^\s*(?:ls|cat|head|tail|find|grep|rg|tree|pwd|wc|file|stat|which|echo|"
     r"git (?:log|status|diff|show|branch|remote))\b"
 )
-_HEAD = re.compile(r"^\*\*(?P<h>[^*]{2,80}?)\*\*|^(?P<p>[^:—–]{2,60}?)\s*(?:—|–|:)\s")
+_HEAD = lazy(r"^\*\*(?P<h>[^*]{2,80}?)\*\*|^(?P<p>[^:—–]{2,60}?)\s*(?:—|–|:)\s")
 # "In short: ...", "Overall, ...": where an answer says what it comes to.
-_CONCLUSION = re.compile(
+_CONCLUSION = lazy(
     r"^(?:in short|in summary|to sum up|overall|bottom line|tl;?dr|in the end|all in all|"
     r"my (?:recommendation|take|verdict)|i(?:'d| would) recommend)\b[:,]?\s*",
     re.I,
 )
-_LINK = re.compile(r"\]\(https?://|^https?://")
+_LINK = lazy(r"\]\(https?://|^https?://")
 MAX_HEADS = 6
 
 
@@ -96,7 +97,7 @@ def read(s: Coding) -> list[Answer]:
     return out
 
 
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_BULLET = lazy(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
 
 def _lists(text: str) -> list[tuple[str, list[str]]]:

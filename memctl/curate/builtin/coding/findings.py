@@ -12,23 +12,24 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.markup import has_markup, is_log_line
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import table
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-_HEADING = re.compile(r"^\s*#{1,6}\s+")
-_SPECIFIC = re.compile(
+_SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
+_BULLET = lazy(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_HEADING = lazy(r"^\s*#{1,6}\s+")
+_SPECIFIC = lazy(
     r"`[^`]+`|\b\w+\.(?:py|js|ts|tsx|jsx|json|toml|ya?ml|md|html|css|go|rs|rb|sh|cfg|ini|txt)\b|"
     r"\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\w+\b|\b[A-Z][a-z]+[A-Z]\w+\b|\w+\(\)|\b[\w-]+/[\w./-]+"
 )
-_SUMMARY = re.compile(
+_SUMMARY = lazy(
     r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:summary|what (?:was|i) (?:done|did|changed|fixed)|"
     r"changes made|key changes|changes|fixes|what changed|results?)\b",
     re.I | re.M,
 )
-_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+_STRONG = lazy(r"\*\*([^*]+)\*\*")
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Found:
 def _narration() -> re.Pattern[str]:
     words = sorted(table("narration"), key=len, reverse=True)
     inter = "|".join(re.escape(w) for w in sorted(table("interjections"), key=len, reverse=True))
-    return re.compile(
+    return lazy(
         rf"^(?:(?:{inter})\b[\s,!.:—-]*)*(?:{'|'.join(re.escape(w) for w in words)})(?![\w'])",
         re.I,
     )
@@ -54,38 +55,38 @@ def _narration() -> re.Pattern[str]:
 @cache
 def _interjection() -> re.Pattern[str]:
     inter = "|".join(re.escape(w) for w in sorted(table("interjections"), key=len, reverse=True))
-    return re.compile(rf"^(?:(?:{inter})\b[\s,!.:—-]*)+", re.I)
+    return lazy(rf"^(?:(?:{inter})\b[\s,!.:—-]*)+", re.I)
 
 
 @cache
 def _cues() -> re.Pattern[str]:
     cues = "|".join(re.escape(w) for w in sorted(table("finding_cues"), key=len, reverse=True))
-    return re.compile(rf"\b(?:{cues})\b", re.I)
+    return lazy(rf"\b(?:{cues})\b", re.I)
 
 
-_PROBLEM = re.compile(
+_PROBLEM = lazy(
     r"\b(?:because|root cause|the (?:issue|problem|bug) (?:is|was)|caus(?:e|ed|es|ing)|"
     r"fail(?:s|ed|ing)?|broken|breaks|not being|never|missing|isn't|doesn't|wasn't)\b",
     re.I,
 )
 # "Fixed X: ...", "the tests now capture ...": a change this session made.
-_DONE = re.compile(
+_DONE = lazy(
     r"^(?:Fixed|Added|Updated|Changed|Removed|Created|Replaced|Renamed|Moved|Refactored|"
     r"Implemented|Converted|Switched)\b|\bnow\b",
 )
 # How a run went ("all tests pass", "one test is still failing"): progress, unless it says why.
-_STATUS = re.compile(
+_STATUS = lazy(
     r"\b(?:tests?|checks?|builds?|runs?)\b.{0,60}\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red)\b",
     re.I,
 )
 # A sentence that names why something broke: the project's gotcha, not one session's problem.
-_CAUSE = re.compile(
+_CAUSE = lazy(
     r"\b(?:root cause|because|caused by|due to|the (?:issue|problem|bug|culprit) (?:is|was))\b",
     re.I,
 )
-_REASON = re.compile(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
+_REASON = lazy(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
 # "I see that X", "Now I understand the issue. X": the finding is X.
-_LEADIN = re.compile(
+_LEADIN = lazy(
     r"^(?:(?:now |ok,? |so,? )?i (?:see|found|notice|noticed|understand|can see) (?:that |now,? )?"
     r"|(?:it )?(?:looks|seems) like |the issue is (?:clear|that)[:,]? )",
     re.I,
@@ -204,7 +205,7 @@ def _did_work(turn: int, session: Coding, worked: set[int]) -> bool:
     return any(since < t < turn for t in worked)
 
 
-_TOKEN = re.compile(r"[A-Za-z_][\w]*(?:[./-][\w]+)*")
+_TOKEN = lazy(r"[A-Za-z_][\w]*(?:[./-][\w]+)*")
 
 
 def _tool_words(session: Coding) -> frozenset[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.lexicon import lines, table
 from memctl.curate.builtin.sentences import prose_sentences
 
@@ -19,31 +20,31 @@ from memctl.curate.builtin.sentences import prose_sentences
 def _tag_block() -> re.Pattern[str]:
     names = "|".join(re.escape(t) for t in sorted(table("harness_tags"), key=len, reverse=True))
     # A whole element (even unclosed to the end of the turn), or a stray opening/closing tag.
-    return re.compile(
+    return lazy(
         rf"<(?P<t>{names})(?:\s[^>]*)?>.*?(?:</(?P=t)>|\Z)|</?(?:{names})(?:\s[^>]*)?>", re.S | re.I
     )
 
 
 @cache
 def _harness_line() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in lines("harness_lines")), re.I)
+    return lazy("|".join(f"(?:{p})" for p in lines("harness_lines")), re.I)
 
 
 @cache
 def _harness_any_line() -> re.Pattern[str]:
     """The same patterns, each tried at the start of every line of a text in one search."""
     alts = "|".join(f"(?:{p.removeprefix('^')})" for p in lines("harness_lines"))
-    return re.compile(rf"^[ \t]*(?:{alts})", re.I | re.M)
+    return lazy(rf"^[ \t]*(?:{alts})", re.I | re.M)
 
 
 @cache
 def _log_line() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in lines("log_lines")))
+    return lazy("|".join(f"(?:{p})" for p in lines("log_lines")))
 
 
 @cache
 def _harness_turn() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in lines("harness_turns")), re.I)
+    return lazy("|".join(f"(?:{p})" for p in lines("harness_turns")), re.I)
 
 
 def is_harness_turn(text: str) -> bool:

@@ -12,33 +12,34 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
 from memctl.curate.builtin.coding.voice import base_form, third_person
 from memctl.curate.builtin.lexicon import COMMON_VERBS, lines, table
 from memctl.curate.builtin.sentences import core_of, end
 
-_GREETING = re.compile(
+_GREETING = lazy(
     r"^(?:(?:hey|hi|hello|ok|okay|so|and|also|great|thanks|cool|alright|right)\b[,!.]?\s+)+(?:claude\b,?\s*)?",
     re.I,
 )
-_PLEASE = re.compile(r"\bplease,?\s+", re.I)
-_DEICTIC = re.compile(r"(?:much )?(?:this|that|these|those|it|them)\b", re.I)
-_CONDITIONAL = re.compile(r"^(?:if|when|once|unless|in case)\b", re.I)
+_PLEASE = lazy(r"\bplease,?\s+", re.I)
+_DEICTIC = lazy(r"(?:much )?(?:this|that|these|those|it|them)\b", re.I)
+_CONDITIONAL = lazy(r"^(?:if|when|once|unless|in case)\b", re.I)
 
 
 # A turn that opens by saying the agent got something wrong ("no, CI runs on Postgres").
-_CORRECTION = re.compile(
+_CORRECTION = lazy(
     r"^\s*(?:no|nope|nah|actually|not quite|that's (?:not (?:right|it|true)|wrong)|wrong)\b"
     r"[,.!:;]?\s",
     re.I,
 )
 # ... unless what follows is about the person or the conversation, not the project.
-_PERSONAL = re.compile(r"^(?:I|I'm|I'd|I've|we|you|it|this|that|there|please|just|wait)\b", re.I)
+_PERSONAL = lazy(r"^(?:I|I'm|I'd|I've|we|you|it|this|that|there|please|just|wait)\b", re.I)
 
 
 # Softeners before an ask: "to be fair, maybe also list ...", "perhaps just add ...".
-_HEDGE = re.compile(
+_HEDGE = lazy(
     r"^(?:(?:to be fair|in that case|then|so|ok|okay|also|and),?\s+)*"
     r"(?:maybe|perhaps|possibly)\s+(?:also\s+|just\s+)?",
     re.I,
@@ -54,7 +55,7 @@ def _shapes() -> tuple[tuple[str, re.Pattern[str]], ...]:
     out = []
     for line in lines("coding_requests"):
         kind, _, pat = line.partition("\t")
-        out.append((kind.strip(), re.compile(pat.strip(), re.I)))
+        out.append((kind.strip(), lazy(pat.strip(), re.I)))
     return tuple(out)
 
 

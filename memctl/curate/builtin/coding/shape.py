@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.changes import relative
 from memctl.curate.builtin.coding.commands import succeeded
 from memctl.curate.builtin.coding.structure import Call, Coding
@@ -29,7 +30,7 @@ from memctl.curate.builtin.lexicon import lines
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
 _LOOKS = ("Read", *_EDITS)
 _TEST_DIRS = frozenset(("test", "tests", "__tests__", "spec", "specs", "e2e", "testing"))
-_TEST_FILE = re.compile(r"^(?:test_.*|.*_test\.\w+|.*\.(?:test|spec)\.\w+|conftest\.py)$")
+_TEST_FILE = lazy(r"^(?:test_.*|.*_test\.\w+|.*\.(?:test|spec)\.\w+|conftest\.py)$")
 # What a folder of these holds is no code: it is said as what it is.
 _NOT_CODE = {"Markdown": "docs", "YAML": "configuration", "TOML": "configuration",
              "JSON": "data and configuration", "HTML": "HTML pages", "CSS": "styles"}  # fmt: skip
@@ -61,7 +62,7 @@ def _pairs(name: str) -> tuple[tuple[str, str], ...]:
 
 @cache
 def _tools() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((name, re.compile(pat)) for name, pat in _pairs("coding_stack"))
+    return tuple((name, lazy(pat)) for name, pat in _pairs("coding_stack"))
 
 
 @cache
@@ -144,7 +145,7 @@ def _holds(folder: str, names: list[str]) -> str:
     return _NOT_CODE.get(lang, f"{lang} code")
 
 
-_STACK_LINE = re.compile(r"^Stack: (?P<items>.+?)\.?$")
+_STACK_LINE = lazy(r"^Stack: (?P<items>.+?)\.?$")
 
 
 def _stack(calls: list[Call], session: Coding, known: list[str]) -> Shape | None:
@@ -179,17 +180,17 @@ def _stack(calls: list[Call], session: Coding, known: list[str]) -> Shape | None
     return Shape("stack", f"Stack: {', '.join(elements)}.", cites, old.group(0) if old else None)
 
 
-_VENV = re.compile(r"(?:^|[\s;&|(])(?:source|\.) (?P<v>[\w.~/-]*?)/?bin/activate\b")
-_VENV_BIN = re.compile(r"(?:^|[\s;&|(])(?P<v>[\w.~-]*venv[\w.-]*)/bin/\w+")
-_CONDA = re.compile(r"\b(?:conda|mamba|micromamba) activate (?P<v>[\w.-]+)")
-_NODE = re.compile(
+_VENV = lazy(r"(?:^|[\s;&|(])(?:source|\.) (?P<v>[\w.~/-]*?)/?bin/activate\b")
+_VENV_BIN = lazy(r"(?:^|[\s;&|(])(?P<v>[\w.~-]*venv[\w.-]*)/bin/\w+")
+_CONDA = lazy(r"\b(?:conda|mamba|micromamba) activate (?P<v>[\w.-]+)")
+_NODE = lazy(
     r"\b(?:nvm use|nvm install|fnm use|volta (?:run|install) --node) (?P<v>v?\d[\w.]*)"
 )
-_ENV_NAME = re.compile(
+_ENV_NAME = lazy(
     r"(?:--env(?:ironment)?|--stage|--target-env)[ =](?P<v>[\w-]+)|"
     r"\b(?P<k>NODE_ENV|APP_ENV|RAILS_ENV|FLASK_ENV|MIX_ENV|ENVIRONMENT|DEPLOY_ENV)=(?P<w>[\w-]+)"
 )
-_DOTENV = re.compile(r"(?<![\w/.-])(?P<v>\.env(?:\.[\w-]+)?)(?![\w/-])")
+_DOTENV = lazy(r"(?<![\w/.-])(?P<v>\.env(?:\.[\w-]+)?)(?![\w/-])")
 
 
 def _environments(calls: list[Call], known: list[str]) -> list[Shape]:

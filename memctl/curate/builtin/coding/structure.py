@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memctl.core.lazyre import lazy
 from memctl.core.model import Message
 from memctl.core.raw import local_dir, portable_dir
 from memctl.curate import Batch
@@ -20,13 +21,13 @@ from memctl.curate.builtin.coding.markup import has_markup, is_harness_turn, pro
 
 # What Claude Code writes into a tool result when the human refuses a call or answers the
 # agent's question: the words after these openings are the human's.
-_REJECTED = re.compile(
+_REJECTED = lazy(
     r"^The user doesn't want to proceed with this tool use\..*?"
     r"(?:the user said:\s*(?P<why>.+))?$",
     re.S,
 )
-_ANSWERED = re.compile(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
-_FAILED_OUTPUT = re.compile(
+_ANSWERED = lazy(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
+_FAILED_OUTPUT = lazy(
     r"command not found|No such file or directory|not recognized as|Unknown command|"
     r"unrecognized arguments|error: unexpected argument|ModuleNotFoundError|"
     r"Permission denied|fatal: not a git repository",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from memctl.core.lazyre import lazy
 from memctl.curate.builtin.lexicon import COMMON_VERBS
 from memctl.curate.builtin.resolution import conj, prose_only
 
@@ -16,7 +17,7 @@ _ADVERBS = (
     r"(?:(?:very much|really|just|also|still|actually|already|always|never|often|usually|"
     r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly) )*"
 )
-_SUBJECT = re.compile(
+_SUBJECT = lazy(
     rf"^(?P<lead>I(?:['’](?:m|ve|d|ll))?|I am|I have|I was)\b(?P<adv> {_ADVERBS})?"
     r"(?P<verb>[\w'’-]+)?"
 )
@@ -26,21 +27,21 @@ _AUX = {
 }  # fmt: skip
 _NEG = {"don't": "doesn't", "dont": "doesn't", "do": "does", "haven't": "hasn't", "am": "is"}
 _WORDS = (
-    (re.compile(r"(?<![\w.@/-])I['’]m(?![\w.@/-])"), "they're"),
-    (re.compile(r"(?<![\w.@/-])I['’]ve(?![\w.@/-])"), "they've"),
-    (re.compile(r"(?<![\w.@/-])I['’]d(?![\w.@/-])"), "they'd"),
-    (re.compile(r"(?<![\w.@/-])I['’]ll(?![\w.@/-])"), "they'll"),
-    (re.compile(r"(?<![\w.@/-])I am(?![\w.@/-])"), "they are"),
-    (re.compile(r"(?<![\w.@/-])I(?![\w.@/'’-])"), "they"),
-    (re.compile(r"(?<![\w.@/-])[Mm]yself(?![\w.@/-])"), "themself"),
-    (re.compile(r"(?<![\w.@/-])[Mm]e(?![\w.@/-])"), "them"),
-    (re.compile(r"(?<![\w.@/-])[Mm]y(?![\w.@/-])"), "their"),
-    (re.compile(r"(?<![\w.@/-])[Mm]ine(?![\w.@/-])"), "theirs"),
-    (re.compile(r"(?<![\w.@/-])[Ww]e['’]re(?![\w.@/-])"), "they're"),
-    (re.compile(r"(?<![\w.@/-])[Ww]e['’]ve(?![\w.@/-])"), "they've"),
-    (re.compile(r"(?<![\w.@/-])[Ww]e(?![\w.@/'’-])"), "they"),
-    (re.compile(r"(?<![\w.@/-])[Oo]ur(?![\w.@/-])"), "their"),
-    (re.compile(r"(?<![\w.@/-])us(?![\w.@/-])"), "them"),
+    (lazy(r"(?<![\w.@/-])I['’]m(?![\w.@/-])"), "they're"),
+    (lazy(r"(?<![\w.@/-])I['’]ve(?![\w.@/-])"), "they've"),
+    (lazy(r"(?<![\w.@/-])I['’]d(?![\w.@/-])"), "they'd"),
+    (lazy(r"(?<![\w.@/-])I['’]ll(?![\w.@/-])"), "they'll"),
+    (lazy(r"(?<![\w.@/-])I am(?![\w.@/-])"), "they are"),
+    (lazy(r"(?<![\w.@/-])I(?![\w.@/'’-])"), "they"),
+    (lazy(r"(?<![\w.@/-])[Mm]yself(?![\w.@/-])"), "themself"),
+    (lazy(r"(?<![\w.@/-])[Mm]e(?![\w.@/-])"), "them"),
+    (lazy(r"(?<![\w.@/-])[Mm]y(?![\w.@/-])"), "their"),
+    (lazy(r"(?<![\w.@/-])[Mm]ine(?![\w.@/-])"), "theirs"),
+    (lazy(r"(?<![\w.@/-])[Ww]e['’]re(?![\w.@/-])"), "they're"),
+    (lazy(r"(?<![\w.@/-])[Ww]e['’]ve(?![\w.@/-])"), "they've"),
+    (lazy(r"(?<![\w.@/-])[Ww]e(?![\w.@/'’-])"), "they"),
+    (lazy(r"(?<![\w.@/-])[Oo]ur(?![\w.@/-])"), "their"),
+    (lazy(r"(?<![\w.@/-])us(?![\w.@/-])"), "them"),
 )
 
 
