@@ -263,7 +263,6 @@ def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
         return Counter(t for text in batch for t in content_terms(text))
 
     for batch in (texts, odd, texts[:3] + odd, odd[:1], []):
-        words._COUNTS.clear()
         got = words.turn_counts(batch)
         assert got == one_by_one(batch)
         assert all(k > 0 for k in got.values())

@@ -20,6 +20,7 @@ The reference grammar lives in `resolve` alone, so a shared resolver can replace
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -553,6 +554,9 @@ def forget(
         # the files are what git recorded: the journal's copies of what was there (the
         # forgotten words among them) go now, before history is rewritten
         tx.done()
+        # recall's per-session word counts (memctl.recall.termcache) hold the forgotten
+        # turns' words until the session is asked about again: they go now
+        shutil.rmtree(vault.root / ".memctl" / "cache" / "terms", ignore_errors=True)
         prune_folders(vault.root, [*res.sessions_deleted, *res.sessions_renamed,
                                     *res.notes_deleted])  # fmt: skip
         if purge:

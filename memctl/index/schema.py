@@ -84,6 +84,12 @@ def analyze(text: str) -> list[str]:
     return list(_ANALYZER.analyze(text))
 
 
+def analyzer_id() -> str:
+    """Which tantivy build `analyze` runs on: what it gives may change with it (a cache of
+    analyzed words, memctl.recall.termcache, keys on this)."""
+    return str(getattr(tantivy, "__version__", "?"))
+
+
 _BREAK = "zqxjzqxjzqxj"  # a token between texts: one token, as the analyzer keeps it
 
 

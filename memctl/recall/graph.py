@@ -26,8 +26,8 @@ from memctl.core.raw import TURN_HEAD as _TURN_HEAD
 from memctl.core.raw import session_contents
 from memctl.core.raw import turn_body as _body
 from memctl.errors import MemctlError
+from memctl.recall import termcache
 from memctl.recall.results import Cite, visible_scopes
-from memctl.recall.words import turn_counts
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -253,14 +253,16 @@ class Reader:
         return [] if got is None else list(session_contents(got[1]))
 
     def turn_counts(self, path: str) -> Counter[str]:
-        """`words.turn_counts(self.contents(path))`: for each content term of a session, in
-        how many of its turns it is; relevance feedback asks it of the two best sessions.
+        """For each content term of a session, in how many of its turns it is (the turns
+        cut as `turn_text` cuts them); relevance feedback asks it of the two best sessions.
 
-        Counted here from the file, not kept in the index: kept on each session's first turn
-        (schema 12) they saved ~2 ms of a first-ask recall on a 100k-turn vault, but grew the
-        index's doc store by a third and slowed every search (bench/README.md, issue 11).
+        Counted from the file, and kept between processes beside the index, not in it
+        (memctl.recall.termcache says why).
         """
-        return turn_counts(self.contents(path))
+        got = self._session(path)
+        if got is None:
+            return Counter()
+        return termcache.session_counts(self.vault.root, path, got[1])
 
     def doc_freqs(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """Documents in the index, and how many hold each (stemmed) term."""

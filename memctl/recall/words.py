@@ -36,25 +36,20 @@ def content_terms(text: str) -> frozenset[str]:
     return terms
 
 
+def stop_stems() -> frozenset[str]:
+    """The stems `content_terms` leaves out."""
+    if _STOP_STEMS is None:
+        content_terms("")  # fills _STOP_STEMS
+    assert _STOP_STEMS is not None
+    return frozenset(_STOP_STEMS)
+
+
 def turn_counts(texts: list[str]) -> Counter[str]:
     """For each content term (as `content_terms` gives them), in how many of `texts` it is,
     with one analyzer call for all of them (memctl.index.token_counts). Stopwords and
     one-character tokens are taken out of the count once, not out of every text's set.
+    (memctl.recall.termcache keeps a session's counts between asks.)
     """
-    key = tuple(texts)
-    got = _COUNTS.get(key)
-    if got is None:
-        got = _turn_counts(texts)
-        if len(_COUNTS) >= 64:  # a long-lived process meets the same best sessions again
-            _COUNTS.clear()
-        _COUNTS[key] = got
-    return Counter(got)  # a copy: the caller may take words out
-
-
-_COUNTS: dict[tuple[str, ...], Counter[str]] = {}
-
-
-def _turn_counts(texts: list[str]) -> Counter[str]:
     from memctl.index.schema import token_counts
 
     return content_counts(token_counts(texts))

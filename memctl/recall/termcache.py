@@ -1,0 +1,114 @@
+"""Each raw session's feedback counts, kept between processes in `.memctl/cache/terms/`.
+
+Relevance feedback (memctl.recall.rank) asks, for the two best sessions of a question, in
+how many of their turns each content word is. Counting means running the stemming analyzer
+over every turn of both: ~4 ms of a ~27 ms first ask on a 100k-turn vault, paid again by
+every new process, and the prompt hook is a new process on every prompt. Kept inside the
+index, the counts grew its doc store by a third and slowed every search (schema 12,
+bench/README.md); kept here, one small file per session asked about, they cost a read.
+
+An entry is keyed by the session's path and holds the digest of the text it was counted
+from, so an appended, rewritten or forgotten turn makes it stale, never wrong. A changed
+analyzer or stopword list (`fingerprint`) does the same. What cannot be read or parsed is
+counted again and written over; a vault that cannot be written only loses the speed-up.
+`memctl forget` and `purge` remove the folder: a forgotten word must not outlive its turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+from memctl.core.raw import session_contents
+from memctl.recall.words import stop_stems, turn_counts
+
+VERSION = 1
+KEEP = 2000  # entries kept at most; the oldest are dropped when a write goes past it
+_FINGERPRINT: str | None = None
+_MEMORY: dict[str, Counter[str]] = {}  # by text digest, for a long-lived process
+_MEMORY_LIMIT = 64
+
+
+def folder(root: Path) -> Path:
+    return root / ".memctl" / "cache" / "terms"
+
+
+def fingerprint() -> str:
+    """What the counts depend on besides the text: the analyzer and the stopwords."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        from memctl.index.schema import analyze, analyzer_id
+
+        probe = " ".join(analyze("running studies flies cached memories"))
+        stops = ",".join(sorted(stop_stems()))
+        blob = f"{VERSION}|{analyzer_id()}|{probe}|{stops}".encode()
+        _FINGERPRINT = hashlib.blake2b(blob, digest_size=8).hexdigest()
+    return _FINGERPRINT
+
+
+def session_counts(root: Path, path: str, text: str) -> Counter[str]:
+    """For each content term of the session `text` (the raw file at `path`), in how many
+    of its turns it is: `words.turn_counts` over `raw.session_contents`, from the cache
+    when its entry was counted from this very text. A copy: the caller may change it."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    got = _MEMORY.get(digest)
+    if got is None:
+        entry = folder(root) / f"{hashlib.blake2b(path.encode(), digest_size=12).hexdigest()}.json"
+        got = _read(entry, digest)
+        if got is None:
+            got = turn_counts(list(session_contents(text)))
+            _write(entry, digest, got)
+        if len(_MEMORY) >= _MEMORY_LIMIT:
+            _MEMORY.clear()
+        _MEMORY[digest] = got
+    return Counter(got)
+
+
+def _read(entry: Path, digest: str) -> Counter[str] | None:
+    try:
+        data = json.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(data, dict)
+        or data.get("digest") != digest
+        or data.get("fingerprint") != fingerprint()
+        or not isinstance(data.get("counts"), dict)
+    ):
+        return None
+    counts = data["counts"]
+    if not set(map(type, counts.values())) <= {int}:
+        return None  # a damaged entry: counted again
+    return Counter(counts)
+
+
+def _write(entry: Path, digest: str, counts: Counter[str]) -> None:
+    from memctl.core.store import atomic_write
+
+    data = {"digest": digest, "fingerprint": fingerprint(), "counts": dict(sorted(counts.items()))}
+    try:
+        if not entry.parent.is_dir():
+            entry.parent.mkdir(parents=True, exist_ok=True)
+        elif len(names := list(entry.parent.iterdir())) >= KEEP:
+            _prune(names)
+        # a cache: not worth an fsync on the prompt path; a torn file fails to parse
+        atomic_write(entry, json.dumps(data, separators=(",", ":")), durable=False)
+    except OSError:
+        pass  # a read-only vault only loses the speed-up
+
+
+def _prune(entries: list[Path]) -> None:
+    """Drop the oldest half of the entries (by when they were written)."""
+    stamped = []
+    for p in entries:
+        try:
+            stamped.append((p.stat().st_mtime_ns, str(p)))
+        except OSError:
+            continue
+    for _, name in sorted(stamped)[: len(stamped) // 2 + 1]:
+        try:
+            Path(name).unlink()
+        except OSError:
+            continue
