@@ -28,6 +28,11 @@ copy of each vault (an older index schema rebuilds its own index): REV is checke
 temporary worktree and run with `python -m memctl` from there, and this tree's code the
 same way, the two alternating round by round, so the before/after ratio is fair on a VM
 whose speed drifts.
+
+The in-process run comes after the CLI and hook runs of the same queries, so the feedback
+counts recall keeps per session (memctl.recall.termcache) are there from them, as they are
+for a question about sessions any earlier prompt was answered from. `--cold-terms` empties
+that folder before each in-process run: the first question ever asked of those sessions.
 """
 
 from __future__ import annotations
@@ -188,6 +193,9 @@ print(json.dumps(out))
 """
 
 
+COLD_TERMS = False  # --cold-terms
+
+
 def measure(
     vault: Path, queries: list[tuple[str, str]], rounds: int, code: Path | None = None
 ) -> dict[str, float]:
@@ -208,6 +216,10 @@ def measure(
             hook.append(dt)
         floor.append(memctl("--version", code=code)[0])
     # in-process: a fresh interpreter on the same code, so either tree can be timed
+    if COLD_TERMS:
+        # as if no process had asked about these sessions before (the CLI runs above just
+        # did): feedback counts every session it meets (memctl.recall.termcache)
+        shutil.rmtree(vault / ".memctl" / "cache" / "terms", ignore_errors=True)
     env = {**CHILD_ENV, "PYTHONPATH": str(code or ROOT)}
     p = subprocess.run(
         [sys.executable, "-c", _INPROC, str(vault), json.dumps(queries), str(rounds)],
@@ -288,9 +300,16 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="with --keep: reuse vaults built before")
     ap.add_argument("--against", metavar="REV", help="also time git revision REV, same run")
     ap.add_argument(
+        "--cold-terms",
+        action="store_true",
+        help="empty the vault's kept feedback counts before each in-process run",
+    )
+    ap.add_argument(
         "--no-bytecode", action="store_true", help="compile memctl's source on every run"
     )
     args = ap.parse_args()
+    global COLD_TERMS
+    COLD_TERMS = args.cold_terms
     turns = int(
         float(args.turns.lower().rstrip("km")) * {"k": 1e3, "m": 1e6}.get(args.turns[-1].lower(), 1)
     )
@@ -341,6 +360,8 @@ def main() -> None:
     if base is not None:
         print(f"before = {args.against}, after = this tree; rounds alternate between the two")
     print("bytecode:", "compiled on every run" if args.no_bytecode else "cached, as installed")
+    if args.cold_terms:
+        print("kept feedback counts: emptied before each in-process run")
     print(
         "| vault | turns | notes | `memctl recall` p50 / p95 ms | `memctl hook user-prompt-submit`"
         " p50 / p95 ms | in-process p50 / p95 ms | `memctl --version` p50 ms |"

@@ -105,9 +105,38 @@ def test_an_appended_session_is_counted_again(vault: Path, tmp_path: Path) -> No
     assert len(_entries(vault)) == 5, "the session's entry is written over, not added to"
 
 
+def test_a_grown_session_has_only_its_new_turns_counted(vault: Path, tmp_path: Path) -> None:
+    row = (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[5]
+    path, user, scope = row.split("\t")
+    src = tmp_path / Path(path).name
+    text = (SAMPLES / path).read_text(encoding="utf-8")
+    src.write_text(text, encoding="utf-8")
+    before = set(_sessions(vault))
+    ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
+    (mine,) = set(_sessions(vault)) - before
+    r = Reader(Vault.open(vault), "dana", None)
+    assert r.turn_counts(mine) == _long_way(r, mine)
+    # a mark in the kept counts of that session shows whether they were built on
+    entry = termcache.entry_of(vault, mine)
+    data = json.loads(entry.read_bytes())
+    data["counts"]["zzmarkzz"] = 1
+    entry.write_text(json.dumps(data))
+    last = json.loads(text.strip().splitlines()[-1])
+    extra = {**last, "role": "user", "content": "Also the quokkaflange rollout slipped a week."}
+    src.write_text(text.rstrip("\n") + "\n" + json.dumps(extra) + "\n", encoding="utf-8")
+    ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
+    termcache._MEMORY.clear()
+    r2 = Reader(Vault.open(vault), "dana", None)
+    got = r2.turn_counts(mine)
+    assert got["quokkaflang"] == 1, "the new turn was not counted"
+    assert got["zzmarkzz"] == 1, "the turns counted before were counted again"
+    assert got - Counter({"zzmarkzz": 1}) == _long_way(r2, mine)
+
+
 @pytest.mark.parametrize(
     "damage",
-    [b"", b"{not json", b"[]", b'{"digest": 1}', "counts of another analyzer", "a count of 1.5"],
+    [b"", b"{not json", b"[]", b'{"digest": 1}', "counts of another analyzer", "a count of 1.5",
+     "counted from other turns"],
 )
 def test_a_damaged_or_foreign_entry_is_counted_again(vault: Path, damage: bytes | str) -> None:
     v = Vault.open(vault)
@@ -120,6 +149,9 @@ def test_a_damaged_or_foreign_entry_is_counted_again(vault: Path, damage: bytes 
         data = json.loads(entry.read_bytes())
         if damage == "counts of another analyzer":
             data["fingerprint"] = "0" * 16
+            data["counts"]["zzmarkzz"] = 3
+        elif damage == "counted from other turns":
+            data["digest"], data["prefix"] = "1" * 32, "0" * 32
             data["counts"]["zzmarkzz"] = 3
         else:
             data["counts"]["egress"] = 1.5

@@ -8,7 +8,9 @@ index, the counts grew its doc store by a third and slowed every search (schema 
 bench/README.md); kept here, one small file per session asked about, they cost a read.
 
 An entry is keyed by the session's path and holds the digest of the text it was counted
-from, so an appended, rewritten or forgotten turn makes it stale, never wrong. A changed
+from, and of the turns it counted: a session that grew by turns (the live one grows by a
+turn per prompt) has only its new turns counted; a rewritten or forgotten turn makes the
+entry stale, never wrong. A changed
 analyzer or stopword list (`fingerprint`) does the same. What cannot be read or parsed is
 counted again and written over; a vault that cannot be written only loses the speed-up.
 `memctl forget` and `purge` remove the folder: a forgotten word must not outlive its turn.
@@ -20,6 +22,7 @@ import hashlib
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from memctl.core.raw import session_contents
 from memctl.recall.words import stop_stems, turn_counts
@@ -33,6 +36,11 @@ _MEMORY_LIMIT = 64
 
 def folder(root: Path) -> Path:
     return root / ".memctl" / "cache" / "terms"
+
+
+def entry_of(root: Path, path: str) -> Path:
+    """Where the counts of the raw session at `path` are kept."""
+    return folder(root) / f"{hashlib.blake2b(path.encode(), digest_size=12).hexdigest()}.json"
 
 
 def fingerprint() -> str:
@@ -51,43 +59,76 @@ def fingerprint() -> str:
 def session_counts(root: Path, path: str, text: str) -> Counter[str]:
     """For each content term of the session `text` (the raw file at `path`), in how many
     of its turns it is: `words.turn_counts` over `raw.session_contents`, from the cache
-    when its entry was counted from this very text. A copy: the caller may change it."""
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    when its entry was counted from this very text, or from the turns it starts with (a
+    live session grows by a turn per prompt: only the new turns are counted). A copy:
+    the caller may change it."""
+    digest = _digest(text)
     got = _MEMORY.get(digest)
     if got is None:
-        entry = folder(root) / f"{hashlib.blake2b(path.encode(), digest_size=12).hexdigest()}.json"
-        got = _read(entry, digest)
-        if got is None:
-            got = turn_counts(list(session_contents(text)))
-            _write(entry, digest, got)
+        entry = entry_of(root, path)
+        data = _read(entry)
+        if data is not None and data["digest"] == digest:
+            got = Counter(data["counts"])
+        else:
+            contents = list(session_contents(text))
+            k = data["turns"] if data is not None else 0
+            if data is not None and k <= len(contents) and _prefix(contents, k) == data["prefix"]:
+                got = Counter(data["counts"])
+                got.update(turn_counts(contents[k:]))
+            else:
+                got = turn_counts(contents)
+            _write(entry, digest, contents, got)
         if len(_MEMORY) >= _MEMORY_LIMIT:
             _MEMORY.clear()
         _MEMORY[digest] = got
     return Counter(got)
 
 
-def _read(entry: Path, digest: str) -> Counter[str] | None:
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _prefix(contents: list[str], k: int) -> str:
+    """The digest of the first `k` turns' contents, each led by its length (so no two
+    different lists of turns give the same stream)."""
+    h = hashlib.blake2b(digest_size=16)
+    for c in contents[:k]:
+        b = c.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _read(entry: Path) -> dict[str, Any] | None:
+    """The entry when it is whole and was counted by this analyzer, else None."""
     try:
         data = json.loads(entry.read_bytes())
     except (OSError, ValueError):
         return None
     if (
         not isinstance(data, dict)
-        or data.get("digest") != digest
         or data.get("fingerprint") != fingerprint()
+        or not isinstance(data.get("digest"), str)
+        or not isinstance(data.get("prefix"), str)
+        or type(data.get("turns")) is not int
+        or data["turns"] < 0
         or not isinstance(data.get("counts"), dict)
+        or not set(map(type, data["counts"].values())) <= {int}
     ):
-        return None
-    counts = data["counts"]
-    if not set(map(type, counts.values())) <= {int}:
-        return None  # a damaged entry: counted again
-    return Counter(counts)
+        return None  # damaged, or another analyzer's: counted again
+    return data
 
 
-def _write(entry: Path, digest: str, counts: Counter[str]) -> None:
+def _write(entry: Path, digest: str, contents: list[str], counts: Counter[str]) -> None:
     from memctl.core.store import atomic_write
 
-    data = {"digest": digest, "fingerprint": fingerprint(), "counts": dict(sorted(counts.items()))}
+    data = {
+        "digest": digest,
+        "fingerprint": fingerprint(),
+        "turns": len(contents),
+        "prefix": _prefix(contents, len(contents)),
+        "counts": dict(sorted(counts.items())),
+    }
     try:
         if not entry.parent.is_dir():
             entry.parent.mkdir(parents=True, exist_ok=True)
