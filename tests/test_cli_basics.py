@@ -23,6 +23,24 @@ def test_help_loads_nothing_heavy() -> None:
     assert "ingest" in out.stdout
 
 
+def test_diff_and_status_load_no_gitpython(tmp_path: Path) -> None:
+    """The commands run git themselves; gitpython's import alone was a third of `diff`."""
+    v = new_vault(tmp_path)
+    ok("--vault", v, "remember", "--own", "The team uses Postgres.")
+    code = (
+        "import sys\n"
+        "from memctl.faces.cli import main\n"
+        "for cmd in (['diff', 'HEAD~1..HEAD'], ['status']):\n"
+        "    try:\n        main(['--vault', sys.argv[1], *cmd])\n    except SystemExit:\n"
+        "        pass\n"
+        "print('GIT', 'git' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(v)], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert "The team uses Postgres." in out.stdout, out.stderr
+    assert "GIT False" in out.stdout
+
+
 def test_version_prints_the_version() -> None:
     # how fast --version and --help are is measured in bench/startup.py, not asserted here
     assert ok("--version").out.startswith("memctl ")

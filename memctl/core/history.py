@@ -168,9 +168,19 @@ class History:
         except GitFailed as exc:
             raise git_error(exc) from None
 
-    def _run(self, *args: str, env: dict[str, str] | None = None) -> str:
+    def read(self, *args: str, whole: bool = False) -> str:
+        """The output of a git command that only reads, e.g. `read("rev-list", "HEAD")`; a
+        failure is git's own line as a MemctlError. `whole` keeps the last newline, for a
+        file's text (`read("show", f"{rev}:{path}", whole=True)`)."""
+        try:
+            return self._run(*args, strip=not whole)
+        except GitFailed as exc:
+            raise git_error(exc) from None
+
+    def _run(self, *args: str, env: dict[str, str] | None = None, strip: bool = True) -> str:
         """git in the vault, as gitpython ran it (C locale, no stdin, one trailing newline
-        taken off); GitFailed, carrying git's stderr, when it exits non-zero."""
+        taken off unless not `strip`); GitFailed, carrying git's stderr, when it exits
+        non-zero."""
         full = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C", **(env or {})}
         proc = subprocess.run(
             ["git", *args], cwd=self.root, env=full, stdin=subprocess.DEVNULL,
@@ -181,7 +191,7 @@ class History:
                 args, proc.returncode, proc.stderr.decode("utf-8", "surrogateescape")
             )
         out = proc.stdout.decode("utf-8", "surrogateescape")
-        return out[:-1] if out.endswith("\n") else out
+        return out[:-1] if strip and out.endswith("\n") else out
 
     def commit(
         self,

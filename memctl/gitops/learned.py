@@ -19,6 +19,8 @@ from memctl.curate.claimdiff import ClaimChange, claim_changes, read_note
 from memctl.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memctl.core.floor import Floor
 
 UNCOMMITTED = "uncommitted"
@@ -89,7 +91,7 @@ def diff(
     uncommitted: bool | None = None,
 ) -> DiffResult:
     """Claim-level changes in `rev_range` (A..B), or since a time (default 7 days)."""
-    git = vault.history.git()
+    git = vault.history.read
     stores = vault.config.stores
     wanted = [store] if isinstance(store, str) else list(store or [])
     for w in wanted:
@@ -103,12 +105,12 @@ def diff(
     if rev_range:
         if ".." not in rev_range:
             rev_range = f"{rev_range}..HEAD"
-        shas = git.rev_list("--reverse", _checked_range(git, rev_range)).split()
+        shas = git("rev-list", "--reverse", _checked_range(git, rev_range)).split()
         label = rev_range
         uncommitted = bool(uncommitted) and rev_range.endswith("..HEAD")
     else:
         since = since or "7d"
-        shas = git.rev_list("--reverse", f"--since={_since_arg(since)}", "HEAD").split()
+        shas = git("rev-list", "--reverse", f"--since={_since_arg(since)}", "HEAD").split()
         label = f"since {since}"
         uncommitted = True if uncommitted is None else uncommitted
     agent = vault.config.agent
@@ -141,16 +143,16 @@ def diff(
 
     specs = list(folders)
     for sha in shas:
-        meta = git.show("-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha).split("\x00")
+        meta = git("show", "-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha).split("\x00")
         an, ae, date, parents = meta[0], meta[1], meta[2], meta[3].split()
         if "\nMemctl-Command: init" in "\n" + meta[4]:
             continue  # adopting existing notes is not learning anything new
         parent = parents[0] if parents else None
         args = ["--no-commit-id", "--name-only", "-r", "-z"]
         names = (
-            git.diff_tree(*args, parent, sha, "--", *specs)
+            git("diff-tree", *args, parent, sha, "--", *specs)
             if parent
-            else git.diff_tree(*args, "--root", sha, "--", *specs)
+            else git("diff-tree", *args, "--root", sha, "--", *specs)
         )
         human = not (an == agent.name and ae == agent.email)
         texts = [
@@ -172,7 +174,7 @@ def diff(
         for path, old_t, new_t in texts:
             record(path, old_t, new_t, an, human, sha, date[:10], landed)
     if uncommitted:
-        status = git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs)
+        status = git("status", "--porcelain", "-z", "--untracked-files=all", "--", *specs)
         entries = [e for e in status.split("\0") if e]
         who = vault.human_identity().name
         for e in entries:
@@ -188,7 +190,7 @@ def diff(
     return DiffResult(label, len(shas), notes)
 
 
-def _checked_range(git: Any, rev_range: str) -> str:
+def _checked_range(git: Callable[..., str], rev_range: str) -> str:
     """`A..B` (or `A...B`) with both ends resolved to commits, or InputError.
 
     The range is never handed to git as the user typed it: a revision that starts with
@@ -203,16 +205,16 @@ def _checked_range(git: Any, rev_range: str) -> str:
         if end.startswith("-") or "\x00" in end or not end.isprintable():
             raise InputError(f"bad revision range {rev_range!r}: use REV..REV")
         try:
-            shas.append(str(git.rev_parse("--verify", "--quiet", f"{end}^{{commit}}")).strip())
+            shas.append(git("rev-parse", "--verify", "--quiet", f"{end}^{{commit}}").strip())
         except Exception:
             raise InputError(f"bad revision range {rev_range!r}: use REV..REV") from None
     return sep.join(shas)
 
 
-def _show(git: Any, rev: str | None, path: str) -> str | None:
+def _show(git: Callable[..., str], rev: str | None, path: str) -> str | None:
     if rev is None:
         return None
     try:
-        return str(git.show(f"{rev}:{path}", strip_newline_in_stdout=False))
+        return git("show", f"{rev}:{path}", whole=True)
     except Exception:
         return None
