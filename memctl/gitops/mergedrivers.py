@@ -105,17 +105,9 @@ def install(root: Path) -> list[str]:
     """Register every driver in the repository's local config, and bind them in its own
     attributes; the names that changed."""
     changed = ["attributes"] if bind(root) else []
-    for name, (kind, label) in DRIVERS.items():
-        want = driver_command(kind)
-        have = subprocess.run(
-            ["git", "-C", str(root), "config", "--local", "--get", f"merge.{name}.driver"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-        if have == want:
-            continue
-        for key, value in (("name", label), ("driver", want)):
+    for name in installed(root):  # one git run reads them all: init runs this every time
+        kind, label = DRIVERS[name]
+        for key, value in (("name", label), ("driver", driver_command(kind))):
             subprocess.run(
                 ["git", "-C", str(root), "config", "--local", f"merge.{name}.{key}", value],
                 capture_output=True,
