@@ -7,15 +7,20 @@ good claims with every kind of bad one) feeds most of the tests below.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakellm import FakeLLM
 from test_curate import copy, git, memctl, new_vault
+
+from memctl.vault import Vault
 
 MODEL = "openai/gpt-4o-mini"
 TURNS = [
@@ -136,6 +141,28 @@ def llm_env(fake: FakeLLM) -> dict:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         env.pop(name, None)
     return env
+
+
+@contextlib.contextmanager
+def llm_environ(fake: FakeLLM) -> Iterator[None]:
+    """`llm_env`'s settings in this process, for the tests that run a curation in-process
+    through the library: what they check is the curation, not the CLI, and litellm then
+    imports once per test worker instead of once per memctl process (~4 s of CPU each). It
+    still talks to the fake server over HTTP, through litellm's real client."""
+    env = llm_env(fake)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+            mp.delenv(name, raising=False)
+        for name in ("OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "NO_PROXY",
+                     "no_proxy"):  # fmt: skip
+            mp.setenv(name, env[name])
+        yield
+
+
+def curate_in_process(vault: Path, fake: FakeLLM) -> dict[str, Any]:
+    """`memctl curate --model MODEL --json`'s result, run through `memctl.Vault`."""
+    with llm_environ(fake):
+        return Vault.open(vault).curate(model=MODEL).to_json()
 
 
 @pytest.fixture(scope="module")

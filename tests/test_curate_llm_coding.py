@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from fakellm import FakeLLM
 from test_curate import git, memctl, new_vault
-from test_curate_llm import MODEL, llm_env
+from test_curate_llm import curate_in_process
 
 from memctl.core import tokens
 from memctl.core.branches import REWOUND_MARK, rewound_text
@@ -128,10 +128,10 @@ def run(tmp_path_factory: pytest.TempPathFactory, _fake_llm_server: FakeLLM) -> 
     fake = _fake_llm_server
     fake.reset()
     fake.respond_with(model)
-    proc = memctl(vault, "curate", "--model", MODEL, "--json", env=llm_env(fake))
+    result = curate_in_process(vault, fake)
     requests = list(fake.chat_requests)
     fake.reset()
-    return {"vault": vault, "result": json.loads(proc.stdout), "requests": requests,
+    return {"vault": vault, "result": result, "requests": requests,
             "model": model, "gold": gold}  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from fakellm import FakeLLM
 from test_curate import git, memctl, new_vault
-from test_curate_llm import MODEL, llm_env
+from test_curate_llm import MODEL, curate_in_process, llm_env
 
 from memctl.core import tokens
 from memctl.core.notes import parse_note
@@ -130,10 +130,10 @@ def scaled(tmp_path_factory: pytest.TempPathFactory, _fake_llm_server: FakeLLM) 
             restated.append(prev["restate"]["text"])
         prev = {"focus": focus or (prev or {}).get("focus"), "restate": reply["_restate"]}
         fake.enqueue({"json": {"claims": reply["claims"]}})
-    proc = memctl(vault, "curate", "--model", MODEL, "--json", env=llm_env(fake))
+    result = curate_in_process(vault, fake)  # the CLI's own run: the lock test below
     requests = list(fake.chat_requests)
     fake.reset()
-    return {"vault": vault, "result": json.loads(proc.stdout), "requests": requests,
+    return {"vault": vault, "result": result, "requests": requests,
             "sessions": sessions, "focuses": focuses, "restated": restated}  # fmt: skip
 
 
