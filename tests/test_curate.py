@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from util import init_vault
 
 SAMPLE = Path(__file__).parent / "data" / "sample-transcripts"
 
@@ -58,10 +59,7 @@ def ingest(vault: Path, rows: list[tuple[str, str, str]]) -> None:
 
 
 def new_vault(root: Path) -> Path:
-    subprocess.run(
-        [sys.executable, "-m", "memctl", "init", str(root)], check=True, capture_output=True
-    )
-    return root
+    return init_vault(root)
 
 
 def copy(src: Path, dst: Path) -> Path:
