@@ -120,14 +120,18 @@ def corrected_by(
     role, text = turn
     if is_output(role, text):
         return None
-    mine = terms(text)
+    mine: frozenset[str] | None = None  # its words, once a later turn objects
     first_other = True
     for lref, lrole, ltext in later:
         if is_output(lrole, ltext):
             continue
-        shared = bool(mine & terms(ltext))
-        if _OBJECTS.match(ltext) and ((first_other and lrole != role) or shared):
-            return lref
+        if _OBJECTS.match(ltext):
+            if first_other and lrole != role:
+                return lref
+            if mine is None:
+                mine = terms(text)
+            if mine & terms(ltext):
+                return lref
         if lrole == role and _CONCEDES.match(ltext):
             return lref
         if lrole != role:
