@@ -76,26 +76,35 @@ def new_vault(tmp: Path, name: str = "vault") -> Path:
     return init_vault(tmp / name)
 
 
-_TEMPLATE: list[Path] = []
+_TEMPLATE: dict[tuple[tuple[str, str], ...], Path] = {}
 
 
 def init_vault(target: Path) -> Path:
     """`memctl init target`, made by copying a vault that a real `memctl init` made once in
     this process: the suite sets up a few hundred empty vaults, and an init costs ~130 ms
     of CPU where a copy costs ~5. The init commit, config, templates, merge drivers and git
-    index are the same bytes; nothing in them names the vault's folder. A folder that
-    holds files (init then adopts them), or a MEMCTL_* or GIT_* setting a test made, gets
-    a real init. Tests of init itself run `memctl init`."""
-    own = [k for k in os.environ if k.startswith(("MEMCTL_", "GIT_")) and k != "MEMCTL_HOME"]
-    if (target.exists() and any(target.iterdir())) or own:
+    index are the same bytes; nothing in them names the vault's folder. What else an init
+    depends on is kept equal: memctl's and git's variables (one template per set of them),
+    and no git config in the test's home (the init commit's author comes from git config).
+    A folder that holds files (init adopts them) or a home with a git config gets a real
+    init. Tests of init itself run `memctl init`."""
+    home = Path(os.environ.get("HOME", "/nonexistent"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    settings = tuple(sorted(
+        (k, v) for k, v in os.environ.items()
+        if k.startswith(("MEMCTL_", "GIT_", "XDG_CONFIG_HOME")) and k != "MEMCTL_HOME"
+    ))  # fmt: skip
+    if (target.exists() and any(target.iterdir())) or (home / ".gitconfig").exists() \
+            or (xdg / "git" / "config").exists():
         ok("init", target)
         return target
-    if not _TEMPLATE:
-        home = Path(tempfile.mkdtemp(prefix="memctl-template-"))
-        atexit.register(shutil.rmtree, home, ignore_errors=True)
-        env = {**os.environ, "HOME": str(home), "MEMCTL_HOME": str(home)}
-        subprocess.run([sys.executable, "-m", "memctl", "init", str(home / "vault")], env=env,
+    if settings not in _TEMPLATE:
+        made = Path(tempfile.mkdtemp(prefix="memctl-template-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        env = {**os.environ, "HOME": str(made), "MEMCTL_HOME": str(made)}
+        env.pop("MEMCTL_VAULT", None)
+        subprocess.run([sys.executable, "-m", "memctl", "init", str(made / "vault")], env=env,
                        capture_output=True, check=True)  # fmt: skip
-        _TEMPLATE.append(home / "vault")
-    shutil.copytree(_TEMPLATE[0], target, symlinks=True, dirs_exist_ok=True)
+        _TEMPLATE[settings] = made / "vault"
+    shutil.copytree(_TEMPLATE[settings], target, symlinks=True, dirs_exist_ok=True)
     return target
