@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from util import ROOT, git, memctl, ok
+from util import ROOT, git, init_vault, memctl, ok
 
 from memctl.core.notes import parse_note
 from memctl.curate import agentic
@@ -71,7 +71,7 @@ def _payload(path: Path, event: str = "Stop", **extra: Any) -> str:
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     cfg = v / ".memctl" / "config.toml"
     cfg.write_text(cfg.read_text().replace("[vault]\n", '[vault]\nuser = "dana"\n', 1))
     return v

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from util import ROOT, memctl, ok
+from util import ROOT, init_vault, memctl, ok
 
 from memctl import Vault
 
@@ -138,7 +138,7 @@ def test_rollback_dry_run_lists_what_the_real_run_removes(
 
 def test_review_says_how_to_accept_and_diff_shows_an_accepted_claim_once(tmp_path: Path) -> None:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", "-", "--format", "jsonl", "--user", "dana", input=(
         '{"role": "user", "content": "From now on, always run the database migrations '
         'inside a transaction."}\n'))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from gitutil import run_git
-from util import memctl, ok, snapshot
+from util import init_vault, memctl, ok, snapshot
 
 from memctl import Vault
 from memctl.curate.indexfiles import stale
@@ -52,7 +52,7 @@ def forget_vault_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built once through the CLI (six commands); each test forgets in a copy of its own."""
     tmp_path = tmp_path_factory.mktemp("forget")
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "dana.jsonl", DANA), "--user", "dana",
        "--scope", "team", "--session", "dana-1")
     ok("--vault", v, "ingest", jsonl(tmp_path / "priya.jsonl", PRIYA), "--user", "priya",

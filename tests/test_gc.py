@@ -6,12 +6,12 @@ from pathlib import Path
 
 from gitutil import run_git
 from test_forget import DANA, PRIYA, jsonl
-from util import ok, snapshot
+from util import init_vault, ok, snapshot
 
 
 def test_gc_forgets_sessions_past_their_scopes_age_and_keeps_what_is_pinned(tmp_path: Path):
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "d.jsonl", DANA), "--user", "dana",
        "--scope", "team", "--session", "dana-1")
     ok("--vault", v, "ingest", jsonl(tmp_path / "p.jsonl", PRIYA), "--user", "priya",

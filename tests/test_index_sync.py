@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from searchutil import DANA, MARCO, PRIYA, ROOT, cli, git, note, ok, proc, transcript
+from util import init_vault
 
 from memctl.index import freshness, schema, writer
 
@@ -21,7 +22,7 @@ from memctl.index import freshness, schema, writer
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     transcript(tmp_path / "dana.jsonl", "dana-egress", DANA, 3, ids="d")
     ok("--vault", v, "ingest", tmp_path / "dana.jsonl", "--user", "dana")
     note(v, "knowledge/alpha.md", "knowledge", "Alpha note", "active", "- the aardvark plan\n")
@@ -299,7 +300,7 @@ def test_turn_text_comes_back_exactly(tmp_path: Path) -> None:
     from memctl import Vault
 
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     transcript(tmp_path / "a.jsonl", "awkward", AWKWARD, 1, ids="a")
     ok("--vault", v, "ingest", tmp_path / "a.jsonl")
     hits = Vault.open(v).search("zebra", limit=10).hits
@@ -317,7 +318,7 @@ def test_turn_text_comes_back_exactly(tmp_path: Path) -> None:
 
 def test_an_appended_session_is_found_whole(tmp_path: Path) -> None:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     transcript(tmp_path / "d.jsonl", "dana-egress", DANA[:2], 3, ids="d")
     ok("--vault", v, "ingest", tmp_path / "d.jsonl")
     transcript(tmp_path / "d.jsonl", "dana-egress", DANA, 3, ids="d")

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from gitutil import run_git
-from util import ok
+from util import init_vault, ok
 
 from memctl import Vault
 from memctl.curate.indexfiles import stale
@@ -39,7 +39,7 @@ def jsonl(path: Path, rows: list[dict]) -> Path:
 
 def two_curations(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "s1.jsonl", S1), "--user", "dana",
        "--scope", "team")
     ok("--vault", v, "curate")

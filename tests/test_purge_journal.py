@@ -10,12 +10,12 @@ from pathlib import Path
 
 from gitutil import run_git
 from test_forget import DANA, PRIYA, SECRET, everything_git_holds, jsonl
-from util import memctl, ok
+from util import init_vault, memctl, ok
 
 
 def _vault(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "dana.jsonl", DANA), "--user", "dana",
        "--scope", "team", "--session", "dana-1")
     ok("--vault", v, "ingest", jsonl(tmp_path / "priya.jsonl", PRIYA), "--user", "priya",

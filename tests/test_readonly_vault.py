@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from util import memctl, ok
+from util import init_vault, memctl, ok
 
 from memctl.faces.mcp import Tools
 from memctl.vault import Vault
@@ -67,7 +67,7 @@ def _remount(fs: Path, mode: str) -> None:
 
 def _vault(fs: Path, tmp: Path) -> Path:
     v = fs / "vault"
-    ok("init", v)
+    init_vault(v)
     src = tmp / "s.jsonl"
     src.write_text("\n".join(json.dumps(t) for t in TURNS) + "\n")
     ok("--vault", v, "ingest", src, "--user", "dana")

@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from test_recall import NOTES, NOW, SESSIONS, build_vault
-from util import ROOT, memctl, ok
+from util import ROOT, init_vault, memctl, ok
 
 from memctl.core.notes import new_note, parse_note, render_note
 from memctl.curate.remember import remember
@@ -137,7 +137,7 @@ def test_recall_and_the_hook_never_show_control_characters(vault: Vault) -> None
 
 def test_curated_claims_and_titles_lose_invisible_characters(tmp_path: Path) -> None:
     vault = tmp_path / "v"
-    ok("init", vault)
+    init_vault(vault)
     turns = [
         {"role": "user", "name": "Dana", "timestamp": "2026-09-01T09:00:00Z",
          "content": "I prefer Terraform\u2066 over Pulumi\u200b for infra\u202e code."},

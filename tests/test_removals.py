@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from gitutil import run_git
-from util import ok
+from util import init_vault, ok
 
 from memctl.curate.removals import Removal, Removals, claim_digest
 
@@ -30,7 +30,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def curated_vault(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", write_jsonl(tmp_path / "s1.jsonl", S1), "--user", "dana",
        "--scope", "team")
     ok("--vault", v, "curate")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_recall import NOTES, SESSIONS, build_vault
-from util import DATA, ok
+from util import DATA, init_vault, ok
 
 from memctl.core.store import Transaction
 from memctl.curate.remember import remember
@@ -103,7 +103,7 @@ def test_titles_preambles_and_extra_keys_are_redacted_in_every_format(tmp_path: 
     (src / "session.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
 
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     for f in sorted(src.iterdir()):
         ok("--vault", v, "ingest", f)
     ok("--vault", v, "reindex")
@@ -142,7 +142,7 @@ def test_every_writer_goes_through_redaction(tmp_path: Path) -> None:
 @pytest.mark.parametrize("redact", [True])
 def test_ingest_still_reports_its_redactions(tmp_path: Path, redact: bool) -> None:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     s = _ghp()
     rows = [{"role": "user", "content": f"my token is {s}"}]
     f = tmp_path / "a.jsonl"

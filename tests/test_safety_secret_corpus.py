@@ -20,7 +20,7 @@ import pytest
 from secret_corpus import KINDS, NON_SECRETS, SECRETS, generate, pieces
 from test_recall import NOTES, SESSIONS, build_vault
 from test_safety_redact_everywhere import leaks
-from util import ok
+from util import init_vault, ok
 
 from memctl.core.redact import KINDS as MARKER_KINDS
 from memctl.core.redact import find_secrets, redact
@@ -156,7 +156,7 @@ def test_no_secret_survives_ingest_in_any_format(tmp_path: Path, fmt: str) -> No
     src.mkdir()
     _write_formats(src)
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     r = ok("--vault", v, "ingest", src / fmt)
     assert "redacted" in r.out
     found = leaks(v, [p for _, s, _ in SECRETS for p in pieces(s)])

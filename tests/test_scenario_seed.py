@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from util import DATA, ok
+from util import DATA, init_vault, ok
 
 from memctl.core.notes import parse_note
 
@@ -25,7 +25,7 @@ SRC = DATA / "sample-transcripts"
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     v = tmp_path_factory.mktemp("seed") / "vault"
-    ok("init", v)
+    init_vault(v)
     rows = (SRC / "sessions.tsv").read_text().splitlines()[1:]
     for row in rows:
         path, user, scope = row.split("\t")

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gitutil import run_git
-from util import DATA, memctl, ok
+from util import DATA, init_vault, memctl, ok
 
 from memctl import Vault
 from memctl.core.notes import claim_key, parse_note
@@ -61,7 +61,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     remote = tmp_path / "remote.git"
     run_git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     a = tmp_path / "dana"
-    ok("init", a)
+    init_vault(a)
     run_git(a, "remote", "add", "origin", str(remote))
     ok("--vault", a, "sync")
     b = tmp_path / "marco"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gitutil import run_git
 from test_merge_drivers import S1, S3, jsonl
-from util import memctl, ok
+from util import init_vault, memctl, ok
 
 from memctl import Vault
 from memctl.curate.indexfiles import stale
@@ -24,7 +24,7 @@ def lines(v: Path) -> list[str]:
 
 def test_undo_walks_back_one_command_at_a_time_as_new_commits(tmp_path):
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "s1.jsonl", S1), "--user", "dana",
        "--scope", "team")
     ok("--vault", v, "curate")
@@ -57,7 +57,7 @@ def test_undo_walks_back_one_command_at_a_time_as_new_commits(tmp_path):
 
 def test_undo_of_an_ingest_that_notes_cite_is_refused(tmp_path):
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "s1.jsonl", S1), "--user", "dana",
        "--scope", "team")
     ok("--vault", v, "curate")
@@ -81,7 +81,7 @@ def test_undo_of_an_ingest_that_notes_cite_is_refused(tmp_path):
 
 def test_rollback_restores_one_note_and_remembers_what_it_took_out(tmp_path):
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     rows = [dict(S3[0])]
     ok("--vault", v, "ingest", jsonl(tmp_path / "a.jsonl", rows), "--user", "priya",
        "--session", "p")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitutil import run_git
 from test_forget import DANA, PRIYA, claims, jsonl
-from util import memctl, ok
+from util import init_vault, memctl, ok
 
 from memctl import Vault
 from memctl.curate.indexfiles import stale
@@ -18,7 +18,7 @@ from memctl.curate.indexfiles import stale
 
 def _vault(tmp_path: Path) -> Path:
     v = tmp_path / "v"
-    ok("init", v)
+    init_vault(v)
     ok("--vault", v, "ingest", jsonl(tmp_path / "dana.jsonl", DANA), "--user", "dana",
        "--scope", "team", "--session", "dana-1")
     ok("--vault", v, "curate")
