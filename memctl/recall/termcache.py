@@ -19,7 +19,8 @@ counted again and written over; a vault that cannot be written only loses the sp
 from __future__ import annotations
 
 import hashlib
-import json
+import marshal
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def folder(root: Path) -> Path:
 
 def entry_of(root: Path, path: str) -> Path:
     """Where the counts of the raw session at `path` are kept."""
-    return folder(root) / f"{hashlib.blake2b(path.encode(), digest_size=12).hexdigest()}.json"
+    return folder(root) / f"{hashlib.blake2b(path.encode(), digest_size=12).hexdigest()}.marshal"
 
 
 def fingerprint() -> str:
@@ -51,7 +52,8 @@ def fingerprint() -> str:
 
         probe = " ".join(analyze("running studies flies cached memories"))
         stops = ",".join(sorted(stop_stems()))
-        blob = f"{VERSION}|{analyzer_id()}|{probe}|{stops}".encode()
+        py = "{}.{}".format(*sys.version_info[:2])  # marshal's format is the Python version's
+        blob = f"{VERSION}|{py}|{analyzer_id()}|{probe}|{stops}".encode()
         _FINGERPRINT = hashlib.blake2b(blob, digest_size=8).hexdigest()
     return _FINGERPRINT
 
@@ -102,8 +104,8 @@ def _prefix(contents: list[str], k: int) -> str:
 def _read(entry: Path) -> dict[str, Any] | None:
     """The entry when it is whole and was counted by this analyzer, else None."""
     try:
-        data = json.loads(entry.read_bytes())
-    except (OSError, ValueError):
+        data = marshal.loads(entry.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
         return None
     if (
         not isinstance(data, dict)
@@ -127,7 +129,7 @@ def _write(entry: Path, digest: str, contents: list[str], counts: Counter[str]) 
         "fingerprint": fingerprint(),
         "turns": len(contents),
         "prefix": _prefix(contents, len(contents)),
-        "counts": dict(sorted(counts.items())),
+        "counts": dict(counts),
     }
     try:
         if not entry.parent.is_dir():
@@ -135,7 +137,7 @@ def _write(entry: Path, digest: str, contents: list[str], counts: Counter[str]) 
         elif len(names := list(entry.parent.iterdir())) >= KEEP:
             _prune(names)
         # a cache: not worth an fsync on the prompt path; a torn file fails to parse
-        atomic_write(entry, json.dumps(data, separators=(",", ":")), durable=False)
+        atomic_write(entry, marshal.dumps(data), durable=False)
     except OSError:
         pass  # a read-only vault only loses the speed-up
 
