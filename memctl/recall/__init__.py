@@ -9,7 +9,7 @@ prompt goes through one module per job, in this order:
 - `pack.py`, which fits items into the token budget, counting with `memctl.core.tokens`, and
 - `render.py`, which writes the block as md, xml or json.
 
-`context.py` builds the session-start block from the same parts; `results.py` holds the
+`sessionstart.py` builds the session-start block from the same parts; `results.py` holds the
 result types every caller receives.
 
 Scope rule: a note or turn with scope `user:X` reaches only user X; `team` and `global`
@@ -21,8 +21,8 @@ hooks, MCP server and learning loop decide where it goes.
 
 from __future__ import annotations
 
-from memctl.recall.context import context
-from memctl.recall.prompt import recall
+from typing import TYPE_CHECKING, Any
+
 from memctl.recall.results import (
     AGENT_TAG,
     FORMATS,
@@ -35,6 +35,27 @@ from memctl.recall.results import (
     disabled_by,
     visible_scopes,
 )
+
+if TYPE_CHECKING:
+    from memctl.recall.prompt import recall
+    from memctl.recall.sessionstart import context
+
+
+def __getattr__(name: str) -> Any:
+    """`recall` and `context` load the engine on first use: the curator asks this package
+    only for its words, scopes and project rule, and loading graph, rank, pack and the
+    tokenizer with them cost every `memctl curate` ~40 ms (sessionstart.py is not named
+    context.py, so that the function, not a submodule, is what `context` names)."""
+    if name == "recall":
+        from memctl.recall.prompt import recall
+
+        return recall
+    if name == "context":
+        from memctl.recall.sessionstart import context
+
+        return context
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AGENT_TAG",
