@@ -182,3 +182,39 @@ def _inotify_inodes() -> set[int]:
             continue
         out |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", info, re.M)}
     return out
+
+
+def test_watchdogs_rewatch_warning_is_not_an_alarm(tmp_path: Path) -> None:
+    """watchdog's inotify thread warns "Callback with id ... already exists for watch ... It
+    will be Overwritten." when a new folder's creation event and the recursive scan both add
+    its watch (it failed a gate run of the test above); the watch kept is the same, so a
+    started watcher keeps that one line off stderr, and no other warning."""
+    import threading
+    import warnings
+
+    from memctl import Vault
+    from memctl.faces.watch import VaultWatcher
+
+    v = new_vault(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as bare as a user's interpreter with -W error
+        watcher = VaultWatcher(Vault.open(v), [], debounce=0.2)
+        watcher.start()
+        try:
+            raised: list[BaseException] = []
+
+            def emit(message: str) -> None:  # from a thread of its own, as watchdog's
+                try:
+                    warnings.warn(message, RuntimeWarning, stacklevel=1)
+                except RuntimeWarning as exc:
+                    raised.append(exc)
+
+            rewatch = ("Callback with id '140016504905872' already exists for watch "
+                       "Watch(wd=13). It will be Overwritten.")  # fmt: skip
+            for message in (rewatch, "something else went wrong"):
+                t = threading.Thread(target=emit, args=(message,))
+                t.start()
+                t.join()
+            assert [str(e) for e in raised] == ["something else went wrong"]
+        finally:
+            watcher.stop()

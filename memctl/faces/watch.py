@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,9 @@ TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")
 # IN_OPEN, IN_CLOSE_NOWRITE); counting those, every read (the watcher's own reindex among
 # them) looked like an edit and the watcher never settled.
 CHANGES = frozenset({"created", "modified", "deleted", "moved", "closed"})
+
+
+_REWATCH = r"Callback with id .* already exists for watch"
 
 
 @dataclass
@@ -171,6 +175,10 @@ class VaultWatcher:
                 self._observer.unschedule(watch)
 
     def start(self) -> None:
+        # watchdog's inotify thread warns when a folder's creation event and its recursive
+        # scan both add the same watch ("Callback with id ... will be Overwritten"): the
+        # watch it keeps is the one asked for, so the line on stderr would only alarm
+        warnings.filterwarnings("ignore", message=_REWATCH, category=RuntimeWarning)
         top = _TopLevel(self._notes, self._watch_folder, self._unwatch_folder)
         self._observer.schedule(top, str(self.root))
         for d in sorted(self.root.iterdir()):
