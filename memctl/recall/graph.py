@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memctl.core import tokens
 from memctl.core.localstate import RAW_READ_BOUND, READ_BOUND
+
+# at the engine's load, not at the first note a recall reads: nearly every recall reads
+# one, and a long-lived process (MCP server, learning loop) should not pay the import
+# (~3.4 ms) inside the first prompt it answers
+from memctl.core.notes import parse_note
 from memctl.core.raw import META_LINE as _META_LINE
 from memctl.core.raw import TURN_HEAD as _TURN_HEAD
 from memctl.core.raw import session_contents
@@ -83,7 +88,6 @@ class Reader:
     def note(self, path: str) -> Note | None:
         """A parsed note, or None when it is missing, unreadable or outside the vault."""
         if path not in self._notes:
-            from memctl.core.notes import parse_note
             from memctl.core.store import inside, read_text
 
             try:
