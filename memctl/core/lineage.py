@@ -28,7 +28,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from memctl.core.localstate import git_dir, local_dir, write_local
@@ -178,21 +178,10 @@ def _commits(root: Path, shas: Iterable[str]) -> dict[str, tuple[str, str, str]]
         return {}
     out = _git(root, "cat-file", "--batch", input="".join(s + "\n" for s in want).encode())
     got: dict[str, tuple[str, str, str]] = {}
-    at = 0
-    data = out or b""
-    while at < len(data):
-        nl = data.find(b"\n", at)
-        if nl < 0:
-            break
-        head = data[at:nl].split()
-        at = nl + 1
-        if len(head) != 3 or head[1] != b"commit":
-            if len(head) == 3 and head[2].isdigit():
-                at += int(head[2]) + 1
+    for sha, kind, raw in cat_file_objects(out or b""):
+        if kind != "commit":
             continue
-        n = int(head[2])
-        body = data[at : at + n].decode("utf-8", "replace")
-        at += n + 1
+        body = raw.decode("utf-8", "replace")
         headers, _, message = body.partition("\n\n")
         name = email = ""
         for h in headers.splitlines():
@@ -200,8 +189,25 @@ def _commits(root: Path, shas: Iterable[str]) -> dict[str, tuple[str, str, str]]
                 who = h[7:].rsplit(" ", 2)[0]
                 name, _, email = who.partition(" <")
                 email = email.rstrip(">")
-        got[head[0].decode()] = (name, email, message)
+        got[sha] = (name, email, message)
     return got
+
+
+def cat_file_objects(data: bytes) -> Iterator[tuple[str, str, bytes]]:
+    """(object name, type, content) for each object in `git cat-file --batch` output;
+    "<name> missing" lines are skipped. One parser for every batch read of memctl."""
+    at = 0
+    while at < len(data):
+        nl = data.find(b"\n", at)
+        if nl < 0:
+            return
+        head = data[at:nl].split()
+        at = nl + 1
+        if len(head) != 3 or not head[2].isdigit():
+            continue
+        n = int(head[2])
+        yield head[0].decode(), head[1].decode(), data[at : at + n]
+        at += n + 1
 
 
 def _users(sha: str, meta: tuple[str, str, str] | None, own: set[str],

@@ -31,6 +31,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from memctl.core.lineage import cat_file_objects
 from memctl.errors import MemctlError
 
 _TURNS = re.compile(r"^turns: (\d+)\s*$", re.M)
@@ -137,18 +138,8 @@ def _held(root: Path, note: str) -> set[str]:
     specs = "".join(f"{sha}:{note}\n" for sha in revs.decode().split())
     out = _git(root, "cat-file", "--batch", input=specs.encode()) or b""
     digests: set[str] = set()
-    at = 0
-    while at < len(out):
-        nl = out.find(b"\n", at)
-        if nl < 0:
-            break
-        head = out[at:nl].split()
-        at = nl + 1
-        if len(head) != 3 or not head[2].isdigit():
-            continue
-        n = int(head[2])
-        text = out[at : at + n].decode("utf-8", "replace")
-        at += n + 1
+    for _, _, blob in cat_file_objects(out):
+        text = blob.decode("utf-8", "replace")
         digests.update(claim_digest(t) for t, _, _ in agent_claims(text, note))
     return digests
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memctl.core.lineage import cat_file_objects
 from memctl.core.localstate import (
     PROTECTED,
     SHARED_STATE,
@@ -191,20 +192,9 @@ def blobs(root: Path, shas: list[str], env: dict[str, str] | None = None) -> dic
     proc = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], capture_output=True,
                           input="".join(s + "\n" for s in shas).encode(), env=env,
                           check=False)  # fmt: skip
-    out: dict[str, str] = {}
-    data, at = proc.stdout, 0
-    while at < len(data):
-        nl = data.find(b"\n", at)
-        if nl < 0:
-            break
-        head = data[at:nl].split()
-        at = nl + 1
-        if len(head) != 3 or not head[2].isdigit():
-            continue  # "<sha> missing"
-        n = int(head[2])
-        out[head[0].decode()] = data[at : at + n].decode("utf-8", "replace")
-        at += n + 1
-    return out
+    return {
+        name: blob.decode("utf-8", "replace") for name, _, blob in cat_file_objects(proc.stdout)
+    }
 
 
 def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
