@@ -79,23 +79,36 @@ def test_kept_counts_are_read_back_and_equal_the_long_way(vault: Path) -> None:
     assert len(marked) == 1, "the kept entry was not what the second reader used"
 
 
-def test_an_appended_session_is_counted_again(vault: Path, tmp_path: Path) -> None:
-    # a fifth session, from a file that then grows by a turn with a new word
+def _fifth_session(vault: Path, tmp_path: Path) -> tuple[Path, str, str, str, str]:
+    """A sample session ingested from a copy in `tmp_path` (so it can grow): (the copy,
+    its text, user, scope, its raw path in the vault)."""
     row = (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[5]
     path, user, scope = row.split("\t")
     src = tmp_path / Path(path).name
     text = (SAMPLES / path).read_text(encoding="utf-8")
-    assert src.suffix == ".jsonl", "this test appends a JSONL line"
+    assert src.suffix == ".jsonl", "a JSONL line is appended to it"
     src.write_text(text, encoding="utf-8")
+    before = set(_sessions(vault))
     ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
-    r = Reader(Vault.open(vault), "dana", None)
-    before = {p: r.turn_counts(p) for p in _sessions(vault)}
-    assert len(before) == 5 and len(_entries(vault)) == 5
+    (raw,) = set(_sessions(vault)) - before
+    return src, text, user, scope, raw
+
+
+def _grow(vault: Path, src: Path, text: str, user: str, scope: str) -> None:
+    """The session's transcript, one user turn longer (with a new word), ingested again."""
     last = json.loads(text.strip().splitlines()[-1])
     extra = {**last, "role": "user", "content": "Also the quokkaflange rollout slipped a week."}
     src.write_text(text.rstrip("\n") + "\n" + json.dumps(extra) + "\n", encoding="utf-8")
     ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
-    termcache._MEMORY.clear()
+    termcache._MEMORY.clear()  # as the next process finds it
+
+
+def test_an_appended_session_is_counted_again(vault: Path, tmp_path: Path) -> None:
+    src, text, user, scope, _ = _fifth_session(vault, tmp_path)
+    r = Reader(Vault.open(vault), "dana", None)
+    before = {p: r.turn_counts(p) for p in _sessions(vault)}
+    assert len(before) == 5 and len(_entries(vault)) == 5
+    _grow(vault, src, text, user, scope)
     r2 = Reader(Vault.open(vault), "dana", None)
     after = {p: r2.turn_counts(p) for p in _sessions(vault)}
     assert after.keys() == before.keys(), "the session was appended to, not made anew"
@@ -107,14 +120,7 @@ def test_an_appended_session_is_counted_again(vault: Path, tmp_path: Path) -> No
 
 
 def test_a_grown_session_has_only_its_new_turns_counted(vault: Path, tmp_path: Path) -> None:
-    row = (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[5]
-    path, user, scope = row.split("\t")
-    src = tmp_path / Path(path).name
-    text = (SAMPLES / path).read_text(encoding="utf-8")
-    src.write_text(text, encoding="utf-8")
-    before = set(_sessions(vault))
-    ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
-    (mine,) = set(_sessions(vault)) - before
+    src, text, user, scope, mine = _fifth_session(vault, tmp_path)
     r = Reader(Vault.open(vault), "dana", None)
     assert r.turn_counts(mine) == _long_way(r, mine)
     # a mark in the kept counts of that session shows whether they were built on
@@ -122,11 +128,7 @@ def test_a_grown_session_has_only_its_new_turns_counted(vault: Path, tmp_path: P
     data = marshal.loads(entry.read_bytes())
     data["counts"]["zzmarkzz"] = 1
     entry.write_bytes(marshal.dumps(data))
-    last = json.loads(text.strip().splitlines()[-1])
-    extra = {**last, "role": "user", "content": "Also the quokkaflange rollout slipped a week."}
-    src.write_text(text.rstrip("\n") + "\n" + json.dumps(extra) + "\n", encoding="utf-8")
-    ok("--vault", vault, "ingest", src, "--user", user, "--scope", scope)
-    termcache._MEMORY.clear()
+    _grow(vault, src, text, user, scope)
     r2 = Reader(Vault.open(vault), "dana", None)
     got = r2.turn_counts(mine)
     assert got["quokkaflang"] == 1, "the new turn was not counted"
