@@ -252,3 +252,79 @@ def test_what_the_agent_did_is_labelled_observed_never_stated(tmp_path: Path) ->
 
     res = json.loads(verified)
     assert res["ok"] is True and res["observed"] >= 3
+
+
+def _one_prompt(text: str) -> Coding:
+    from memctl.curate.builtin.coding.structure import Human
+
+    human = Human(1, prose(text), text=text)
+    return Coding([human], [], [], [], set(), False, "Claude", None, None, None, 0)
+
+
+@pytest.mark.parametrize(
+    ("turn", "claim"),
+    [
+        (
+            "The checkout tests are flaky on CI. Can you find out why?",
+            "Dana asked Claude to find out why the checkout tests are flaky on CI.",
+        ),
+        (
+            "I get a 502 from the staging proxy after every deploy. Could you look into why?",
+            "Dana asked Claude to look into why Dana gets a 502 from the staging proxy"
+            " after every deploy.",
+        ),
+        (
+            "the importer drops rows with an empty sku. pls fix it",
+            "Dana asked Claude to fix it: the importer drops rows with an empty sku.",
+        ),
+    ],
+)
+def test_a_request_that_points_back_carries_what_it_points_at(turn: str, claim: str) -> None:
+    """'Can you find out why?' alone is no memory: the sentence before it says what 'why' is
+    about, so the request names it, and its quote spans both sentences (verbatim)."""
+    said = [r for r in requests.read(_one_prompt(turn), "Dana") if r.kind == "request"]
+    assert [r.text for r in said] == [claim]
+    assert said[0].quote in turn
+    # the statement is not kept a second time as a line of its own
+    assert [r.kind for r in requests.read(_one_prompt(turn), "Dana")] == ["request"]
+
+
+def test_a_request_does_not_reach_back_across_a_paste() -> None:
+    turn = "The build breaks on arm64.\n\n    ld: 0x1f 0x2e 0x00 @@ 0x7f\n\nCan you fix it?"
+    said = requests.read(_one_prompt(turn), "Dana")
+    assert ("request", "Dana asked Claude to fix it.") in {(r.kind, r.text) for r in said}
+
+
+@pytest.mark.parametrize(
+    ("turn", "claim"),
+    [
+        (
+            "the ledger tests are flaky on CI, can you find out why?",
+            "Dana asked Claude to find out why the ledger tests are flaky on CI.",
+        ),
+        (
+            "test_retry_backoff fails about 1 in 20 runs on CI. Can you find out why?",
+            "Dana asked Claude to find out why test_retry_backoff fails about 1 in 20 runs"
+            " on CI.",
+        ),
+        (
+            "the sidebar overlaps the footer on mobile, fix it",
+            "Dana asked Claude to fix it: the sidebar overlaps the footer on mobile.",
+        ),
+    ],
+)
+def test_a_statement_and_its_ask_in_one_sentence(turn: str, claim: str) -> None:
+    """Typed fast, the statement and the ask share a sentence; an identifier that opens it
+    keeps its case."""
+    said = requests.read(_one_prompt(turn), "Dana")
+    assert [(r.kind, r.text) for r in said] == [("request", claim)]
+    assert said[0].quote in turn
+
+
+def test_a_statement_that_opens_with_an_identifier_keeps_its_case() -> None:
+    turn = "test_retry_backoff fails about 1 in 20 runs on CI.\n\nnpm ci is slow on the runners."
+    said = requests.read(_one_prompt(turn), "Dana")
+    assert [r.text for r in said] == [
+        "test_retry_backoff fails about 1 in 20 runs on CI.",
+        "npm ci is slow on the runners.",
+    ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.core.provenance import quote_in
 from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
 from memctl.curate.builtin.coding.voice import base_form, third_person
@@ -23,8 +24,27 @@ _GREETING = lazy(
     r"^(?:(?:hey|hi|hello|ok|okay|so|and|also|great|thanks|cool|alright|right)\b[,!.]?\s+)+(?:claude\b,?\s*)?",
     re.I,
 )
-_PLEASE = lazy(r"\bplease,?\s+", re.I)
+_PLEASE = lazy(r"\b(?:please|pls|plz),?\s+", re.I)
 _DEICTIC = lazy(r"(?:much )?(?:this|that|these|those|it|them)\b", re.I)
+# A request whose object is the sentence before it: "... Can you find out why?", "fix it".
+_POINTS_BACK = lazy(
+    r"\b(?:(?P<wh>why|how come|what(?:['’]s| is) (?:wrong|going on|happening|causing it))"
+    r"|(?P<it>it|this|that))$",
+    re.I,
+)
+# A statement and then its ask, in one sentence: "X, can you find out why?", "X - pls fix it".
+_ASK_TAIL = lazy(
+    r"^(?P<a>.{12,}?)\s*(?:,|;|\s[-–—])\s*"
+    r"(?P<b>(?:(?:so|and) )?(?:(?:can|could|would|will) you|please|pls|plz)\b.+"
+    r"|(?:fix|check|debug|investigate|handle|look into) (?:it|this|that)\b.*)$",
+    re.I,
+)
+_PLAIN_WORD = lazy(r"[a-z]{2,}[a-z'’]*[,;:]?|[ai]")
+# Words that may open a sentence and still read right in lower case mid-sentence.
+_LOWER_OPENERS = frozenset(
+    "the a an this that these those my our its some all every no each when after since "
+    "there".split()
+)
 _CONDITIONAL = lazy(r"^(?:if|when|once|unless|in case)\b", re.I)
 
 
@@ -59,6 +79,13 @@ def _shapes() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(out)
 
 
+@cache
+def _lower_case_tools() -> frozenset[str]:
+    """Tools written in lower case (npm, pnpm, uv): a sentence that opens with one keeps it."""
+    names = (line.split("\t", 1)[0].strip() for line in lines("coding_stack"))
+    return frozenset(n for n in names if n.islower())
+
+
 @dataclass
 class Said:
     """One sentence of steering: its kind, the claim's text, the turn and verbatim quote."""
@@ -91,14 +118,51 @@ def read(session: Coding, user: str) -> list[Said]:
                 out.append(Said("choose", end(text), h.turn, f'"{q}"="{a}"'))
             continue
         correcting = h.kind == "prompt" and bool(_CORRECTION.match(h.sentences[0]))
-        for s in h.sentences:
-            said = _one(s, h, user, session.agent)
-            if said is None:
-                continue
-            if correcting and said.kind == "state" and not _PERSONAL.match(_bare(s)):
-                said.kind = "gotcha"  # "no, CI runs on Postgres": how the project really works
-            out.append(said)
+        before: Said | None = None
+        for whole in h.sentences:
+            for s in _split_ask(whole):
+                said = _one(s, h, user, session.agent)
+                if said is None:
+                    before = None
+                    continue
+                if correcting and said.kind == "state" and not _PERSONAL.match(_bare(s)):
+                    said.kind = "gotcha"  # "no, CI runs on Postgres": how the project works
+                if before is not None and said.kind == "request":
+                    # the two quoted as one: one sentence split at its ask, or two sentences
+                    # with nothing cut between them
+                    both = whole if s is not whole else f"{before.quote} {said.quote}"
+                    if quote_in(both, whole if s is not whole else h.text) and _points_back(
+                        said, before, both
+                    ):
+                        out.remove(before)  # now part of the request it explains
+                out.append(said)
+                before = said if said.kind == "state" else None
     return out
+
+
+def _split_ask(s: str) -> list[str]:
+    """ "the tests are flaky on CI, can you find out why?": a statement and an ask in one
+    sentence, read as two (each a verbatim part of it)."""
+    m = _ASK_TAIL.match(s)
+    if not m:
+        return [s]
+    return [s[: m.end("a")], s[m.start("b") :]]
+
+
+def _points_back(said: Said, before: Said, quote: str) -> bool:
+    """ "The tests are flaky on CI. Can you find out why?": the request alone says nothing,
+    so it takes in the statement it points at, and its quote spans both sentences."""
+    body = said.text.rstrip(".!")
+    m = _POINTS_BACK.search(body)
+    if not m:
+        return False
+    what = before.text.rstrip(".!,;")
+    head = what.split(" ", 1)[0]
+    if head.lower() in _LOWER_OPENERS or before.quote[:1].islower():
+        what = head[:1].lower() + what[1:]  # as typed, or a plain word: "the", not "The"
+    said.text = end(f"{body} {what}" if m.group("wh") else f"{body}: {what}")
+    said.quote = quote
+    return True
 
 
 def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
@@ -146,7 +210,10 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         text = re.sub(r"^We\b", f"{user}'s team", text, flags=re.I)
         text = re.sub(r"^Our\b", f"{user}'s team's", text, flags=re.I)
         text = third_person(text, user, agent)
-        return Said("state", end(text[:1].upper() + text[1:]), h.turn, s)
+        first = text.split(" ", 1)[0]
+        if _PLAIN_WORD.fullmatch(first) and first not in _lower_case_tools():  # not `Npm`
+            text = text[:1].upper() + text[1:]
+        return Said("state", end(text), h.turn, s)
     return None
 
 

@@ -78,6 +78,7 @@ class Human:
     kind: str = "prompt"  # prompt | rejection | answer
     answers: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
     refused: str | None = None  # the command or file of the call the human refused
+    text: str = ""  # the whole turn, to check that two adjacent sentences quote as one
 
 
 @dataclass
@@ -153,7 +154,7 @@ def read(batch: Batch) -> Coding:
                 shells.append(Shell(i, cmd))
             sentences = prose(m.content)
             if sentences:
-                humans.append(Human(i, sentences))
+                humans.append(Human(i, sentences, text=m.content))
             elif has_markup(m.content) or is_harness_turn(m.content) or not m.content.strip():
                 noise.add(i)
         elif m.role == "assistant":
