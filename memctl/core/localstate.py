@@ -16,8 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# Tables of config.toml that decide where data goes or how it is protected.
-PROTECTED = ("vault", "ingest", "curate", "redact", "hooks", "retention", "limits", "stores")
+# Tables of config.toml that decide where data goes or how it is protected: every table. The
+# agent and human identities decide whose lines are `human`; [remember] whether the agent
+# writes team notes unreviewed; [recall] how much goes into every prompt.
+PROTECTED = ("vault", "ingest", "git", "curate", "recall", "remember", "redact", "hooks",
+             "retention", "limits", "stores")
 LOCAL_CONFIG_REL = ".memctl/config.local.toml"
 # What a remote may track under .memctl/: the shared config and the shared state.
 SHARED_STATE = frozenset({

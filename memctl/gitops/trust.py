@@ -45,6 +45,7 @@ from memctl.core.localstate import (
     run_git,
     write_local,
 )
+from memctl.gitops import pullcheck
 
 _MODE_LINK, _MODE_GITLINK = "120000", "160000"
 
@@ -225,6 +226,8 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
             if n.isdigit():
                 sizes[sha] = int(n)
     notes: list[tuple[str, str, str]] = []  # (path, new sha, old sha or "")
+    shared: list[tuple[str, str]] = []  # (path, new sha) of the shared config and state
+    grown: list[tuple[str, str, str]] = []  # (path, old sha, new sha) of changed raw sessions
     for mode, sha, status, path in entries:
         if path == ".memctl/config.toml":
             res.config_changed = True
@@ -246,9 +249,12 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         if mode == _MODE_GITLINK:
             res.refused.append(f"{path}: a submodule")
             continue
-        if path.startswith(".memctl/") and path not in SHARED_STATE:
-            res.refused.append(f"{path}: local state under .memctl/ is never taken from a pull")
+        why = pullcheck.path_problem(path, mode)
+        if why:
+            res.refused.append(f"{path}: {why}")
             continue
+        if path in SHARED_STATE:
+            shared.append((path, sha))
         size = sizes.get(sha, 0)
         is_raw = path.startswith("raw/")
         limit = raw_limit if is_raw else note_limit
@@ -258,13 +264,24 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
             continue
         if path.endswith(".md") and not is_raw:
             notes.append((path, sha, old_sha[path] if status != "A" else ""))
-    texts = blobs(root, sorted({n for _, n, _ in notes}), env)
+        elif path.endswith(".md") and status == "M":
+            grown.append((path, old_sha[path], sha))
+    texts = blobs(root, sorted({n for _, n, _ in notes} | {s for _, s in shared}
+                               | {s for _, a, b in grown for s in (a, b)}), env)  # fmt: skip
     for path, sha, _old in notes:
         text = texts.get(sha, "")
         line = conflict_marker(text)
         if line:
             res.refused.append(f"{path}:{line}: conflict markers")
             continue
+    for path, sha in shared:
+        why = pullcheck.shared_problem(path, texts.get(sha, ""))
+        if why:
+            res.refused.append(f"{path}: {why}")
+    for path, was, now in grown:
+        why = pullcheck.raw_problem(path, texts.get(was, ""), texts.get(now, ""))
+        if why:
+            res.refused.append(f"{path}: {why}")
     if res.config_changed:
         res.config_before = _show(git, f"{base}:.memctl/config.toml")
         res.config_after = _show(git, f"{upstream}:.memctl/config.toml")

@@ -1,0 +1,133 @@
+"""What a pulled file may be, and what it may hold (docs/sync.md): sync's checks on content.
+
+memctl.gitops.trust finds what `base..upstream` would bring; this module judges each path
+and each blob, before anything is checked out. Every check here is one a careless or hostile
+clone got past once (issue 22, redteam):
+
+- a path: a pull brings notes, raw sessions and the vault's own shared files, never a
+  hidden file or folder that tools read as configuration or code (`.githooks/`, `.claude/`,
+  `.vscode/`, `.gitmodules`, a `.gitattributes` below the root) and never an executable;
+- the shared config and curation state must parse: one that does not stops every later
+  memctl command of every teammate (sync included, so the fix could not be pulled);
+- a raw session is verbatim and only ever grows: a pull may append turns, or blank one
+  the way `memctl forget` does, but not rewrite what a turn said, who said it, or whose
+  session it is (a rewritten turn made a planted line `stated · Dana` in Dana's own vault).
+
+Kept free of gitpython and tantivy; stdlib, core and purge's placeholder only.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+from memctl.core.localstate import SHARED_STATE
+
+_MODE_EXEC = "100755"
+_ROOT_FILES = frozenset({".gitignore", ".gitattributes"})
+CONFIG_REL = ".memctl/config.toml"
+STATE_REL = ".memctl/state/curation.json"
+REMOVED_REL = ".memctl/state/removed.jsonl"
+
+
+def path_problem(path: str, mode: str) -> str | None:
+    """Why a pull may not bring a file at `path` with git mode `mode`; None when it may."""
+    if path.startswith(".memctl/"):
+        if path not in SHARED_STATE:
+            return "local state under .memctl/ is never taken from a pull"
+    elif path not in _ROOT_FILES and any(p.startswith(".") for p in path.split("/")):
+        return ("a hidden file or folder (tool configuration or hooks such as .githooks/, "
+                ".claude/, .gitmodules or a .gitattributes below the root are never taken "
+                "from a pull)")  # fmt: skip
+    if mode == _MODE_EXEC:
+        return "an executable file (a pull brings content, never code)"
+    return None
+
+
+def shared_problem(path: str, text: str) -> str | None:
+    """Why the shared config or curation state a pull brings would break this clone."""
+    if path == CONFIG_REL:
+        return _config_problem(text)
+    if path == STATE_REL:
+        return _state_problem(text)
+    if path == REMOVED_REL:
+        return _removed_problem(text)
+    return None
+
+
+def _config_problem(text: str) -> str | None:
+    from memctl.core.configschema import validate
+    from memctl.errors import MemctlError
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return f"{exc} (every memctl command would stop on it)"
+    try:
+        validate(data, Path(CONFIG_REL), text)
+    except MemctlError as exc:
+        where = f"line {exc.line}: " if exc.line else ""
+        return f"{where}{exc.message} (every memctl command would stop on it)"
+    return None
+
+
+def _state_problem(text: str) -> str | None:
+    why = "curation state is not {} (every curate would stop on it)"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return why.format("valid JSON")
+    stores = data.get("stores", {}) if isinstance(data, dict) else None
+    if not isinstance(stores, dict) or not all(
+        isinstance(v, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in v.values())
+        for v in stores.values()
+    ):
+        return why.format('{"stores": {STORE: {SESSION: TURNS}}}')
+    return None
+
+
+def _removed_problem(text: str) -> str | None:
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            rec = None
+        if not isinstance(rec, dict) or "claim" not in rec or not isinstance(
+            rec.get("sources") or [], list
+        ):
+            return f"line {n}: not a removed-claim record (every curate would stop on it)"
+    return None
+
+
+def raw_problem(path: str, old: str, new: str) -> str | None:
+    """Why the change from `old` to `new` of a raw session is not one a pull may bring: a
+    session grows (turns appended) and `memctl forget` blanks a turn in place; nothing
+    else changes what a turn said, who said it, or whose session it is."""
+    from memctl.core.raw import parse_session
+    from memctl.errors import MemctlError
+    from memctl.gitops.purge import FORGOTTEN
+
+    try:
+        h0, m0 = parse_session(old, path)
+    except MemctlError:
+        return None  # ours does not parse either: the pull may well be its repair
+    try:
+        h1, m1 = parse_session(new, path)
+    except MemctlError as exc:
+        return f"not a raw session ({exc.message})"
+    if (h1.session, h1.user) != (h0.session, h0.user):
+        return "a raw session's owner or id was rewritten (raw sessions are verbatim)"
+    if len(m1) < len(m0):
+        return f"a raw session lost turns ({len(m0)} -> {len(m1)}; raw sessions only grow)"
+    for n, (a, b) in enumerate(zip(m0, m1, strict=False), 1):
+        if b.role != a.role or b.timestamp != a.timestamp:
+            return f"turn t{n} was rewritten (raw sessions are verbatim)"
+        if b.content == FORGOTTEN:
+            continue  # `memctl forget` of that turn
+        if (b.content, b.name, b.id) != (a.content, a.name, a.id):
+            return f"turn t{n} was rewritten (raw sessions are verbatim)"
+    return None
