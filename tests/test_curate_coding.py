@@ -85,7 +85,7 @@ def test_voice_rewrites_pronouns_in_prose_only() -> None:
         "Dana very much likes how danieldemmel.me does it, see `my_var` and me@x.io"
     )
     assert third_person("I don't think you need my help", "Dana", "Claude") == (
-        "Dana doesn't think Claude need their help"
+        "Dana doesn't think Claude needs Dana's help"
     )
 
 
@@ -100,7 +100,7 @@ def test_requests_read_terse_lower_case_steering(session) -> None:
     assert ("choose", "Dana chose vite for the dev server.") in said
     assert (
         "reject",
-        "Dana refused `npm test`: they use pnpm here, npm breaks the lockfile.",
+        "Dana refused `npm test`: Dana's team uses pnpm here, npm breaks the lockfile.",
     ) in said
     assert any(k == "choose" and "chose Server when Claude asked" in t for k, t in said)
     assert not any("error I got" in t for _, t in said)  # introduces a paste

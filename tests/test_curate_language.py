@@ -72,7 +72,7 @@ def test_pronouns_are_resolved_in_prose_only(learned) -> None:
         "Dana hosts it on danieldemmel.me, see `my_cfg`"
     )
     assert third_person('we said "I am done" in my repo', "Dana", "Claude") == (
-        'they said "I am done" in their repo'
+        'Dana\'s team said "I am done" in Dana\'s repo'
     )
 
 
@@ -110,3 +110,40 @@ def test_chatgpt_custom_instructions_are_learned_as_stated() -> None:
     assert not any("provided the following" in t or "Lena is Lena" in t for _, t in got)
     for p in context_claims(batch, "Lena"):
         assert all(q.quote in settings for q in p.citations)  # quoted verbatim
+
+
+# -- redteam20: the third person stays grammatical on kinds of typing the first fixes missed --
+
+@pytest.mark.parametrize(
+    ("said", "want"),
+    [
+        # an object pronoun at the end of a sentence is prose, not a domain ("me." is no "me.io")
+        ("use yarn in every example you give me.", "use yarn in every example Claude gives Priya."),
+        ("ping me.", "ping Priya."),
+        # typed without an apostrophe, lower case
+        ("im switching the build to bun btw", "Priya is switching the build to bun btw"),
+        ("ive moved the docs to mkdocs", "Priya has moved the docs to mkdocs"),
+        # "we" at the head of a sentence is the person's team, and its verb agrees
+        ("we run gunicorn with 8 workers.", "Priya's team runs gunicorn with 8 workers."),
+        ("We migrated from Jenkins in May.", "Priya's team migrated from Jenkins in May."),
+        ("we'll add workers in Q3", "Priya's team will add workers in Q3"),
+        ("we don't deploy on fridays", "Priya's team doesn't deploy on fridays"),
+        ("my blog is meandyou.dev", "Priya's blog is meandyou.dev"),
+        ("Our CI runs on /home/me/ci.sh", "Priya's team's CI runs on /home/me/ci.sh"),
+        # a clause of its own after "and"/"but" is the person again, by name
+        ('our lead said "we never ship on fridays" and I agree with her.',
+         'Priya\'s team\'s lead said "we never ship on fridays" and Priya agrees with her.'),
+        ("the cache is fine, but im worried about the queue",
+         "the cache is fine, but Priya is worried about the queue"),
+        ("since we'll add workers", "since they'll add workers"),
+        # "you" + verb agrees; after a modal or "let" it is a bare infinitive and stays
+        ("if you need my token, ask", "if Claude needs Priya's token, ask"),
+        ("can you add a test", "can Claude add a test"),
+        ("let you decide", "let Claude decide"),
+        # never inside code, paths, URLs, identifiers or quotes
+        ("see `my_cfg` and getMyConfig() at https://me.dev/me",
+         "see `my_cfg` and getMyConfig() at https://me.dev/me"),
+    ],
+)
+def test_third_person_stays_grammatical(said: str, want: str) -> None:
+    assert third_person(said, "Priya", "Claude") == want

@@ -2,7 +2,12 @@
 
 "I very much like it" becomes "Dana very much likes it"; "can you add X" becomes "asked Claude
 to add X". Pronouns are rewritten only in plain words: never inside backticks, quotes, URLs,
-paths, e-mail addresses or identifiers ("danieldemmel.me" stays as typed).
+paths, e-mail addresses or identifiers ("danieldemmel.me" stays as typed). A sentence-final
+"me." is prose, though: a dot followed by a letter is a domain, a dot that ends a sentence is not.
+
+The result must read as English: a subject the rewrite names takes a verb that agrees with it
+("we run" -> "Dana's team runs", "you give" -> "Claude gives"), and a clause of its own after
+"and"/"but" ("... and I agree") names the person again rather than an ambiguous "they".
 """
 
 from __future__ import annotations
@@ -10,39 +15,74 @@ from __future__ import annotations
 import re
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.lexicon import COMMON_VERBS
-from memctl.curate.builtin.resolution import conj, prose_only
+from memctl.curate.builtin.lexicon import COMMON_VERBS, MODALS, PAST_IRREGULAR, table
+from memctl.curate.builtin.resolution import PROTECTED, conj, prose_only
 
 _ADVERBS = (
     r"(?:(?:very much|really|just|also|still|actually|already|always|never|often|usually|"
     r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly) )*"
 )
+# A pronoun is a word of prose: not part of a path, domain, address or identifier.
+_B = r"(?<![\w.@/-])"
+_E = r"(?![\w@/'’-]|\.\w)"
 _SUBJECT = lazy(
-    rf"^(?P<lead>I(?:['’](?:m|ve|d|ll))?|I am|I have|I was)\b(?P<adv> {_ADVERBS})?"
-    r"(?P<verb>[\w'’-]+)?"
+    rf"^(?P<lead>[Ii](?:['’](?:m|ve|d|ll))?|[Ii]m|[Ii]ve|I am|I have|I was)(?![\w'’])"
+    rf"(?P<adv> {_ADVERBS})?(?P<verb>[\w'’-]+)?"
 )
 _AUX = {
-    "i'm": "is", "i am": "is", "i've": "has", "i have": "has", "i'd": "would",
-    "i'll": "will", "i was": "was",
+    "i'm": "is", "im": "is", "i am": "is", "i've": "has", "ive": "has", "i have": "has",
+    "i'd": "would", "i'll": "will", "i was": "was",
 }  # fmt: skip
-_NEG = {"don't": "doesn't", "dont": "doesn't", "do": "does", "haven't": "hasn't", "am": "is"}
-_WORDS = (
-    (lazy(r"(?<![\w.@/-])I['’]m(?![\w.@/-])"), "they're"),
-    (lazy(r"(?<![\w.@/-])I['’]ve(?![\w.@/-])"), "they've"),
-    (lazy(r"(?<![\w.@/-])I['’]d(?![\w.@/-])"), "they'd"),
-    (lazy(r"(?<![\w.@/-])I['’]ll(?![\w.@/-])"), "they'll"),
-    (lazy(r"(?<![\w.@/-])I am(?![\w.@/-])"), "they are"),
-    (lazy(r"(?<![\w.@/-])I(?![\w.@/'’-])"), "they"),
-    (lazy(r"(?<![\w.@/-])[Mm]yself(?![\w.@/-])"), "themself"),
-    (lazy(r"(?<![\w.@/-])[Mm]e(?![\w.@/-])"), "them"),
-    (lazy(r"(?<![\w.@/-])[Mm]y(?![\w.@/-])"), "their"),
-    (lazy(r"(?<![\w.@/-])[Mm]ine(?![\w.@/-])"), "theirs"),
-    (lazy(r"(?<![\w.@/-])[Ww]e['’]re(?![\w.@/-])"), "they're"),
-    (lazy(r"(?<![\w.@/-])[Ww]e['’]ve(?![\w.@/-])"), "they've"),
-    (lazy(r"(?<![\w.@/-])[Ww]e(?![\w.@/'’-])"), "they"),
-    (lazy(r"(?<![\w.@/-])[Oo]ur(?![\w.@/-])"), "their"),
-    (lazy(r"(?<![\w.@/-])us(?![\w.@/-])"), "them"),
+_NEG = {"don't": "doesn't", "dont": "doesn't", "do": "does", "haven't": "hasn't", "am": "is",
+        "are": "is", "were": "was", "aren't": "isn't", "weren't": "wasn't"}  # fmt: skip
+# "We" / "Our" heading a sentence: the person's team.
+_WE = lazy(
+    rf"^(?P<lead>[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur)(?![\w'’])(?P<adv> {_ADVERBS})?"
+    r"(?P<verb>[\w'’-]+)?"
 )
+_WE_AUX = {"we're": "is", "we've": "has", "we'll": "will", "we'd": "would"}
+_MY = lazy(rf"^(?:[Mm]y){_E}")
+# A clause of its own inside a sentence, opened by the speaker: "..., and I agree".
+_CLAUSE_I = lazy(
+    r"(?:[,;]\s+(?:and\s+|but\s+|so\s+)?|\s(?:and|but|so|because|though)\s+)"
+    r"(?=(?:I|[Ii]m|I['’](?:m|ve|d|ll))(?![\w'’])\s)"
+)
+_WORDS = (
+    (lazy(rf"{_B}[Ii]['’]m{_E}"), "they're"),
+    (lazy(rf"{_B}I['’]ve{_E}"), "they've"),
+    (lazy(rf"{_B}I['’]d{_E}"), "they'd"),
+    (lazy(rf"{_B}I['’]ll{_E}"), "they'll"),
+    (lazy(rf"{_B}I am{_E}"), "they are"),
+    (lazy(rf"{_B}I(?![\w@/'’-]|\.\w)"), "they"),
+    (lazy(rf"{_B}i(?= [a-z])"), "they"),  # typed lower case: "and i think"
+    (lazy(rf"{_B}[Mm]yself{_E}"), "themself"),
+    (lazy(rf"{_B}[Mm]ine{_E}"), "theirs"),
+    (lazy(rf"{_B}[Ww]e['’]re{_E}"), "they're"),
+    (lazy(rf"{_B}[Ww]e['’]ve{_E}"), "they've"),
+    (lazy(rf"{_B}[Ww]e['’]ll{_E}"), "they'll"),
+    (lazy(rf"{_B}[Ww]e['’]d{_E}"), "they'd"),
+    (lazy(rf"{_B}[Ww]e(?![\w@/'’-]|\.\w)"), "they"),
+    (lazy(rf"{_B}[Oo]ur{_E}"), "their"),
+    (lazy(rf"{_B}us{_E}"), "them"),
+)
+# After these "you" is the object of a verb that takes a bare infinitive, or the subject of
+# a question: "can you add", "let you decide", "do you need" keep the verb as it is.
+_BARE_BEFORE = frozenset(
+    "do does did don't doesn't didn't let lets make makes made help helps have has had see saw "
+    "watch hear would could should will can may might must shall won't can't couldn't "
+    "wouldn't shouldn't".split()
+)
+# Verbs a person often puts after "you" besides the common ones ("every example you give").
+_GIVE = table("you_verbs")
+_YOU = lazy(
+    rf"{_B}[Yy]ou(?![\w@/'’-]|\.\w)(?P<adv>(?: (?:really|just|also|still|always|never|often|"
+    r"usually|only|even|\w+ly)(?= ))*)(?: (?P<verb>[a-z]+(?:['’]t)?)(?![\w'’]))?"
+)
+
+
+def _agree(verb: str, habitual: bool) -> str:
+    low = verb.lower().replace("’", "'")
+    return _NEG.get(low) or conj(verb, habitual)
 
 
 def subject(text: str, who: str) -> str:
@@ -56,24 +96,75 @@ def subject(text: str, who: str) -> str:
     rest = text[m.end() :]
     if lead in _AUX:
         return f"{who} {_AUX[lead]}{adv}{verb}{rest}".replace("  ", " ")
-    low = verb.lower().replace("’", "'")
-    if low in _NEG:
-        return f"{who}{adv}{_NEG[low]}{rest}"
     habitual = bool(re.search(r"always|never|usually|often", adv))
-    return f"{who}{adv}{conj(verb, habitual)}{rest}"
+    return f"{who}{adv}{_agree(verb, habitual)}{rest}"
+
+
+def _team(text: str, who: str) -> str:
+    """ "we run X" -> "Dana's team runs X", "our CI" -> "Dana's team's CI" (sentence head)."""
+    m = _WE.match(text)
+    if not m:
+        return text
+    lead = m.group("lead").replace("’", "'").lower()
+    adv = m.group("adv") or " "
+    verb = m.group("verb") or ""
+    rest = text[m.end() :]
+    if lead == "our":
+        return f"{who}'s team's{adv}{verb}{rest}"
+    if lead in _WE_AUX:
+        return f"{who}'s team {_WE_AUX[lead]}{adv}{verb}{rest}".replace("  ", " ")
+    low = verb.lower().replace("’", "'")
+    known = low in COMMON_VERBS or low in _NEG or low in _GIVE or low in PAST_IRREGULAR
+    if not known and not low.endswith("ed"):
+        return text  # "we all ...", "we, the ...": not a plain subject and verb
+    habitual = bool(re.search(r"always|never|usually|often", adv))
+    return f"{who}'s team{adv}{_agree(verb, habitual)}{rest}"
+
+
+def _quoted_at(text: str, at: int) -> bool:
+    return any(m.start() < at < m.end() for m in PROTECTED.finditer(text))
+
+
+def _clauses(text: str, who: str) -> str:
+    """Each clause the speaker opens inside the sentence names them: "and I agree" ->
+    "and Dana agrees" (rightmost first, so earlier offsets stay valid)."""
+    for m in reversed(list(_CLAUSE_I.finditer(text))):
+        if not _quoted_at(text, m.end()):
+            text = text[: m.end()] + subject(text[m.end() :], who)
+    return text
 
 
 def third_person(text: str, who: str, agent: str) -> str:
     """The whole sentence in the third person: the speaker by name, "you" as the agent."""
-    text = subject(text.strip(), who)
+    text = text.strip()
+    text = _clauses(subject(text, who), who)
+    text = _team(text, who)
+    if _MY.match(text):
+        text = f"{who}'s{text[2:]}"
+
+    def you(m: re.Match[str]) -> str:
+        before = text_before(m)
+        verb = m.group("verb") or ""
+        adv = m.group("adv") or ""
+        agrees = verb in COMMON_VERBS or verb in _NEG or verb in _GIVE
+        if verb and before not in _BARE_BEFORE and agrees and verb not in MODALS:
+            habitual = bool(re.search(r"always|never|usually|often", adv))
+            return f"{agent}{adv} {_agree(verb, habitual)}"
+        return f"{agent}{adv}" + (f" {verb}" if verb else "")
+
+    def text_before(m: re.Match[str]) -> str:
+        words = m.string[: m.start()].split()
+        return words[-1].lower().strip(",.;:!?") if words else ""
 
     def plain(seg: str) -> str:
         for pat, rep in _WORDS:
             seg = pat.sub(rep, seg)
-        seg = re.sub(r"(?<![\w.@/-])[Yy]ou['’]re(?![\w.@/-])", f"{agent} is", seg)
-        seg = re.sub(r"(?<![\w.@/-])[Yy]our(?![\w.@/-])", f"{agent}'s", seg)
-        seg = re.sub(r"(?<![\w.@/-])[Yy]ou(?![\w.@/'’-])", agent, seg)
-        seg = re.sub(r"(?<![\w.@/-])[Ll]et['’]s(?![\w.@/-])", "to", seg)
+        seg = re.sub(rf"{_B}[Mm]e{_E}", who, seg)
+        seg = re.sub(rf"{_B}[Mm]y{_E}", f"{who}'s", seg)
+        seg = re.sub(rf"{_B}[Yy]ou['’]re{_E}", f"{agent} is", seg)
+        seg = re.sub(rf"{_B}[Yy]our{_E}", f"{agent}'s", seg)
+        seg = _YOU.sub(you, seg)
+        seg = re.sub(rf"{_B}[Ll]et['’]s{_E}", "to", seg)
         return seg
 
     return prose_only(text, plain)
