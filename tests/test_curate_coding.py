@@ -328,3 +328,24 @@ def test_a_statement_that_opens_with_an_identifier_keeps_its_case() -> None:
         "test_retry_backoff fails about 1 in 20 runs on CI.",
         "npm ci is slow on the runners.",
     ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "tally.db.PoolExhausted: no free connections",  # a qualified exception, any name
+        "java.lang.IllegalStateException: closed",
+        "Caused by: java.io.IOException: broken pipe",
+        'Exception in thread "main" java.lang.NullPointerException',
+        "panic: runtime error: index out of range [3] with length 3",
+        "goroutine 1 [running]:",
+        "thread 'main' panicked at src/main.rs:4:5:",
+        "npm ERR! code ERESOLVE",
+        "    at node:internal/modules/cjs/loader:1080:15",
+        "Uncaught (in promise) Error: 401",
+    ],
+)
+def test_pasted_log_lines_of_other_stacks_are_not_prose(line: str) -> None:
+    """redteam20: a paste from another language's runtime is no more prose than Python's."""
+    got = prose(f"it broke:\n{line}\n\nplease fix the queue")
+    assert got == ["it broke:", "please fix the queue"]

@@ -181,3 +181,52 @@ def test_a_session_stored_with_a_placeholder_turn_still_grows_in_place(tmp_path:
     assert [m.content for m in msgs] == ["Rename the billing module", "", "Renamed.",
                                          "Now update the imports"]
     ok("--vault", vault, "verify")
+
+
+def test_a_pasted_log_names_neither_the_title_nor_the_file(tmp_path: Path) -> None:
+    """redteam20: a session opened with a paste ("seeing this on staging:\\n\\nTraceback ...")
+    is named by the person's words around the paste, never by the log; nor the session note."""
+    vault = new_vault(tmp_path)
+    for sid, paste in (
+        ("7d6c5b4a-0000-4000-8000-00000000eeee",
+         'Traceback (most recent call last):\n  File "/app/jobs.py", line 88, in run\n'
+         "    conn = pool.acquire()\nbilling.db.PoolExhausted: no free connections"),
+        ("7d6c5b4a-0000-4000-8000-00000000ffff",
+         "Uncaught TypeError: Cannot read properties of undefined (reading 'id')\n"
+         "    at readCart (cart.ts:41:22)"),
+    ):
+        src = _cc(tmp_path / f"{sid}.jsonl", sid, [
+            {"type": "user", "message": {"role": "user", "content":
+                f"{paste}\n\nseeing this on staging since the deploy, please find out why"}},
+            {"type": "assistant", "message": {"role": "assistant",
+                                              "content": [{"type": "text", "text": "On it."}]}},
+        ])
+        ok("--vault", vault, "ingest", src, "--user", "dana")
+    ok("--vault", vault, "curate")
+    for rel, header, _ in _sessions(vault):
+        name = rel.rsplit("/", 1)[1].lower()
+        for bad in ("traceback", "uncaught", "typeerror", "file-", "(most"):
+            assert bad not in header.title.lower() and bad not in name, (header.title, rel)
+        assert header.title.startswith("seeing this on staging"), header.title
+    for p in (vault / "sessions").glob("2*.md"):
+        head = p.read_text(encoding="utf-8").split("\n# ", 1)[0].lower()
+        assert "traceback" not in head and "uncaught" not in head and "traceback" not in p.name
+
+
+def test_the_settings_node_names_neither_the_title_nor_the_file(tmp_path: Path) -> None:
+    """redteam20: the app's preamble in `user_editable_context` ("The user provided the
+    following information ...") is no one's first words: the first real question names the
+    file (and the title, when the export gives none)."""
+    vault = new_vault(tmp_path)
+    src = _chatgpt(tmp_path / "conversations.json")
+    data = json.loads(src.read_text(encoding="utf-8"))
+    ctx = data[0]["mapping"]["ctx"]["message"]["content"]
+    ctx["user_profile"] = ("The user provided the following information about themselves. "
+                           "User profile:\n```" + PROFILE + "```")
+    data[0]["title"] = None
+    src.write_text(json.dumps(data), encoding="utf-8")
+    ok("--vault", vault, "ingest", src)
+    [(rel, header, msgs)] = _sessions(vault)
+    assert "provided" not in rel and "pastry" not in rel, rel
+    assert header.title.startswith("Which flour for a dense loaf"), header.title
+    assert msgs[0].meta.get("content_type") == "user_editable_context"  # still kept verbatim

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.model import Message, speakers
+from memctl.core.pasted import without_logs
 from memctl.errors import MemctlError
 
 SCHEMA = 1
@@ -124,10 +125,15 @@ def spoken(text: str) -> str:
 
 
 def first_words(messages: list[Message]) -> str:
-    """The first user message's spoken words (markup-only messages are passed over)."""
+    """The first user message's spoken words (markup-only messages are passed over).
+
+    Neither a pasted log nor a chat app's settings node (ChatGPT's `user_editable_context`,
+    its own preamble around the person's profile) is what anyone asked: titles and file names
+    are never made of them.
+    """
     for m in messages:
-        if m.role == "user":
-            words = spoken(m.content)
+        if m.role == "user" and m.meta.get("content_type") != "user_editable_context":
+            words = without_logs(spoken(m.content))
             if words.strip():
                 return words
     return ""

@@ -3,7 +3,8 @@
 Claude Code writes slash commands, their output, IDE events, reminders and interruption
 notices into the human's turn; people paste logs, stack traces and test output. None of it is
 what the person said, so none of it may become a claim's text or a session's title. Tag names
-and line patterns are data (`tables/harness_*.txt`, `tables/log_lines.txt`).
+and line patterns are data (`tables/harness_*.txt`, and `core/tables/log_lines.txt` shared
+with ingest through `core.pasted`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.core.pasted import is_log_line
 from memctl.curate.builtin.lexicon import lines, table
 from memctl.curate.builtin.sentences import prose_sentences
 
@@ -38,11 +40,6 @@ def _harness_any_line() -> re.Pattern[str]:
 
 
 @cache
-def _log_line() -> re.Pattern[str]:
-    return lazy("|".join(f"(?:{p})" for p in lines("log_lines")))
-
-
-@cache
 def _harness_turn() -> re.Pattern[str]:
     return lazy("|".join(f"(?:{p})" for p in lines("harness_turns")), re.I)
 
@@ -55,11 +52,6 @@ def is_harness_turn(text: str) -> bool:
 def has_markup(text: str) -> bool:
     """Does the text carry harness markup or a harness notice anywhere?"""
     return bool(_tag_block().search(text) or _harness_any_line().search(text))
-
-
-def is_log_line(line: str) -> bool:
-    """A line of a log, stack trace or test output (pasted or printed), not prose."""
-    return bool(_log_line().search(line))
 
 
 def shell_input(text: str) -> str | None:
