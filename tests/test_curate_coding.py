@@ -151,8 +151,9 @@ def test_cli_ingest_and_curate_a_coding_session(vault: Path) -> None:
     ]
     body = "\n".join(claims)
     assert "Tests run with `pnpm vitest run`." in notes["projects/shopfront.md"]
-    # a shared note names the folder as raw headers do, never this machine's path
-    assert "cwd: shopfront" in notes["projects/shopfront.md"]
+    # a shared note names the folder as raw headers do, never a machine's path: this
+    # session ran under another user's home (/home/dana), kept below it, the name left out
+    assert "\ncwd: ~/src/shopfront\n" in notes["projects/shopfront.md"]
     assert "/home/dana" not in notes["projects/shopfront.md"].split("\n---\n", 1)[0]
     assert "Committed 4f9c2ab on main" in body
     assert "Dana chose vite for the dev server." in body

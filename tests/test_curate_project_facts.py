@@ -241,3 +241,46 @@ def test_an_ask_with_an_aside_after_its_verb_is_still_an_ask() -> None:
         ("request", "Sam asked Claude to list, in 5 bullet points, what are the strengths of "
          "this proposal."),
     ], got
+
+
+def _moved(tmp_path: Path, name: str, cwd: str, sid: str, test_cmd: str) -> Path:
+    """The ledger session, as if it had run in another folder, under another session id."""
+    text = DATA.read_text("utf-8")
+    text = text.replace("/home/sam/src/ledger", cwd).replace(
+        "7c2e9a41-3b5d-4f60-8a1e-5d9c0b7e2f13", sid
+    )
+    text = text.replace("activate && pytest -q\"", f"activate && {test_cmd}\"")
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    return path
+
+
+def test_two_projects_with_one_folder_name_keep_two_notes(tmp_path: Path) -> None:
+    """~/src/ledger and ~/oss/ledger are two code bases (no remote tells them apart): each
+    gets its own note, a later session of one never supersedes the other's commands, and
+    a prompt in either folder is given its own project's note."""
+    from memctl.curate.builtin.coding.project import find_project_note
+
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(DATA), "--scope", "team", "--user", "sam")
+    other = _moved(tmp_path, "oss.jsonl", "/home/sam/oss/ledger",
+                   "11111111-3b5d-4f60-8a1e-5d9c0b7e2f13", "pytest -q -p xdist")  # fmt: skip
+    memctl(root, "ingest", str(other), "--scope", "team", "--user", "sam")
+    memctl(root, "curate")
+    notes = sorted(p for p in (root / "projects").glob("*.md") if p.name != "INDEX.md")
+    assert len(notes) == 2, [p.name for p in notes]
+    texts = {p.name: p.read_text("utf-8") for p in notes}
+    src = next(t for t in texts.values() if "\ncwd: ~/src/ledger\n" in t)
+    oss = next(t for t in texts.values() if "\ncwd: ~/oss/ledger\n" in t)
+    assert "- Tests run with `pytest -q`. #observed" in src
+    assert "pytest -q -p xdist" not in src and "superseded" not in src
+    assert "- Tests run with `pytest -q -p xdist`. #observed" in oss
+    home = Path("/home/sam")
+    found = {find_project_note(root, f"/home/sam/{d}/ledger", home=home) for d in ("src", "oss")}
+    assert found == {f"projects/{p.name}" for p in notes}
+    # the same folder again is the same project: its note, not a third
+    again = _moved(tmp_path, "again.jsonl", "/home/sam/oss/ledger",
+                   "22222222-3b5d-4f60-8a1e-5d9c0b7e2f13", "pytest -q -p xdist")  # fmt: skip
+    memctl(root, "ingest", str(again), "--scope", "team", "--user", "sam")
+    memctl(root, "curate")
+    assert len([p for p in (root / "projects").glob("*.md") if p.name != "INDEX.md"]) == 2

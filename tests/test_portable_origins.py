@@ -60,6 +60,10 @@ def test_portable_path_forms(tmp_path: Path) -> None:
     assert portable_path(str(root / "a" / "b.md"), root, home) == "a/b.md"
     assert portable_path(str(home / "x" / "c.jsonl"), root, home) == "~/x/c.jsonl"
     assert portable_path("/srv/data/d.json", root, home) == "d.json"
+    # under someone else's home (a teammate's or a copied transcript): below it, no user name
+    assert portable_path("/home/sam/src/ledger", root, home) == "~/src/ledger"
+    assert portable_path("/Users/dain/work/app/", root, home) == "~/work/app"
+    assert portable_path("/home/sam", root, home) == "sam"
     assert portable_path("<stdin>", root, home) == "<stdin>"
 
 

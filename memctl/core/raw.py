@@ -189,11 +189,15 @@ def legacy_file_name_ids(stem: str, origin: str) -> tuple[str, ...]:
     return (f"{stem}-{_path_hash(origin, 'sha256')[:8]}", stem)
 
 
+_OTHER_HOME = re.compile(r"^/(?:var/)?(?:home/[^/]+|Users/[^/]+|root)/([^\0]+?)/?$")
+
+
 def portable_path(path: str, root: Path | None, home: Path | None) -> str:
     """A path as a raw file may record it: raw files are committed and shared, so never this
     machine's absolute path. Inside the vault it is vault-relative, under the home folder
-    `~/...` (Claude Code's `~/.claude/projects/<project>/...` among them), elsewhere the
-    file's name alone. Something that is not a file path (`<stdin>`) stays as it is."""
+    `~/...` (Claude Code's `~/.claude/projects/<project>/...` among them), as is a path under
+    another user's home folder (`/home/<name>/`, `/Users/<name>/`), elsewhere the file's
+    name alone. Something that is not a file path (`<stdin>`) stays as it is."""
     if not path or path.startswith("<"):
         return path
     try:
@@ -208,6 +212,11 @@ def portable_path(path: str, root: Path | None, home: Path | None) -> str:
         except (OSError, RuntimeError, ValueError):
             continue
         return prefix + rel.as_posix()
+    # Someone's home on another machine (a teammate's session, a copied transcript): its
+    # path below the home is the project's identity, and the user's name is left out.
+    other = _OTHER_HOME.match(path) or _OTHER_HOME.match(where.as_posix())
+    if other:
+        return "~/" + other.group(1)
     return where.name or path
 
 

@@ -43,6 +43,7 @@ from memctl.curate.model import (
     Extraction,
     KnownClaim,
     KnownEntity,
+    KnownNote,
     Proposal,
     StoreSpec,
 )
@@ -155,6 +156,14 @@ class _View:
             for p in self._people.get(scope, []):
                 names.setdefault(p, None)
         return list(names)
+
+    def notes(self, store: str) -> list[KnownNote]:
+        if store not in self._specs:
+            return []
+        return [
+            KnownNote(store, n.title, n.path, dict(n.meta))
+            for n in self._notes.active(store, self._scopes)
+        ]
 
     def path_for(self, store: str, title: str, slug: str | None = None) -> str:
         spec = self._specs[store]

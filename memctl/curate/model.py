@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from memctl.core.config import StoreConfig
     from memctl.core.model import Message
     from memctl.core.raw import RawHeader
@@ -105,6 +107,17 @@ class KnownEntity:
     type: str
 
 
+@dataclass(frozen=True)
+class KnownNote:
+    """An active note visible to the session being curated, with its frontmatter: what a
+    curator needs to tell two notes of one title apart (a project's `cwd` and `remote`)."""
+
+    store: str
+    title: str
+    path: str
+    meta: Mapping[str, Any]
+
+
 class Context(Protocol):
     """What a curator may read besides the session: memory visible in the session's scope."""
 
@@ -114,6 +127,10 @@ class Context(Protocol):
 
     def entities(self) -> list[KnownEntity]:
         """Entity notes this session may see."""
+        ...
+
+    def notes(self, store: str) -> list[KnownNote]:
+        """Active notes of one store that this session may see."""
         ...
 
     def people(self) -> list[str]:

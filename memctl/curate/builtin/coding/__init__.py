@@ -33,7 +33,7 @@ from memctl.curate.builtin.coding import (
     requests,
     shape,
 )
-from memctl.curate.builtin.coding.project import project_dir, project_name
+from memctl.curate.builtin.coding.project import project_dir, project_name, project_note
 from memctl.curate.builtin.coding.structure import Coding, is_coding, read
 from memctl.curate.builtin.sentences import cap, end
 
@@ -104,6 +104,8 @@ def extract(
     out: list[Proposal] = []
     stores = batch.stores
     project = project_name(s, batch) if "projects" in stores else None
+    if project is not None:
+        project, project_title, project_slug = project_note(s, batch, project)
 
     def add(
         kind: str,
@@ -123,8 +125,7 @@ def extract(
             note, slug = session_note()
         elif store == "projects":
             assert project is not None
-            note = _title(batch, "projects", project)
-            slug = slugify(project)
+            note, slug = project_title, project_slug
             where = project_dir(s.place) if s.place else None  # shared: no machine path
             meta = tuple((k, v) for k, v in (("cwd", where), ("remote", _remote(s))) if v)
         elif store == "profile":
@@ -181,9 +182,8 @@ def extract(
     known = []
     sections: dict[str, list[str]] = {}
     if project is not None and batch.context is not None:
-        title = _title(batch, "projects", project)
         for k in batch.context.claims("projects"):
-            if k.note == title:
+            if k.note == project_title:
                 known.append(k.text)
                 sections.setdefault(k.section, []).append(k.text)
     for c in commands.read(s, known):

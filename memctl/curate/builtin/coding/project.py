@@ -12,11 +12,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from memctl.core.raw import slugify
 from memctl.curate import Batch
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.recall.project import REMOTE, choose, normal_remote, project_dir
 
-__all__ = ["find_project_note", "normal_remote", "project_dir", "project_name", "remote"]
+__all__ = [
+    "find_project_note",
+    "normal_remote",
+    "project_dir",
+    "project_name",
+    "project_note",
+    "remote",
+]
 
 
 def remote(s: Coding) -> str | None:
@@ -38,6 +46,44 @@ def project_name(s: Coding, batch: Batch) -> str:
         where = project_dir(s.cwd)
         return Path(where).name or where
     return batch.header.title or "unknown project"
+
+
+def project_note(s: Coding, batch: Batch, name: str) -> tuple[str, str, str]:
+    """The (name, note title, slug) of the session's project note.
+
+    The note already kept for this code base (same remote, or the working directory it
+    records holds the session's) is the one, whatever its title. Otherwise a new note takes
+    the project's name, unless a note of that title is another code base's (two folders
+    called `ledger`, told apart by where they are or their remotes): then the new one is
+    named with its folder too, so their facts never mix.
+    """
+    title = _title(batch, name)
+    context = batch.context
+    if context is None:
+        return name, title, slugify(name)
+    notes = context.notes("projects")
+    where = project_dir(s.place) if s.place else None
+    url = remote(s)
+    ours = choose([(n.path, n.meta) for n in notes], where, url, Path("/"), None)
+    for n in notes:
+        if n.path == ours:
+            return name, n.title, Path(n.path).stem
+    same = [n for n in notes if n.title == title]
+    if not same or not any(n.meta.get("cwd") or n.meta.get("remote") for n in same):
+        return name, title, slugify(name)  # a new name, or a note that says nowhere
+    place = (where or url or "").removeprefix("~/").strip("/")
+    if not place or "/" not in place:
+        return name, title, slugify(name)  # nothing to tell it apart by
+    named = f"{name} ({place})"
+    return named, _title(batch, named), slugify(place.replace("/", "-"))
+
+
+def _title(batch: Batch, value: str) -> str:
+    spec = batch.stores.get("projects")
+    try:
+        return spec.title.format(topic=value, name=value) if spec else value
+    except (KeyError, IndexError, ValueError):
+        return value
 
 
 def find_project_note(
