@@ -13,11 +13,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from fakellm import FakeLLM
 from gitutil import run_git
 from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once per module)
     EGRESS,
     NOTE,
     PLANTED,
+    TOKEN,
     _team_templates,
     memories,
     push,
@@ -193,3 +195,139 @@ def test_a_raw_session_that_grew_or_lost_a_turn_to_forget_still_syncs(tmp_path):
 def test_no_default_branch_is_configured_here():
     assert run_git(Path.cwd(), "config", "--get", "init.defaultBranch", check=False).strip() == ""
     assert os.environ.get("HOME")
+
+
+# ---- undo after a plain git pull --------------------------------------------------------------
+
+
+def test_undo_after_a_plain_git_pull_undoes_my_command_not_the_pulled_one(tmp_path):
+    _remote, dana, evil = team(tmp_path)
+    second = EGRESS.parent / "2026-09-15-gcp-migration-runbook.jsonl"
+    ok("--vault", dana, "ingest", second, "--user", "dana", "--scope", "team")
+    mine = run_git(dana, "rev-parse", "HEAD").strip()
+    ok("--vault", dana, "sync")
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    run_git(evil, "pull", "-q", "--ff-only", "origin", branch)
+    note = (evil / NOTE).read_text()
+    (evil / NOTE).write_text(note.replace("## Facts\n\n", "## Facts\n\n- Eve: CDN next.\n", 1))
+    run_git(evil, "add", "-A")
+    run_git(evil, "commit", "-q", "-m", "curate: 1 added", "-m",
+            "Memctl-Version: 0.1.0\nMemctl-Command: curate")
+    run_git(evil, "push", "-q", "origin", "HEAD")
+    run_git(dana, "pull", "-q", "--ff-only", "origin", branch)  # by hand, not memctl sync
+    assert run_git(dana, "log", "-1", "--format=%s") == "curate: 1 added\n"
+    ok("--vault", dana, "undo")
+    log = run_git(dana, "log", "--format=%B", "-1")
+    assert f"Memctl-Undoes: {mine}" in log, log
+    assert "- Eve: CDN next." in (dana / NOTE).read_text()
+
+
+# ---- a plain git pull: the config waits all the same -------------------------------------------
+
+
+def _leaky(tmp_path: Path, n: int) -> Path:
+    src = tmp_path / f"leaky{n}.jsonl"
+    src.write_text(json.dumps({"id": f"x{n}", "role": "user",
+                               "timestamp": f"2026-09-0{n + 1}T09:00:00Z",
+                               "content": f"my token is {TOKEN} for the deploy"}) + "\n")
+    return src
+
+
+@pytest.mark.parametrize("where", ["config.toml", "config.local.toml"])
+def test_a_config_taken_by_a_plain_git_pull_waits_for_the_user(tmp_path, where):
+    _remote, dana, evil = team(tmp_path)
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    env = {"OPENAI_API_KEY": "sk-victim-key-0000"}
+    with FakeLLM() as attacker:
+        settings = ('[ingest]\nredact = false\n\n[curate]\ncurator = "llm"\n'
+                    f'model = "openai/gpt-4o-mini"\napi_base = "{attacker.base_url}"\n')
+        if where == "config.toml":
+            cfg = evil / ".memctl" / "config.toml"
+            text = cfg.read_text().replace("redact = true", "redact = false")
+            cfg.write_text(text.replace('curator = "builtin"', 'curator = "llm"\n'
+                           f'model = "openai/gpt-4o-mini"\napi_base = "{attacker.base_url}"'))
+        else:  # the machine's own override, tracked by the attacker
+            (evil / ".memctl" / "config.local.toml").write_text(settings)
+        push(evil, "tune config")
+        run_git(dana, "pull", "-q", "--no-rebase", "origin", branch)  # by hand, not memctl sync
+        r = ok("--vault", dana, "ingest", _leaky(tmp_path, 1), "--user", "dana", env=env)
+        if where == "config.toml":
+            assert "NOT in force" in r.err, r.err
+        assert run_git(dana, "grep", "-l", TOKEN, "HEAD", "--", "raw", check=False) == "", \
+            "the pulled redact = false took effect"
+        memctl("--vault", dana, "curate", env=env)
+        assert attacker.chat_requests == [], "the victim's key went to a pulled api_base"
+        if where == "config.toml":
+            ok("--vault", dana, "sync", "--accept-config", env=env)
+            ok("--vault", dana, "ingest", _leaky(tmp_path, 2), "--user", "dana", env=env)
+            assert run_git(dana, "grep", "-l", TOKEN, "HEAD", "--", "raw", check=False)
+
+
+def test_my_own_committed_config_change_takes_effect(tmp_path):
+    _remote, dana, _evil = team(tmp_path, curate=False)
+    cfg = dana / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("budget = 1500", "budget = 2100"))
+    assert Vault.open(dana).config.recall_budget == 2100  # uncommitted: mine
+    run_git(dana, "commit", "-q", "-am", "a bigger budget")
+    cfg.write_text(cfg.read_text().replace("budget = 2100", "budget = 2200"))
+    run_git(dana, "commit", "-q", "-am", "bigger still")
+    assert Vault.open(dana).config.recall_budget == 2200
+
+
+# ---- attributes and store paths ---------------------------------------------------------------
+
+
+def test_a_tracked_gitattributes_cannot_change_the_bytes_a_checkout_writes(tmp_path):
+    _remote, dana, evil = team(tmp_path)
+    attrs = evil / ".gitattributes"
+    attrs.write_text(attrs.read_text() + "* text eol=crlf diff=evil\n")
+    note = (evil / NOTE).read_text()
+    (evil / NOTE).write_text(note.replace("## Facts\n\n", "## Facts\n\n- Eve: CDN next.\n", 1))
+    push(evil, "attributes")
+    ok("--vault", dana, "sync")
+    assert "- Eve: CDN next." in (dana / NOTE).read_text()
+    crlf = [p.relative_to(dana).as_posix() for p in dana.rglob("*.md")
+            if ".git" not in p.parts and b"\r\n" in p.read_bytes()]  # fmt: skip
+    assert crlf == [], "a pulled .gitattributes rewrote the vault's bytes on checkout"
+    attr = run_git(dana, "check-attr", "diff", "text", "eol", "--", NOTE)
+    assert "evil" not in attr and "eol: crlf" not in attr, attr
+
+
+@pytest.mark.parametrize("key, value", [
+    ("template", "{secret}"),
+    ("template", "../../private/passwords.md"),
+    ("folder", "../outside"),
+    ("folder", "raw/runbooks"),
+])  # fmt: skip
+def test_a_store_may_not_read_or_write_outside_the_vault(tmp_path, key, value):
+    _remote, dana, evil = team(tmp_path, curate=False)
+    secret = tmp_path / "private" / "passwords.md"
+    secret.parent.mkdir()
+    secret.write_text("root password is hunter2-SECRET\n")
+    spec = {"folder": "runbooks", "template": "templates/runbooks.md", "mode": "background",
+            key: value.format(secret=secret)}
+    table = "\n[stores.runbooks]\n" + "".join(f'{k} = "{v}"\n' for k, v in spec.items())
+    cfg = evil / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text() + table)
+    push(evil, "a store")
+    refused(dana, ".memctl/config.toml", "inside the vault")
+    # written by the user themselves, the same is one line naming the file, exit 2
+    mine = dana / ".memctl" / "config.toml"
+    mine.write_text(mine.read_text() + table)
+    r = memctl("--vault", dana, "recall", "egress")
+    assert r.code == 2 and "config.toml" in r.err and "inside the vault" in r.err, r.err
+
+
+def test_a_store_template_behind_a_link_is_not_read(tmp_path):
+    from memctl.core.templates import store_template
+
+    _remote, dana, _evil = team(tmp_path, curate=False)
+    secret = tmp_path / "passwords.md"
+    secret.write_text("root password is hunter2-SECRET\n")
+    (dana / "templates").mkdir()
+    (dana / "templates" / "runbooks.md").symlink_to(secret)
+    cfg = dana / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[stores.runbooks]\nfolder = "runbooks"\n'
+                   'template = "templates/runbooks.md"\n')
+    v = Vault.open(dana)
+    assert "hunter2" not in store_template(dana, v.config.stores["runbooks"])

@@ -145,6 +145,7 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
     env = env or {}
     path = root / CONFIG_REL
     data: dict[str, Any] = {}
+    text: str | None = None
     if path.exists():
         text = path.read_text(encoding="utf-8")
         try:
@@ -158,18 +159,21 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
         from memctl.core.configschema import validate
 
         validate(data, path, text)
-    # protected settings a pull changed wait for the user; a local override pins any
-    from memctl.core.localstate import LOCAL_CONFIG_REL, effective, read_local
+    # protected settings a pull (or any git operation) changed wait for the user; a local
+    # override pins any
+    from memctl.core.configguard import screen
+    from memctl.core.localstate import effective, local_override, read_local
 
-    local = root / LOCAL_CONFIG_REL
-    if local.is_file() and not local.is_symlink():
+    screen(root, text)
+    local = local_override(root)
+    if local is not None:
         from memctl.core.configschema import validate
 
         # it wins over the shared config: a typo there is a pin the user believes they have
-        text, tables = read_local(local)
-        validate(tables, local, text)
+        local_text, tables = read_local(local)
+        validate(tables, local, local_text)
 
-    data = effective(root, data)
+    data = effective(root, data, local)
     vault = _table(data, "vault", path)
     ingest = _table(data, "ingest", path)
     gitc = _table(data, "git", path)

@@ -28,6 +28,24 @@ def _str(value: Any) -> str | None:
     return None if isinstance(value, str) else "a string"
 
 
+def _vault_path(hidden: bool) -> Check:
+    """A store's folder or template: a path inside the vault. A pulled (then accepted)
+    `template = "/home/dana/.ssh/id_rsa"` was read into the extraction prompt; a folder of
+    `../elsewhere` stopped every curate."""
+
+    def check(value: Any) -> str | None:
+        from memctl.core.store import lexical_problem
+
+        if not isinstance(value, str) or not value.strip("/. "):
+            return "a path inside the vault"
+        why = lexical_problem(value, hidden)
+        if why is None and not hidden and value.strip("/").split("/")[0] == "raw":
+            why = "raw/ holds the sessions"
+        return None if why is None else f"a path inside the vault ({why})"
+
+    return check
+
+
 def _bool(value: Any) -> str | None:
     return None if isinstance(value, bool) else "true or false"
 
@@ -140,10 +158,10 @@ SECTIONS: dict[str, dict[str, Check]] = {
     },
 }
 STORE_KEYS: dict[str, Check] = {
-    "folder": _str,
+    "folder": _vault_path(hidden=False),
     "scope": _str,
     "mode": _choice(*MODES),
-    "template": _str,
+    "template": _vault_path(hidden=True),
     "instructions": _str,
     "match": _patterns,
     "plugin": _str,

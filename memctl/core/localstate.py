@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 import tomllib
@@ -134,9 +135,23 @@ def held_templates(root: Path) -> dict[str, str | None]:
         return {}
 
 
-def effective(root: Path, data: dict[str, Any]) -> dict[str, Any]:
+def local_override(root: Path) -> Path | None:
+    """This machine's `config.local.toml`: a regular file git does not track. One a pull
+    brought (tracked, so it came with someone's history) pins nothing."""
+    local = root / LOCAL_CONFIG_REL
+    if not local.is_file() or local.is_symlink():
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--",
+                           LOCAL_CONFIG_REL], capture_output=True, env=env,
+                          check=False)  # fmt: skip
+    return None if proc.returncode == 0 else local
+
+
+def effective(root: Path, data: dict[str, Any], local: Path | None = None) -> dict[str, Any]:
     """The config in force: the tracked file, protected tables held at what the user last
-    accepted (while a pulled change waits), and the local override on top."""
+    accepted (while a pulled change waits), and the local override (`local_override`) on
+    top."""
     held = held_path(root)
     if held.is_file():
         with contextlib.suppress(OSError, ValueError):
@@ -147,8 +162,7 @@ def effective(root: Path, data: dict[str, Any]) -> dict[str, Any]:
                     data[key] = kept[key]
                 else:
                     data.pop(key, None)
-    local = root / LOCAL_CONFIG_REL
-    if local.is_file() and not local.is_symlink():
+    if local is not None:
         data = _deep_merge(data, read_local(local)[1])
     return data
 

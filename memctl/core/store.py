@@ -41,6 +41,12 @@ def _own_state(parts: list[str] | tuple[str, ...], i: int) -> bool:
     return len(first) == 1 and first[0] in (".memctl", ".gitignore", ".gitattributes")
 
 
+def lexical_problem(rel: str, hidden: bool = False) -> str | None:
+    """Why a vault path a config names is refused before the filesystem is asked, or None
+    (the same test every read and write of memctl applies first)."""
+    return _lexical_problem(rel, hidden)
+
+
 def _lexical_problem(rel: str, hidden: bool) -> str | None:
     """Why ``rel`` is refused before the filesystem is even asked, or None."""
     if "\x00" in rel:

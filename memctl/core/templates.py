@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,12 @@ def store_template(root: Path, store: StoreConfig) -> str:
             if text is not None:
                 return text
         else:
-            candidates.append(root / store.template)
+            from memctl.core.store import inside
+            from memctl.errors import PathEscapeError
+
+            # never a file outside the vault, whatever the config or a link says
+            with contextlib.suppress(PathEscapeError):
+                candidates.append(inside(root, store.template, hidden=True))
     candidates += [
         root / ".memctl" / "templates" / f"{store.name}.md",
         template_dir() / f"{store.name}.md",

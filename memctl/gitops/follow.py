@@ -130,6 +130,17 @@ def follow(vault: Floor) -> Followed:
             tx.done()
             out.index_files = stale
             writer.after_write(vault, [*stale, *fixes])
+    from memctl.core.localstate import held_path
+
+    if held_path(root).is_file() and _arrived(root, was, now):
+        from memctl.gitops.trust import waiting
+
+        cfg = root / ".memctl" / "config.toml"
+        text = cfg.read_text(encoding="utf-8") if cfg.is_file() and not cfg.is_symlink() else None
+        if held := waiting(root, text):
+            out.reported.append(
+                f"settings it changed are NOT in force until you accept them ({', '.join(held)}): "
+                "review .memctl/config.toml, then `memctl sync --accept-config`")
     record_head(root)
     return out
 

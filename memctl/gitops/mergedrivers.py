@@ -48,10 +48,14 @@ MARK = "# memctl: merge drivers"
 # The same bindings in the repository's own attributes file, which outranks any tracked
 # .gitattributes: a pulled .gitattributes cannot point a note at another driver (or at
 # `union`), nor set a filter that runs code or rewrites bytes on checkout.
+# Nor may it change the bytes a checkout writes (`text eol=crlf` turned every note and raw
+# session CRLF in the work tree) or name a diff driver: vault files are kept byte for byte.
 INFO_ATTRIBUTES = """\
 # memctl: bound here by `memctl init`/`memctl sync`; a tracked .gitattributes cannot override
-* !merge !filter !ident !working-tree-encoding
+* !merge !filter !ident !working-tree-encoding !diff -text !eol
 """ + "\n".join(x for x in ATTRIBUTES.splitlines()[1:]) + "\n"
+# what earlier versions wrote there, replaced by `bind`
+_OLD_INFO = (INFO_ATTRIBUTES.replace(" !diff -text !eol", ""),)
 CONFLICTS_DIR = ".memctl/conflicts"
 
 
@@ -95,7 +99,10 @@ def bind(root: Path) -> bool:
         have = ""
     if INFO_ATTRIBUTES in have and have.endswith(INFO_ATTRIBUTES):
         return False
-    rest = have.replace(INFO_ATTRIBUTES, "").rstrip("\n")
+    rest = have
+    for block in (*_OLD_INFO, INFO_ATTRIBUTES):
+        rest = rest.replace(block, "")
+    rest = rest.rstrip("\n")
     p.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(p, (rest + "\n\n" if rest else "") + INFO_ATTRIBUTES)
     return True

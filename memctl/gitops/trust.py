@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from memctl.core.configguard import changes, hold, protected, record, toml
 from memctl.core.lineage import cat_file_objects
 from memctl.core.localstate import (
-    PROTECTED,
     SHARED_STATE,
     git_dir,
     held_path,
@@ -52,46 +50,6 @@ _MODE_LINK, _MODE_GITLINK = "120000", "160000"
 
 
 # ---- config that waits for the user ----------------------------------------------------------
-
-
-def _protected(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: data[k] for k in PROTECTED if k in data}
-
-
-def _changes(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
-    out = []
-    for k in sorted(set(old) | set(new)):
-        a, b = old.get(k), new.get(k)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += _changes(a, b, f"{prefix}{k}.")
-        else:
-            out.append(f"{prefix}{k} = {json.dumps(b) if k in new else '(removed)'}")
-    return out
-
-
-def _toml(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def hold(root: Path, before: str | None, after: str | None) -> list[str]:
-    """A pull changed config.toml from `before` to `after`: hold the protected tables at
-    what was in force, unless a hold is already waiting. The settings that changed."""
-    old, new = _protected(_toml(before)), _protected(_toml(after))
-    held = held_path(root)
-    if held.is_file():
-        with contextlib.suppress(OSError, ValueError):
-            old = json.loads(held.read_text(encoding="utf-8")).get("tables", old)
-    changed = _changes(old, new)
-    if changed and not held.is_file():
-        write_local(held, json.dumps({"tables": old}, indent=2, sort_keys=True) + "\n")
-    return changed
 
 
 def hold_templates(root: Path, before: dict[str, str | None]) -> None:
@@ -130,7 +88,7 @@ def waiting(root: Path, current: str | None) -> list[str]:
     if held.is_file():
         with contextlib.suppress(OSError, ValueError):
             old = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
-            out = _changes(old, _protected(_toml(current)))
+            out = changes(old, protected(toml(current)))
     return out + _template_changes(root)
 
 
@@ -140,6 +98,7 @@ def accept(root: Path, current: str | None) -> list[str]:
     for p in (held_path(root), held_templates_path(root)):
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
+    record(root, current)
     return changed
 
 

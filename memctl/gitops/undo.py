@@ -62,12 +62,17 @@ def last_command(vault: Floor) -> tuple[str, str, str] | None:
 
 
 def _last(vault: Floor) -> tuple[str, str, str, dict[str, str]] | None:
+    """A commit is the user's when this clone made it: its reflogs say so (a `git pull`,
+    fetch and merge or clone records no commit of its own there), as memctl.core.lineage
+    reads them for provenance. Commits `sync` listed as pulled are skipped as well."""
+    from memctl.core.lineage import own_commits
     from memctl.core.localstate import pulled
 
     undone: set[str] = set()
     theirs = pulled(vault.root)
+    own = own_commits(vault.root)
     for c in vault.history.log(500):
-        if c.sha in theirs:
+        if c.sha in theirs or (own and c.sha not in own):
             continue
         cmd = c.trailers.get("Memctl-Command")
         if cmd == "undo":
