@@ -41,7 +41,7 @@ def claims(learned: dict[str, str], folder: str) -> list[str]:
 
 def test_an_introduction_fills_the_profile_in_the_persons_name(learned) -> None:
     profile = "\n".join(claims(learned, "profile"))
-    assert "Lena teaches chemistry in Porto." in profile
+    assert "Lena teaches chemistry in [[entities/porto|Porto]]." in profile  # linked (redteam20)
     assert (
         "Lena's school just switched to [[entities/google-classroom|Google Classroom]]." in profile
     )
@@ -147,3 +147,139 @@ def test_chatgpt_custom_instructions_are_learned_as_stated() -> None:
 )
 def test_third_person_stays_grammatical(said: str, want: str) -> None:
     assert third_person(said, "Priya", "Claude") == want
+
+
+# -- redteam20: introductions of other shapes, and a name from one chat is no one else's ------
+
+def _learn(tmp_path: Path, said: list[str], *extra: str) -> dict[str, str]:
+    import json
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    src = tmp_path / "chat.jsonl"
+    rows = []
+    for i, text in enumerate(said):
+        rows.append({"role": "user", "content": text, "timestamp": f"2026-04-0{1 + i}T10:00:00Z"})
+        rows.append({"role": "assistant", "content": "Noted.",
+                     "timestamp": f"2026-04-0{1 + i}T10:00:05Z"})
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    root = new_vault(tmp_path / "v")
+    for path in extra:
+        memctl(root, "ingest", path)
+    memctl(root, "ingest", str(src))  # no --user: the login name, unless the person says theirs
+    memctl(root, "curate")
+    assert "verify: ok" in memctl(root, "verify").stdout
+    return {
+        p.relative_to(root).as_posix(): p.read_text("utf-8")
+        for p in sorted(root.rglob("*.md"))
+        if not p.relative_to(root).as_posix().startswith(("raw/", ".memctl/"))
+        and p.name != "INDEX.md"
+    }
+
+
+def _tag(learned: dict[str, str], slug: str) -> str:
+    text = learned.get(f"entities/{slug}.md", "")
+    m = __import__("re").search(r"tags:\n- (\w+)", text)
+    return m.group(1) if m else "(no note)"
+
+
+@pytest.mark.parametrize(
+    ("said", "lines", "places", "orgs", "products"),
+    [
+        (["hi, I'm Anouk, I run data infra at a freight startup in Utrecht; we just moved "
+          "from Redshift to ClickHouse"],
+         ["Anouk runs data infra at a freight startup in [[entities/utrecht|Utrecht]].",
+          "Anouk's team just moved from [[entities/redshift|Redshift]] to "
+          "[[entities/clickhouse|ClickHouse]]."],
+         ["utrecht"], [], ["redshift", "clickhouse"]),
+        (["Hello! My name is Tunde and I'm a backend developer at Flutterwave in Accra. "
+          "Our team recently switched from Heroku to Render."],
+         ["Tunde is a backend developer at [[entities/flutterwave|Flutterwave]] in "
+          "[[entities/accra|Accra]].",
+          "Tunde's team recently switched from [[entities/heroku|Heroku]] to "
+          "[[entities/render|Render]]."],
+         ["accra"], ["flutterwave"], ["heroku", "render"]),
+        (["hey, marta here. im a pharmacist at Farmacia Central in Braga and we just "
+          "switched to Sifarma for stock"],
+         ["Marta is a pharmacist at [[entities/farmacia-central|Farmacia Central]] in "
+          "[[entities/braga|Braga]].",
+          "Marta's team just switched to [[entities/sifarma|Sifarma]] for stock."],
+         ["braga"], ["farmacia-central"], ["sifarma"]),
+    ],
+)
+def test_introductions_of_other_shapes(
+    tmp_path: Path, said: list[str], lines: list[str], places: list[str], orgs: list[str],
+    products: list[str],
+) -> None:
+    learned = _learn(tmp_path, said)
+    profile = "\n".join(claims(learned, "profile"))
+    for line in lines:
+        assert line in profile, profile
+    said_lines = "\n".join(line for f in ("profile", "entities", "sessions", "decisions")
+                           for line in claims(learned, f))
+    assert "Root" not in said_lines and " we " not in said_lines.lower(), said_lines
+    for slug in places:
+        assert _tag(learned, slug) == "place", slug
+    for slug in orgs:
+        assert _tag(learned, slug) == "organisation", slug
+    for slug in products:
+        assert _tag(learned, slug) not in ("place", "(no note)"), slug  # a vendor, no city
+
+
+def test_one_persons_organisation_is_not_anothers_we(tmp_path: Path) -> None:
+    """A profile line about Tomasz at Kolejka (earlier settings) does not make a later chat's
+    "we" Kolejka when that chat is someone else speaking (or no one named)."""
+    first = _learn(tmp_path / "a", ["I'm Tomasz, I'm a platform engineer at Kolejka in Gdansk."])
+    assert any("Kolejka" in c for c in claims(first, "profile"))
+    import shutil
+
+    root = tmp_path / "a" / "v"
+    src = tmp_path / "b.jsonl"
+    src.write_text(
+        '{"role": "user", "content": "hi, I\'m Sanne. we decided on tailwind, css modules '
+        'got messy", "timestamp": "2026-05-01T10:00:00Z"}\n'
+        '{"role": "assistant", "content": "OK.", "timestamp": "2026-05-01T10:00:05Z"}\n',
+        encoding="utf-8",
+    )
+    memctl(root, "ingest", str(src))
+    memctl(root, "curate")
+    decided = "\n".join(
+        line for p in sorted((root / "decisions").glob("*.md")) if p.name != "INDEX.md"
+        for line in p.read_text("utf-8").splitlines() if line.startswith("- ")
+    )
+    assert "Kolejka" not in decided, decided
+    assert "Sanne's team decided on tailwind" in decided, decided
+    shutil.rmtree(tmp_path / "a")
+
+
+def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
+    """redteam20: "im switching X to Y" and "we've moved X from A to B" are decisions the
+    person made; "I want terse answers" wants a thing, not "wants to terse answers"; "we
+    decided on vitest" keeps its "on"."""
+    import json
+
+    said = [
+        "im switching the ci to buildkite, gh actions minutes got too pricey for us",
+        "we've moved the docs from sphinx to mkdocs",
+        "I want terse answers",
+        "we decided on vitest, jest was flaky",
+    ]
+    src = tmp_path / "terse.jsonl"
+    rows = []
+    for i, text in enumerate(said):
+        day = f"2026-04-0{1 + i}"
+        rows += [{"role": "user", "content": text, "timestamp": f"{day}T10:00:00Z"},
+                 {"role": "assistant", "content": "OK.", "timestamp": f"{day}T10:01:00Z"}]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src), "--user", "dana")
+    memctl(root, "curate")
+    assert "verify: ok" in memctl(root, "verify").stdout
+    learned = {p.relative_to(root).as_posix(): p.read_text("utf-8")
+               for p in root.rglob("*.md") if not str(p.relative_to(root)).startswith("raw")}
+    decided = "\n".join(claims(learned, "decisions"))
+    said = "Dana is switching the ci to buildkite, gh actions minutes got too pricey for them."
+    assert said in decided, decided
+    assert "Dana's team has moved the docs from sphinx to mkdocs." in decided
+    assert "decided on vitest" in decided and "decided to vitest" not in decided
+    every = "\n".join(claims(learned, "sessions") + claims(learned, "profile"))
+    assert "Dana wants terse answers." in every and "wants to terse" not in every

@@ -50,7 +50,7 @@ class BuiltinCurator:
             settings = any(is_context(m) for m in batch.messages)
             if settings and not any(m.name for m in batch.messages if m.role == "user"):
                 # The name the person asked to be called by is who the user is.
-                ex.name = ex.default_name = stated_name(batch) or ex.default_name
+                ex.rename(stated_name(batch) or ex.default_name)
             claims = ex.run()
             if settings:
                 # The person's own settings: profile and instructions as they stated them.

@@ -50,8 +50,8 @@ from memctl.curate.builtin.classification import (
     is_chatter,
 )
 from memctl.curate.builtin.entities import Ent
-from memctl.curate.builtin.intro import introduced_name, introduction
-from memctl.curate.builtin.lexicon import COMMON_VERBS, FULL, NAME, ORG, STOP_NAMES
+from memctl.curate.builtin.intro import describes_self, introduced, introduction, names_only
+from memctl.curate.builtin.lexicon import COMMON_VERBS, FULL, NAME, STOP_NAMES
 from memctl.curate.builtin.resolution import (
     addressee_voice,
     anchor,
@@ -95,6 +95,9 @@ def _topic_words(topic: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z0-9]+", topic.lower()) if w not in stop)
 
 
+_DECIDED = re.compile(r" (?:decided|agreed|chose|settled) ")
+
+
 def _fact_subject(text: str, we: str) -> str | None:
     """ "Acme's egress bill is about $14k" -> "egress bill": two facts about one subject."""
     plain = strip_links(text)
@@ -128,8 +131,6 @@ class Extractor(SessionRules):
         named = [m.name for m in batch.messages if m.role == "user" and m.name]
         self.name = next((n for n in named if n.lower() != "user"), "") or cap(h.user)
         self.team = h.scope in ("team", "global")
-        self.org = self._find_org()
-        self.we = self.org or ("The team" if self.team else f"{self.name}'s team")
         self.ents = {
             e.title.casefold(): Ent(e.title, e.type, e.path, set(e.aliases))
             for e in self.ctx.entities()
@@ -149,10 +150,19 @@ class Extractor(SessionRules):
         )
         self.addressee: str | None = None
         self.about: str | None = None  # whose profile this turn's claims go to (None: the user)
+        self.intro_turn = 0
         if self.talks_to_agent and not any(n.lower() != "user" for n in named):
             # No speaker is named: the person who says "I'm Lena" is Lena, not the login name.
-            said = [c for _, c in self._user_turns(all_turns=True)]
-            self.name = self.default_name = introduced_name(said) or self.name
+            got = introduced(self._user_turns(all_turns=True))
+            if got:
+                self.name, self.intro_turn = got
+        self.rename(self.name)
+
+    def rename(self, name: str) -> None:
+        """Who the user is in this session's claims, and so whose team "we" is."""
+        self.name = self.default_name = name
+        self.org = self._find_org()
+        self.we = self.org or ("The team" if self.team else f"{self.name}'s team")
 
     # -- setup ----------------------------------------------------------------------------------
 
@@ -162,25 +172,6 @@ class Extractor(SessionRules):
             for i, m in enumerate(self.b.messages, 1)
             if m.role == "user" and (all_turns or i >= self.b.start)
         ]
-
-    def _find_org(self) -> str | None:
-        """The user's organisation: said in this session, else already known to memory."""
-        for _, content in self._user_turns(all_turns=True):
-            m = ORG_OF_USER.search(content)
-            if m:
-                return m.group("org") or m.group("org2") or m.group("org3")
-        for c in self.ctx.claims("profile"):
-            if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
-                m = re.search(rf" at (?P<org>{ORG})", strip_links(c.text))
-                if m:
-                    return m.group("org")
-        if self.team:
-            # The team's knowledge note is named after the organisation: keep using it.
-            for c in self.ctx.claims("knowledge"):
-                m = re.match(rf"^(?P<org>{ORG}) team knowledge$", c.note)
-                if m:
-                    return m.group("org")
-        return None
 
     def _full_names(self) -> set[str]:
         names = set()
@@ -455,6 +446,11 @@ class Extractor(SessionRules):
             if introduction(self, turn, s, intro.group("rest")):
                 return  # "I'm Lena, I teach ...": profile lines, never "Lena is Lena"
             core = intro.group("rest")  # the name is known from the transcript already
+        elif self.talks_to_agent and turn == self.intro_turn:
+            if names_only(core):
+                return  # "hey, ines here.": the name, which is who the user is
+            if describes_self(core) and introduction(self, turn, s, core):
+                return  # "im a nurse at X in Lisbon": more of the same introduction
         if FIRST_PERSON.match(core):
             self.first_person(turn, s, core)
         elif WE.match(core):
@@ -540,7 +536,9 @@ class Extractor(SessionRules):
             if reason:
                 claim("Why", cap(self._inner(reason, self.name)).rstrip(".") + ".")
             return True
-        claim("Decision", f"{subject} decided to {self._inner(what, self.name)}.")
+        prep = (m.group("prep") or "to ") if m.group("what") else "to "
+        verb = (m.group("verb") or "decided") if m.group("what") else "decided"
+        claim("Decision", f"{subject} {verb} {prep}{self._inner(what, self.name)}.")
         claim("Decision", f"Decided on {date}, stated by {self.name}.", link=False)
         if reason:
             claim("Why", cap(self._inner(reason, self.name)).rstrip(".") + ".")
@@ -561,7 +559,7 @@ class Extractor(SessionRules):
         known = [(c.note, c.section, c.text) for c in self.ctx.claims("decisions")]
         known += [(e.note, e.section, e.text) for e in self.emitted if e.store == "decisions"]
         for note, section, text in known:
-            if section != "Decision" or " decided to " not in text:
+            if section != "Decision" or not _DECIDED.search(text):
                 continue
             old = _topic_words(note.split(":", 1)[-1])
             if (
@@ -619,7 +617,7 @@ class Extractor(SessionRules):
                 return None  # "you" is the assistant: what it was told is no fact about anyone
             text = addressee_voice(text, self.addressee)
         if has_group(text):
-            if self.team and WORK.search(core):
+            if (self.team and WORK.search(core)) or self.talks_to_agent:
                 text = group_voice(text, self.we)
             else:
                 text = group_voice(text, f"{self.name} and others", mine=f"{self.name}'s")

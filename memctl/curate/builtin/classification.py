@@ -43,7 +43,7 @@ OPTIONS = re_(
     rf"(?:or|and|vs\.?) (?P<b>{ORG})",
 )
 DECISION = re_(
-    r"^(?P<who>We|I)(?:'ve| have)? (?:decided|agreed|chose|settled) (?:to |on |that )?",
+    r"^(?P<who>We|I)(?:'ve| have)? (?P<verb>decided|agreed|chose|settled) (?P<prep>to |on |that )?",
     r"(?P<what>.+?)[.!]?$|",
     r"^(?P<who2>We|I)(?:'re| are|'m| am) going (?:to go )?with (?P<what2>.+?)[.!]?$",
 )
@@ -75,7 +75,8 @@ ORG_MENTION = re_(
 PLACE = rf"[{UP}][{LO}]+(?:[ -](?:[{UP}][{LO}]+|de|do|da|del|la|le|upon|on))*"
 PLACE_MENTION = re_(
     r"\b(?:live[sd]? in|living in|based in|moved to|moving to|relocated to|relocating to|",
-    r"grew up in|from|visited|visiting|trip to|vacation (?:in|to)|travell?ed to|",
+    r"grew up in|(?<!switched )(?<!switching )(?<!migrated )(?<!migrating )from|",
+    r"visited|visiting|trip to|vacation (?:in|to)|travell?ed to|",
     rf"flew to|went to|back to|born in) (?P<place>{PLACE})\b(?!['’]s)",
 )
 # A tool or product named as what someone uses or chose: "we switched to Buildkite".

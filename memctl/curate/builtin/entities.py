@@ -20,13 +20,14 @@ from memctl.curate.builtin.classification import (
     IS_WHAT,
     MY_ROLE_NAME,
     ORG_MENTION,
+    ORG_OF_USER,
     OWNERS_ROLE,
     PERSON_DOES,
     PERSONS_THING,
     PLACE_MENTION,
     TOOL_MENTION,
 )
-from memctl.curate.builtin.lexicon import STOP_NAMES
+from memctl.curate.builtin.lexicon import ORG, STOP_NAMES
 from memctl.curate.builtin.sentences import end, trim_so
 
 if TYPE_CHECKING:
@@ -60,6 +61,31 @@ class EntityRules:
     emit: Callable[..., None]
     _inner: Callable[[str, str], str]
     _title: Callable[..., str]
+    _user_turns: Callable[..., list[tuple[int, str]]]
+
+    def _find_org(self) -> str | None:
+        """The user's organisation: said in this session, else already known to memory."""
+        for _, content in self._user_turns(all_turns=True):
+            m = ORG_OF_USER.search(content)
+            if m:
+                return m.group("org") or m.group("org2") or m.group("org3")
+        for c in self.ctx.claims("profile"):
+            if c.section == "Identity" and c.note.casefold().endswith(self.b.user.casefold()):
+                # Only a line about this very person: a login's profile may hold lines about
+                # someone else who introduced themself (Tomasz at Kolejka is not Sanne's "we").
+                plain = strip_links(c.text)
+                if not re.match(rf"{re.escape(self.name)}\b", plain):
+                    continue
+                m = re.search(rf" at (?P<org>{ORG})", plain)
+                if m:
+                    return m.group("org")
+        if self.team:
+            # The team's knowledge note is named after the organisation: keep using it.
+            for c in self.ctx.claims("knowledge"):
+                m = re.match(rf"^(?P<org>{ORG}) team knowledge$", c.note)
+                if m:
+                    return m.group("org")
+        return None
 
     # -- people and entities --------------------------------------------------------------------
 

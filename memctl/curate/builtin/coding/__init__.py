@@ -49,15 +49,17 @@ _STANDING = lazy(
 # "Dana chose X", "Claude went with X": the decision note is named by X.
 _DECIDED = lazy(
     r"^\S+ (?:chose|went with|has gone with|opted for|opted to|decided (?:to|on|against)|"
-    r"picked|settled on) (?:to )?"
+    r"picked|settled on) (?:to )?|^\S+(?:'s team)? (?:is|has|have) (?=switch|mov|migrat|port)"
 )
 
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
-_TOPIC_END = lazy(r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b")
+_TOPIC_END = lazy(
+    r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b|,\s|\s+btw\b"
+)
 
 # In a chat without tools, what the prose reader does not already read: requests, choices,
 # refusals, suggestions and standing instructions.
-STEERING = frozenset(("request", "want", "suggest", "reject", "choose", "instruct"))
+STEERING = frozenset(("request", "want", "suggest", "reject", "choose", "switch", "instruct"))
 
 # Which store and section each kind of claim goes to.
 ROUTES = {
@@ -68,6 +70,7 @@ ROUTES = {
     "state": ("sessions", "Context"),
     "prefer": ("profile", "Preferences"),
     "choose": ("decisions", "Decision"),
+    "switch": ("decisions", "Decision"),
     "decide": ("decisions", "Decision"),
     "instruct": ("instructions", "Instructions"),
     "problem": ("sessions", "Problems"),

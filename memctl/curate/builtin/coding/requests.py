@@ -18,7 +18,7 @@ from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
 from memctl.curate.builtin.coding.voice import base_form, third_person
 from memctl.curate.builtin.lexicon import COMMON_VERBS, lines, table
-from memctl.curate.builtin.sentences import core_of, end
+from memctl.curate.builtin.sentences import cap, core_of, end
 
 _GREETING = lazy(
     r"^(?:(?:hey|hi|hello|ok|okay|so|and|also|great|thanks|cool|alright|right)\b[,!.]?\s+)+(?:claude\b,?\s*)?",
@@ -45,6 +45,7 @@ _LOWER_OPENERS = frozenset(
     "the a an this that these those my our its some all every no each when after since "
     "there".split()
 )
+_TO_VERB = lazy(r"\b(?:to|should)\s*$", re.I)  # "want to X", "should X": X is a verb
 _CONDITIONAL = lazy(r"^(?:if|when|once|unless|in case)\b", re.I)
 
 
@@ -183,11 +184,17 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         else:
             x = m.group("x")
         x = third_person(x.rstrip("?.! "), user, agent)
+        if kind == "switch":
+            # "im switching the build to bun, webpack is too slow for us": the whole sentence,
+            # its reason too, in the third person ("Dana is switching the build to bun, ...").
+            return Said(kind, end(cap(third_person(core, user, agent))), h.turn, s)
         if kind == "prefer":
             # "I very much like X" keeps its own verb: "Dana very much likes X". Liking "this
             # idea" means nothing out of the session: it stays in the session's note.
             kind = "state" if _DEICTIC.match(m.group("x")) else kind
             return Said(kind, end(third_person(core, user, agent)), h.turn, s)
+        if kind == "want" and "x" in m.groupdict() and not _TO_VERB.search(core[: m.start("x")]):
+            return Said(kind, end(f"{user} wants {x}"), h.turn, s)  # "I want short answers"
         text = _phrase(kind, x, user, agent, h.kind)
         return Said(kind, end(text), h.turn, s)
     if core.endswith("?") or is_chatter(core):
