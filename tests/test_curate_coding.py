@@ -119,7 +119,8 @@ def test_changes_carry_commit_hash_files_and_purpose(session) -> None:
     got = {(c.kind, c.text) for c in changes.read(s)}
     assert (
         "commit",
-        "Committed 4f9c2ab on main: checkout: discount code field, checked on the server.",
+        "Committed 4f9c2ab on main: checkout: discount code field, checked on the server "
+        "(`src/cart/CartContext.tsx`, `src/checkout/DiscountField.tsx`).",  # the files it holds
     ) in got
     assert ("created", "Created `src/checkout/DiscountField.tsx`.") in got
     assert any(
@@ -237,7 +238,10 @@ def test_what_the_agent_did_is_labelled_observed_never_stated(tmp_path: Path) ->
     assert "- Tests run with `pnpm vitest run`. #observed [^" in note
     session = next(p for p in (root / "sessions").glob("*.md") if p.name != "INDEX.md")
     text = session.read_text("utf-8")
-    commit = "Committed 4f9c2ab on main: checkout: discount code field, checked on the server."
+    commit = (
+        "Committed 4f9c2ab on main: checkout: discount code field, checked on the server "
+        "(`src/cart/CartContext.tsx`, `src/checkout/DiscountField.tsx`)."
+    )
     assert f"{commit} #observed [^" in text
     # the person's words stay stated: no tag
     assert "Dana chose vite for the dev server. [^" in "\n".join(

@@ -223,6 +223,8 @@ def test_introductions_of_other_shapes(
         assert _tag(learned, slug) == "organisation", slug
     for slug in products:
         assert _tag(learned, slug) not in ("place", "(no note)"), slug  # a vendor, no city
+        # each entity holds the clause that names it, not its neighbour's ("is a nurse at")
+        assert " is a " not in learned[f"entities/{slug}.md"].split("\n[^", 1)[0], slug
 
 
 def test_one_persons_organisation_is_not_anothers_we(tmp_path: Path) -> None:
@@ -258,15 +260,18 @@ def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
     import json
 
     said = [
+        "use uv not pip",  # the first ask: the session's goal, and a standing instruction too
         "im switching the ci to buildkite, gh actions minutes got too pricey for us",
         "we've moved the docs from sphinx to mkdocs",
         "I want terse answers",
         "we decided on vitest, jest was flaky",
+        "I'd rather we pin node 20 instead of chasing 22, since the lambda runtime lags",
+        "we deploy with fly and the release step hangs. can you find out why?",
     ]
     src = tmp_path / "terse.jsonl"
     rows = []
     for i, text in enumerate(said):
-        day = f"2026-04-0{1 + i}"
+        day = f"2026-04-{1 + i:02d}"
         rows += [{"role": "user", "content": text, "timestamp": f"{day}T10:00:00Z"},
                  {"role": "assistant", "content": "OK.", "timestamp": f"{day}T10:01:00Z"}]
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -281,5 +286,106 @@ def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
     assert said in decided, decided
     assert "Dana's team has moved the docs from sphinx to mkdocs." in decided
     assert "decided on vitest" in decided and "decided to vitest" not in decided
+    assert ("Dana would rather they pin node 20 instead of chasing 22, since the lambda "
+            "runtime lags.") in decided  # a choice with the option it beats and its reason
     every = "\n".join(claims(learned, "sessions") + claims(learned, "profile"))
     assert "Dana wants terse answers." in every and "wants to terse" not in every
+    assert "- Use uv not pip. [^" in learned["instructions/dana.proposed.md"]
+    # the statement a request points back at keeps the person's name as written, verb agreeing
+    assert "Dana's team deploys with fly" in every and "dana's" not in every, every
+
+
+@pytest.mark.parametrize(
+    ("fn", "said", "want"),
+    [
+        # a hyphenated name is one identifier: an AWS region, a package, a compound
+        ("group", "our bucket is in us-east-1", "Acme's bucket is in us-east-1"),
+        ("group", "we moved the cluster to us-west-2", "Acme moved the cluster to us-west-2"),
+        ("speaker", "my-app deploys to us-west-2 and my laptop is slow",
+         "my-app deploys to us-west-2 and Dana's laptop is slow"),
+        ("speaker", "I like me-first APIs", "Dana likes me-first APIs"),
+        ("speaker", "see `my cfg` then my notes", "see `my cfg` then Dana's notes"),
+        ("speaker", "I so much prefer tabs", "Dana so much prefers tabs"),
+        ("third", "I so much prefer tabs", "Dana so much prefers tabs"),
+        ("third", "I'm on it, i'll push later", "Dana is on it, they'll push later"),
+        ("third", "our bucket is in us-east-1", "Dana's team's bucket is in us-east-1"),
+    ],
+)
+def test_pronouns_never_reach_into_hyphenated_names(fn: str, said: str, want: str) -> None:
+    """redteam20: the prose reader rewrote "us-east-1" to "them-east-1" and "my-app" to
+    "Dana's-app"; "I so much prefer" became "soes much prefer"."""
+    from memctl.curate.builtin.resolution import group_voice
+
+    got = {
+        "group": lambda s: group_voice(s, "Acme"),
+        "speaker": lambda s: speaker_voice(s, "Dana"),
+        "third": lambda s: third_person(s, "Dana", "Claude"),
+    }[fn](said)
+    assert got == want
+
+
+def test_chatgpt_settings_name_the_user_and_their_entities(tmp_path: Path) -> None:
+    """redteam20: a real export's settings node (the app's preamble, fenced profile, fenced
+    instructions) through ingest and curate: the preferred name is who says "we" in that chat
+    too, and the employer, city and the products the profile names get entity notes."""
+    import json
+
+    profile = (
+        "The user provided the following information about themselves. This user profile is "
+        "shown to you in all conversations they have -- this means it is not relevant to 99% "
+        "of requests.\nUser profile:\n```Preferred name: Ayesha\nRole: SRE at Bolt in Tallinn\n"
+        "Other Information: We migrated from Nagios to Prometheus in March.\n```"
+    )
+    instr = ("The user provided the additional info about how they would like you to respond:\n"
+             "```Answer with shell commands first.\n```")
+
+    def msg(nid: str, role: str, content: dict, t: float) -> dict:
+        return {"id": nid, "author": {"role": role, "metadata": {}}, "create_time": t,
+                "content": content, "metadata": {}, "recipient": "all"}
+
+    mapping = {
+        "root": {"id": "root", "message": None, "parent": None, "children": ["ctx"]},
+        "ctx": {"id": "ctx", "parent": "root", "children": ["u1"], "message": msg(
+            "ctx", "user", {"content_type": "user_editable_context", "user_profile": profile,
+                            "user_instructions": instr}, 1747040000.0)},
+        "u1": {"id": "u1", "parent": "ctx", "children": ["a1"], "message": msg(
+            "u1", "user", {"content_type": "text", "parts": [
+                "we're going with grafana for the on-call dashboards"]}, 1747040100.0)},
+        "a1": {"id": "a1", "parent": "u1", "children": [], "message": msg(
+            "a1", "assistant", {"content_type": "text", "parts": ["Good choice."]},
+            1747040105.0)},
+    }
+    src = tmp_path / "conversations.json"
+    src.write_text(json.dumps([{"title": "Dashboards", "conversation_id": "c-ay-1",
+                                "mapping": mapping, "current_node": "a1",
+                                "create_time": 1747040000.0}]), encoding="utf-8")
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src))
+    memctl(root, "curate")
+    assert "verify: ok" in memctl(root, "verify").stdout
+    learned = {p.relative_to(root).as_posix(): p.read_text("utf-8")
+               for p in root.rglob("*.md") if not str(p.relative_to(root)).startswith("raw")}
+    decided = "\n".join(claims(learned, "decisions"))
+    assert "Ayesha's team decided to go with grafana" in decided, decided
+    assert "Root" not in decided
+    tags = {slug: _tag(learned, slug) for slug in ("bolt", "tallinn", "nagios", "prometheus")}
+    assert tags == {"bolt": "organisation", "tallinn": "place", "nagios": "tool",
+                    "prometheus": "tool"}, tags
+    assert "- Answer with shell commands first. [^" in "\n".join(learned.values())
+
+
+def test_a_chat_choice_is_no_feedback_and_one_sentence_is_said_once(tmp_path: Path) -> None:
+    """redteam20: "lets go with X, Y was too slow for us" was filed as feedback that did not
+    work; "I want short answers, and we always chart in English" was kept twice in one note
+    ("... Root and others always chart ..." and "... they always chart ...")."""
+    learned = _learn(tmp_path, [
+        "hi, I'm Noor, I run analytics at a bakery chain in Ghent",
+        "ok. lets go with duckdb for the weekly reports, pandas was too slow for us",
+        "I want short answers, and we always write SQL in lower case.",
+    ])
+    assert not claims(learned, "feedback"), claims(learned, "feedback")
+    assert any("chose duckdb for the weekly reports" in c for c in claims(learned, "decisions"))
+    notes = [c for c in claims(learned, "sessions") + claims(learned, "profile")
+             if "short answers" in c]
+    assert len(notes) == 1, notes
+    assert "Noor's team always writes SQL in lower case" in notes[0], notes

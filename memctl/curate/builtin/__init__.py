@@ -53,13 +53,28 @@ class BuiltinCurator:
                 ex.rename(stated_name(batch) or ex.default_name)
             claims = ex.run()
             if settings:
-                # The person's own settings: profile and instructions as they stated them.
-                claims += context_claims(batch, ex.default_name)
+                # The person's own settings: profile and instructions as they stated them,
+                # and the employer, places and products those lines name, as entity notes.
+                from memctl.curate.builtin.intro import name_entities
+
+                stated = context_claims(batch, ex.default_name)
+                for p in stated:
+                    if p.store == "profile" and "entities" in batch.stores:
+                        q = p.citations[-1]
+                        name_entities(ex, q.quote, p.text, q.turn, q.quote)
+                claims += stated
             if ex.talks_to_agent and any(m.role == "assistant" for m in batch.messages):
                 # A person steering an assistant ("use pnpm", "let's do vite") in any chat.
-                claims += steering(
+                steer = steering(
                     batch, ex.default_name, lambda: (ex.session_title(), ex.session_slug())
                 )
+                # One sentence, one line in a note: what the prose reader already said there
+                # ("Ines wants short answers, ...") is not said again by the steering reader.
+                said = {(p.store, q.turn, q.quote) for p in claims for q in p.citations}
+                claims += [
+                    p for p in steer
+                    if not any((p.store, q.turn, q.quote) in said for q in p.citations)
+                ]
             return Extraction(claims)
         # A coding session: the prose reader sees only what the person typed (markup, notices
         # and pasted logs blanked out), and the coding extractors read the rest of the session.

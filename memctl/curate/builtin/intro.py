@@ -114,17 +114,29 @@ def introduction(ex: Extractor, turn: int, s: str, rest: str) -> bool:
         if text is None:
             continue
         # Each line quotes its own clause, so what it names is found in that clause alone.
-        quote = clause if clause in s and len(clause) >= 8 else s
+        typed = _as_typed(clause, s)
+        quote = typed if typed and len(typed) >= 8 else s
         if "entities" in ex.stores:
             # Before the profile line: it links them, and a vendor is never taken for a place.
-            _entities(ex, clause, end(text), turn, quote)
+            name_entities(ex, clause, end(text), turn, quote)
         title, slug = ex.profile_note()
         ex.emit("profile", title, "Identity", end(text), turn, quote, slug=slug, dated=False)
         done = True
     return done
 
 
-def _entities(ex: Extractor, clause: str, text: str, turn: int, quote: str) -> None:
+def _as_typed(clause: str, s: str) -> str | None:
+    """The clause as the person typed it in `s` ("im a nurse ...", read as "I'm a nurse ...")."""
+    if clause in s:
+        return clause
+    _, _, tail = clause.partition(" ")
+    if len(tail) < 8 or tail not in s:
+        return None
+    i = s.index(tail)
+    return s[s.rfind(" ", 0, max(i - 1, 0)) + 1 : i + len(tail)]
+
+
+def name_entities(ex: Extractor, clause: str, text: str, turn: int, quote: str) -> None:
     """Places, organisations and products the clause names, each a note holding the line."""
     seen: set[str] = set()
 
@@ -174,4 +186,7 @@ def _clause(clause: str, name: str) -> str | None:
     return None
 
 
-__all__ = ["SELF", "describes_self", "introduced", "introduced_name", "introduction", "names_only"]
+__all__ = [
+    "SELF", "describes_self", "introduced", "introduced_name", "introduction", "name_entities",
+    "names_only",
+]  # fmt: skip

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR
+from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR, table
 
 # Spans that are code, names of things or someone's exact words: pronouns in them stay as typed
-# ("danieldemmel.me" is a domain, not "me"; `my_var` is code; "I said 'you'" quotes someone).
+# ("danieldemmel.me" is a domain, not "me"; `my_var` is code; "I said 'you'" quotes someone;
+# "us-east-1" and "my-app" are names, hyphen and all).
 PROTECTED = lazy(
     r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*'(?!\w)|https?://\S+|\S+@\S+|"
-    r"[\w~.-]*[/\\][\w~./\\-]*|\w+(?:[._:]\w+)+|@\S+|\w*[A-Z]\w*[A-Z]\w*"
+    r"[\w~.-]*[/\\][\w~./\\-]*|\w+(?:[._:-]\w+)+|@\S+|\w*[A-Z]\w*[A-Z]\w*"
 )
 
 
@@ -79,7 +80,7 @@ _LEAD_RE = lazy(
     r"\b(?P<head>I(?:['’](?:m|ve|d|ll)(?: not)?| am(?: not)?| have(?: not)?| was(?:n['’]t)?|"
     r" haven['’]t| don['’]t| do not)?)(?![\w'’])(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
     r"recently|finally|actually|already|always|never|often|usually|sometimes|even|only|"
-    r"totally|definitely|\w+ly) )*)(?P<verb>[\w'’-]+))?",
+    r"totally|definitely|very much|so much|\w+ly) )*)(?P<verb>[\w'’-]+))?",
 )
 _NEGATED = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "do": "does"}
 _INNER = (
@@ -95,7 +96,7 @@ _INNER = (
     (r"\bmine\b", "theirs"),
 )
 _INNER_RE = tuple((lazy(p), r) for p, r in _INNER)
-_MY = lazy(r"\b[Mm]y\b")
+_MY = lazy(r"(?<![\w-])[Mm]y(?![\w-])")
 _YOU = lazy(r"\b(?:[Yy]ou(?:['’](?:re|ve|ll|d)| are| were| have| do)?|[Yy]our(?:s|self)?)\b")
 _WE = lazy(r"\b(?:[Ww]e(?:['’](?:re|ve|ll|d))?|[Oo]ur(?:s|selves)?|us)\b")
 
@@ -110,8 +111,8 @@ def speaker_voice(text: str, speaker: str) -> str:
         text = f"{m.group('pre')}{speaker} and their {m.group('np')}{text[m.end() :]}"
         return speaker_voice_rest(text)
     out = text
-    m = _LEAD_RE.search(out)
-    my = _MY.search(out)
+    m = _outside(_LEAD_RE, out)
+    my = _outside(_MY, out)
     if m and (not my or m.start() < my.start()):
         head = m.group("head").replace("’", "'")
         key = head.lower()
@@ -144,6 +145,15 @@ def speaker_voice(text: str, speaker: str) -> str:
     elif my:
         out = out[: my.start()] + f"{speaker}'s" + out[my.end() :]
     return speaker_voice_rest(out)
+
+
+def _outside(pat: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of `pat` that is prose: not inside code, a quote, a path or a name."""
+    spans = [m.span() for m in PROTECTED.finditer(text)]
+    for m in pat.finditer(text):
+        if not any(a <= m.start() < b for a, b in spans):
+            return m
+    return None
 
 
 def speaker_voice_rest(text: str) -> str:
@@ -197,7 +207,7 @@ def group_voice(text: str, we: str, mine: str | None = None) -> str:
         if w == "ourselves":
             return "themselves"
         if w == "we're":
-            return f"{we} are"
+            return f"{we} are"  # "Acme are" is made singular below when "we" is one subject
         if w == "we've":
             return f"{we} have"
         if w == "we'll":
@@ -206,7 +216,38 @@ def group_voice(text: str, we: str, mine: str | None = None) -> str:
             return f"{we} would"
         return "them" if w == "us" else we
 
-    return prose_only(text, lambda seg: _WE.sub(sub, seg))
+    out = prose_only(text, lambda seg: _WE.sub(sub, seg))
+    if " and " in we or we.lower() in ("they", "the team") or not named:
+        return out
+    # One team or company is one subject: "Acme always charts", "Dana's team is" (not "are").
+    return _agree_after(out, we)
+
+
+_NOT_VERBS = table("we_not_verbs")
+_SINGULAR = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
+             "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}  # fmt: skip
+
+
+def _agree_after(text: str, subject: str) -> str:
+    """The verb after `subject` in the third person singular, adverbs between kept."""
+    pat = re.compile(
+        rf"(?<![\w'’]){re.escape(subject)} (?P<adv>(?:(?:always|never|usually|often|just|also|"
+        r"still|really|now|\w+ly) )*)(?P<verb>[a-z]+?(?:n['’]t)?)(?![\w'’])"
+    )
+
+    def fix(m: re.Match[str]) -> str:
+        verb = m.group("verb")
+        low = verb.replace("’", "'")
+        if low in _SINGULAR:
+            new = _SINGULAR[low]
+        elif low in MODALS or low in _NOT_VERBS or "'" in low:
+            new = verb
+        else:
+            habitual = bool(re.search(r"always|never|usually|often", m.group("adv")))
+            new = conj(verb, habitual)
+        return f"{subject} {m.group('adv')}{new}"
+
+    return pat.sub(fix, text)
 
 
 def has_addressee(text: str) -> bool:

@@ -21,6 +21,7 @@ from memctl.curate.builtin.classification import (
     WORD,
 )
 from memctl.curate.builtin.coding.markup import has_markup, prose
+from memctl.curate.builtin.coding.requests import steering_kind
 from memctl.curate.builtin.entities import EntityRules
 from memctl.curate.builtin.lexicon import FILLER
 from memctl.curate.builtin.sentences import cap, end
@@ -111,6 +112,8 @@ class SessionRules(EntityRules):
             return
         if not self.talks_to_agent:
             return  # feedback is what worked in an agent's help, not praise between friends
+        if bad and steering_kind(s) in ("choose", "switch", "rather", "decide"):
+            return  # "lets go with X, Y was too slow": a choice and its reason, not feedback
         when = self._date(turn)
         if "sessions" in self.stores:
             path = self.ctx.path_for("sessions", self.session_title(), self.session_slug())

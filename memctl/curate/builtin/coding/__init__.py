@@ -49,7 +49,8 @@ _STANDING = lazy(
 # "Dana chose X", "Claude went with X": the decision note is named by X.
 _DECIDED = lazy(
     r"^\S+ (?:chose|went with|has gone with|opted for|opted to|decided (?:to|on|against)|"
-    r"picked|settled on) (?:to )?|^\S+(?:'s team)? (?:is|has|have) (?=switch|mov|migrat|port)"
+    r"picked|settled on) (?:to )?|^\S+(?:'s team)? (?:is|has|have) (?=switch|mov|migrat|port)|"
+    r"^\S+ would (?:much )?rather (?:\S+'s team |they |we )?"
 )
 
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
@@ -59,7 +60,9 @@ _TOPIC_END = lazy(
 
 # In a chat without tools, what the prose reader does not already read: requests, choices,
 # refusals, suggestions and standing instructions.
-STEERING = frozenset(("request", "want", "suggest", "reject", "choose", "switch", "instruct"))
+STEERING = frozenset(
+    ("request", "want", "suggest", "reject", "choose", "switch", "rather", "instruct")
+)
 
 # Which store and section each kind of claim goes to.
 ROUTES = {
@@ -71,6 +74,7 @@ ROUTES = {
     "prefer": ("profile", "Preferences"),
     "choose": ("decisions", "Decision"),
     "switch": ("decisions", "Decision"),
+    "rather": ("decisions", "Decision"),
     "decide": ("decisions", "Decision"),
     "instruct": ("instructions", "Instructions"),
     "problem": ("sessions", "Problems"),
@@ -173,8 +177,9 @@ def extract(
             note, slug = session_note()
             out.append(Proposal("sessions", note, "Goal", r.text, (Quote(r.turn, r.quote),),
                                 slug=slug))  # fmt: skip
-            continue
-        add(r.kind, r.text, r.turn, r.quote, by_tool)
+        else:
+            add(r.kind, r.text, r.turn, r.quote, by_tool)
+        # The first ask is the session's goal, and may still be a way of working for good.
         if r.kind == "request" and not by_tool and _STANDING.match(r.quote):
             # "use pnpm, not npm": a way of working that holds beyond this session.
             rule = _STANDING.match(r.quote)

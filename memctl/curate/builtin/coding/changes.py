@@ -1,5 +1,5 @@
-"""What the agent changed: commits (message and hash), merges, files created, and edits with
-the sentence that said what the edit does."""
+"""What the agent changed: commits (message, hash and the files the session changed for
+them), merges, files created, and edits with the sentence that said what the edit does."""
 
 from __future__ import annotations
 
@@ -59,14 +59,34 @@ def relative(path: str, cwd: str | None) -> str:
 def read(session: Coding) -> list[Change]:
     out: list[Change] = []
     edited: dict[str, int] = {}
+    touched: dict[str, tuple[int, str]] = {}  # files changed since the last commit
     for c in session.calls:
         if c.turn < session.start:
             continue
         if c.name == "Bash" and c.command:
-            out += _git(c)
+            got = _git(c)
+            for ch in got:
+                if ch.kind == "commit" and touched:
+                    _with_files(ch, touched, session)
+                    touched = {}
+            out += got
         elif c.name in _EDITS and c.path and c.result is not None and not c.error:
+            touched.setdefault(c.path, (c.turn, c.path))
             out += _edit(c, session, edited)
     return out
+
+
+MAX_FILES = 4  # a commit's line names this many files, then says how many more
+
+
+def _with_files(ch: Change, touched: dict[str, tuple[int, str]], session: Coding) -> None:
+    """ "Committed 9e41b7c on main: fix login (`src/auth/session.ts`)": the files this session
+    changed before the commit, each cited to the call that changed it (as the tool recorded it)."""
+    paths = [relative(p, session.cwd) for p in touched]
+    shown = ", ".join(f"`{p}`" for p in paths[:MAX_FILES])
+    more = f" and {len(paths) - MAX_FILES} more" if len(paths) > MAX_FILES else ""
+    ch.text = f"{ch.text.rstrip('.')} ({shown}{more})."
+    ch.also = (*ch.also, *list(touched.values())[:MAX_FILES])
 
 
 def _git(c: Call) -> list[Change]:

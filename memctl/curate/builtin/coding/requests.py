@@ -159,7 +159,8 @@ def _points_back(said: Said, before: Said, quote: str) -> bool:
         return False
     what = before.text.rstrip(".!,;")
     head = what.split(" ", 1)[0]
-    if head.lower() in _LOWER_OPENERS or before.quote[:1].islower():
+    typed = before.quote.split(" ", 1)[0].lower() == head.lower()  # not "we" -> "Dana's team"
+    if head.lower() in _LOWER_OPENERS or (typed and before.quote[:1].islower()):
         what = head[:1].lower() + what[1:]  # as typed, or a plain word: "the", not "The"
     said.text = end(f"{body} {what}" if m.group("wh") else f"{body}: {what}")
     said.quote = quote
@@ -184,7 +185,7 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         else:
             x = m.group("x")
         x = third_person(x.rstrip("?.! "), user, agent)
-        if kind == "switch":
+        if kind in ("switch", "rather"):
             # "im switching the build to bun, webpack is too slow for us": the whole sentence,
             # its reason too, in the third person ("Dana is switching the build to bun, ...").
             return Said(kind, end(cap(third_person(core, user, agent))), h.turn, s)
@@ -212,11 +213,7 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
     if len(core.split()) >= 5:
         if core.endswith(("...", "…")):
             return None  # trailing off: a thought, not a fact
-        text = re.sub(r"^We(?:['’]ve| have)\b", f"{user}'s team has", core, flags=re.I)
-        text = re.sub(r"^We(?:['’]re| are)\b", f"{user}'s team is", text, flags=re.I)
-        text = re.sub(r"^We\b", f"{user}'s team", text, flags=re.I)
-        text = re.sub(r"^Our\b", f"{user}'s team's", text, flags=re.I)
-        text = third_person(text, user, agent)
+        text = third_person(core, user, agent)  # "we run X" -> "Dana's team runs X"
         first = text.split(" ", 1)[0]
         if _PLAIN_WORD.fullmatch(first) and first not in _lower_case_tools():  # not `Npm`
             text = text[:1].upper() + text[1:]
@@ -240,3 +237,13 @@ def _phrase(kind: str, x: str, user: str, agent: str, where: str) -> str:
     if kind == "instruct":
         return f"{user} told {agent}: {x[:1].upper()}{x[1:]}"
     return x
+
+
+def steering_kind(sentence: str) -> str | None:
+    """The kind of steering a sentence is by its shape alone (choose, switch, request, ...):
+    the prose reader asks, so "lets go with X, Y was too slow" is a choice, not feedback."""
+    core = core_of(_GREETING.sub("", sentence.strip()))
+    for kind, pat in _shapes():
+        if pat.match(core):
+            return kind
+    return None

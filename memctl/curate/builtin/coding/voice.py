@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.lexicon import COMMON_VERBS, MODALS, PAST_IRREGULAR, table
+from memctl.curate.builtin.lexicon import COMMON_VERBS, MODALS, table
 from memctl.curate.builtin.resolution import PROTECTED, conj, prose_only
 
 _ADVERBS = (
-    r"(?:(?:very much|really|just|also|still|actually|already|always|never|often|usually|"
+    r"(?:(?:very much|so much|really|just|also|still|actually|already|always|never|often|usually|"
     r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly) )*"
 )
 # A pronoun is a word of prose: not part of a path, domain, address or identifier.
@@ -49,9 +49,9 @@ _CLAUSE_I = lazy(
 )
 _WORDS = (
     (lazy(rf"{_B}[Ii]['’]m{_E}"), "they're"),
-    (lazy(rf"{_B}I['’]ve{_E}"), "they've"),
-    (lazy(rf"{_B}I['’]d{_E}"), "they'd"),
-    (lazy(rf"{_B}I['’]ll{_E}"), "they'll"),
+    (lazy(rf"{_B}[Ii]['’]ve{_E}"), "they've"),
+    (lazy(rf"{_B}[Ii]['’]d{_E}"), "they'd"),
+    (lazy(rf"{_B}[Ii]['’]ll{_E}"), "they'll"),
     (lazy(rf"{_B}I am{_E}"), "they are"),
     (lazy(rf"{_B}I(?![\w@/'’-]|\.\w)"), "they"),
     (lazy(rf"{_B}i(?= [a-z])"), "they"),  # typed lower case: "and i think"
@@ -114,9 +114,8 @@ def _team(text: str, who: str) -> str:
     if lead in _WE_AUX:
         return f"{who}'s team {_WE_AUX[lead]}{adv}{verb}{rest}".replace("  ", " ")
     low = verb.lower().replace("’", "'")
-    known = low in COMMON_VERBS or low in _NEG or low in _GIVE or low in PAST_IRREGULAR
-    if not known and not low.endswith("ed"):
-        return text  # "we all ...", "we, the ...": not a plain subject and verb
+    if not re.fullmatch(r"[a-z]+(?:n['’]t)?", low) or low in table("we_not_verbs"):
+        return text  # "we all ...", "We, the ...": not a plain subject and verb
     habitual = bool(re.search(r"always|never|usually|often", adv))
     return f"{who}'s team{adv}{_agree(verb, habitual)}{rest}"
 
