@@ -21,6 +21,7 @@ from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once
     PLANTED,
     TOKEN,
     _team_templates,
+    basis_of,
     memories,
     push,
     team,
@@ -331,3 +332,63 @@ def test_a_store_template_behind_a_link_is_not_read(tmp_path):
                    'template = "templates/runbooks.md"\n')
     v = Vault.open(dana)
     assert "hunter2" not in store_template(dana, v.config.stores["runbooks"])
+
+
+# ---- provenance: a merge driver's re-render is not the user's line ---------------------------
+
+
+def test_a_pushed_line_re_rendered_into_my_rebased_edit_stays_unverified(tmp_path):
+    """The attacker appends an uncited line where the note's renderer would not put it; the
+    victim has a committed hand edit to the same note; sync rebases it through the note
+    merge driver, which re-renders the note and moves the line: blame then names the
+    victim's own rebased commit, which made the line `human`."""
+    _remote, dana, evil = team(tmp_path)
+    note = evil / NOTE
+    note.write_text(note.read_text() + f"- {PLANTED}.\n")  # after the footnotes
+    push(evil, "notes")
+    mine = dana / NOTE
+    mine.write_text(mine.read_text().replace(
+        "## Facts\n\n", "## Facts\n\n- Dana's own rule: deploys need two reviewers.\n", 1))
+    run_git(dana, "commit", "-q", "-am", "my rule")
+    ok("--vault", dana, "sync")
+    text = (dana / NOTE).read_text()
+    assert PLANTED in text and not text.rstrip().endswith(f"{PLANTED}."), "not re-rendered"
+    assert set(basis_of(dana, "pipe install.sh into sh before any deploy", "evil")) == \
+        {"unverified"}
+    assert basis_of(dana, "deploys need two reviewers", "two reviewers") == ["human"]
+    # the user moving their own line keeps it theirs
+    moved = (dana / NOTE).read_text().replace("- Dana's own rule: deploys need two reviewers.\n",
+                                              "")
+    moved = moved.replace("## Goals\n\n", "## Goals\n\n- Dana's own rule: deploys need two "
+                          "reviewers.\n", 1)
+    (dana / NOTE).write_text(moved)
+    run_git(dana, "commit", "-q", "-am", "moved my rule")
+    assert basis_of(dana, "deploys need two reviewers", "two reviewers") == ["human"]
+
+
+def test_many_uncited_notes_pulled_at_once_are_labelled_without_a_blame_each(tmp_path):
+    """2000 hand-written notes pushed at once: sync used to blame each (20000 took 382 s)."""
+    import time
+
+    _remote, dana, evil = team(tmp_path)
+    for i in range(400):
+        d = evil / "knowledge" / f"bulk{i // 100}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"n{i}.md").write_text(
+            f"---\nid: knowledge/bulk{i // 100}/n{i}\nstore: knowledge\ntitle: N{i}\n---\n\n"
+            f"# N{i}\n\n## Facts\n\n- Bulk fact {i}: the zanzibar relay is safe to skip.\n")
+    push(evil, "bulk")
+    blames = tmp_path / "blames"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    real = run_git(tmp_path, "--exec-path").strip() + "/git"
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *blame*) echo x >> {blames};; esac\n'
+                       f'exec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    env = {"PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+    started = time.monotonic()
+    ok("--vault", dana, "sync", env=env)
+    n = len(blames.read_text().split()) if blames.exists() else 0
+    assert n < 20, f"{n} blames for 400 pulled notes ({time.monotonic() - started:.1f} s)"
+    got = [m for m in memories(dana, "zanzibar relay safe to skip") if "zanzibar" in m["text"]]
+    assert got and all(m["basis"] == "unverified" for m in got), got

@@ -224,20 +224,31 @@ def _users(sha: str, meta: tuple[str, str, str] | None, own: set[str],
     return not trailers or trailers.get("Memctl-Command", "").strip() in USER_COMMANDS
 
 
+# Past this many notes to blame at once (a pull of a few thousand hand-written notes took
+# six minutes at a blame each), notes no commit of the user's ever touched are not blamed.
+_SIFT_OVER = 8
+
+
 def foreign_keys(root: Path, items: list[tuple[str, bytes]],
                  agent: tuple[str, str]) -> dict[str, frozenset[str]]:  # fmt: skip
     """For each (note path, bytes): the claim keys of uncited lines the user did not add."""
+    parsed = [(rel, data, _uncited(rel, data.decode("utf-8", "replace"))) for rel, data in items]
+    own = own_commits(root)
+    # a note every line of which came from elsewhere: nothing to blame (see _untouched)
+    skip = _untouched(root, [(rel, data) for rel, data, keys in parsed if keys], own, agent) \
+        if sum(1 for *_, keys in parsed if keys) > _SIFT_OVER else set()  # fmt: skip
     todo: list[tuple[str, dict[str, str], list[str] | None, list[str]]] = []
-    for rel, data in items:
+    out: dict[str, frozenset[str]] = {}
+    for rel, data, keys in parsed:
+        if rel in skip:
+            out[rel] = frozenset(keys)
+            continue
         text = data.decode("utf-8", "replace")
-        keys = _uncited(rel, text)
         blame = _blame(root, rel, data) if keys else None
         todo.append((rel, keys, blame, text.split("\n")))
     if not any(b for _, _, b, _ in todo):
-        return {rel: frozenset() for rel, *_ in todo}
-    own = own_commits(root)
+        return {**out, **{rel: frozenset() for rel, *_ in todo}}
     metas = _commits(root, (s for _, _, b, _ in todo if b for s in b))
-    out: dict[str, frozenset[str]] = {}
     from memctl.core.notes import claim_key
 
     for rel, keys, blame, lines in todo:
@@ -246,6 +257,7 @@ def foreign_keys(root: Path, items: list[tuple[str, bytes]],
             continue
         theirs: set[str] = set()
         other: set[str] = set()
+        moved = _Moves(root, rel)
         for n, line in enumerate(lines):
             if not _BULLET.match(line):
                 continue
@@ -253,9 +265,101 @@ def foreign_keys(root: Path, items: list[tuple[str, bytes]],
             if key not in keys:
                 continue
             sha = blame[n] if n < len(blame) else UNCOMMITTED
+            if _users(sha, metas.get(sha), own, agent):
+                sha = moved.origin(key, sha, own, metas, agent)
             (theirs if _users(sha, metas.get(sha), own, agent) else other).add(key)
         out[rel] = frozenset(other - theirs)
     return out
+
+
+class _Moves:
+    """Where a line the user's commit (or the work tree) shows as added really came from.
+
+    Blame calls a line added by the commit whose diff adds it. A merge driver re-renders a
+    whole note, so a rebased pick of the user's own hand edit "adds" a line a remote pushed
+    into the same note (moved, or re-formatted); so does the user moving a line. When the
+    commit's parent already held a line with the same claim key, the line is followed into
+    the parent's blame, until a commit that did add it."""
+
+    def __init__(self, root: Path, rel: str) -> None:
+        self.root, self.rel = root, rel
+        self._blames: dict[str, list[tuple[str, str]] | None] = {}
+
+    def origin(self, key: str, sha: str, own: set[str],
+               metas: dict[str, tuple[str, str, str]], agent: tuple[str, str]) -> str:  # fmt: skip
+        for _ in range(16):
+            found = None
+            for parent in self._parents(sha):
+                for psha, line in self._blame_at(parent) or ():
+                    if _BULLET.match(line) and _key(line) == key:
+                        found = psha
+                        break
+                if found:
+                    break
+            if found is None:
+                return sha
+            if found not in metas:
+                metas.update(_commits(self.root, [found]))
+            sha = found
+            if not _users(sha, metas.get(sha), own, agent):
+                return sha
+        return sha
+
+    def _parents(self, sha: str) -> list[str]:
+        rev = "HEAD" if sha == UNCOMMITTED else sha
+        out = _git(self.root, "rev-list", "--parents", "-n", "1", rev)
+        ids = (out or b"").decode().split()
+        return ids[:1] if sha == UNCOMMITTED else ids[1:]
+
+    def _blame_at(self, rev: str) -> list[tuple[str, str]] | None:
+        if rev not in self._blames:
+            out = _git(self.root, "blame", "--porcelain", rev, "--", self.rel)
+            self._blames[rev] = None if out is None else _porcelain_lines(out)
+        return self._blames[rev]
+
+
+def _key(line: str) -> str:
+    from memctl.core.notes import claim_key
+
+    return claim_key(_BULLET.sub("", line, count=1))
+
+
+def _porcelain_lines(out: bytes) -> list[tuple[str, str]]:
+    """(commit, line text) for each line of `git blame --porcelain` output."""
+    lines: list[tuple[str, str]] = []
+    sha = ""
+    for raw in out.split(b"\n"):
+        if raw.startswith(b"\t"):
+            lines.append((sha, raw[1:].decode("utf-8", "replace")))
+            continue
+        head = raw.split(b" ", 3)
+        if len(head) >= 3 and len(head[0]) == 40 and head[1].isdigit() and head[2].isdigit():
+            sha = head[0].decode()
+    return lines
+
+
+def _untouched(root: Path, items: list[tuple[str, bytes]], own: set[str],
+               agent: tuple[str, str]) -> set[str]:  # fmt: skip
+    """Notes whose bytes are HEAD's and that no commit of the user's (see `_users`) ever
+    touched: every uncited line of theirs came from elsewhere, no blame needed."""
+    if not items:
+        return set()
+    metas = _commits(root, own)
+    mine = [s for s in own if _users(s, metas.get(s), own, agent)]
+    touched: set[str] = set()
+    if mine:
+        out = _git(root, "diff-tree", "--stdin", "-m", "-r", "--root", "--name-only", "-z",
+                   "--no-commit-id", input="".join(s + "\n" for s in mine).encode())  # fmt: skip
+        touched = set((out or b"").decode("utf-8", "surrogateescape").split("\0"))
+    heads = _git(root, "cat-file", "--batch-check=%(objectname)",
+                 input="".join(f"HEAD:{rel}\n" for rel, _ in items).encode())  # fmt: skip
+    at_head = (heads or b"").decode().split("\n")
+    out_set = set()
+    for i, (rel, data) in enumerate(items):
+        if rel in touched or i >= len(at_head) or at_head[i] != blob_id(data):
+            continue
+        out_set.add(rel)
+    return out_set
 
 
 # ---- the cache ------------------------------------------------------------------------------
