@@ -127,6 +127,29 @@ def own_commits(root: Path) -> set[str]:
     return own
 
 
+def rewritten(root: Path, commit_map: Path) -> None:
+    """History was rewritten (`forget --purge`: git-filter-repo's `commit-map`, lines of
+    "old new"): the new ids of this clone's own commits are its own too. The rewrite
+    expires the reflogs, which would otherwise make every commit a stranger's (undo would
+    find nothing of the user's, their uncited lines would turn `unverified`)."""
+    own = own_commits(root)
+    try:
+        rows = commit_map.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    new = []
+    for row in rows:
+        old, _, now = row.partition(" ")
+        now = now.strip()
+        if old in own and len(now) == 40 and now != UNCOMMITTED and now not in own:
+            new.append(now)
+    if new:
+        with contextlib.suppress(OSError), (local_dir(root) / "own").open(
+            "a", encoding="utf-8"
+        ) as fh:
+            fh.write("".join(s + "\n" for s in new))
+
+
 # ---- blame --------------------------------------------------------------------------------
 
 

@@ -146,6 +146,9 @@ def finish_purge(vault: Floor) -> list[str]:
                 + (proc.stderr.strip().splitlines() or ["no output"])[-1],
                 exit_code=1,
             )
+    from memctl.core.lineage import rewritten
+
+    rewritten(root, root / ".git" / "filter-repo" / "commit-map")  # own commits stay own
     # everything derived from the old files goes too: index, header cache, stray objects
     shutil.rmtree(root / ".memctl" / "cache", ignore_errors=True)
     (root / ".git" / "COMMIT_EDITMSG").unlink(missing_ok=True)  # the unrewritten message
