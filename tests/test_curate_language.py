@@ -389,3 +389,33 @@ def test_a_chat_choice_is_no_feedback_and_one_sentence_is_said_once(tmp_path: Pa
              if "short answers" in c]
     assert len(notes) == 1, notes
     assert "Noor's team always writes SQL in lower case" in notes[0], notes
+
+
+def test_settings_without_fences_learn_only_the_persons_lines() -> None:
+    """redteam20: an export whose settings carry no ``` fences had the app's preamble ("The
+    user provided the following information about themselves", "Before answering, quietly
+    think ...") learned as the person's profile and instructions."""
+    from memctl.core.model import Message
+    from memctl.core.raw import RawHeader
+    from memctl.curate.builtin.custom_context import claims as context_claims
+    from memctl.curate.model import Batch
+    from memctl.curate.specs import load_specs
+    from memctl.vault import Vault
+
+    settings = (
+        "The user provided the following information about themselves. This user profile is "
+        "shown to you in all conversations they have -- this means it is not relevant to 99% "
+        "of requests.\nBefore answering, quietly think about whether the user's request is "
+        "related.\nUser profile:\nRole: glassblower\nOther Information: I work in Murano.\n\n"
+        "The user provided the additional info about how they would like you to respond:\n"
+        "Answer in Italian when I write in Italian."
+    )
+    ctx = Message("user", settings, "ctx-1", None, None, {"content_type": "user_editable_context"})
+    header = RawHeader("s", "t", "chatgpt", "x", "root", "team", None, None, ("user",), 1, "")
+    root = new_vault(Path(__import__("tempfile").mkdtemp()) / "v")
+    batch = Batch("raw/s.md", header, [ctx], 1, load_specs(Vault.open(root)), None, "2026-01-01")
+    got = [(p.store, p.text) for p in context_claims(batch, "Gia")]  # type: ignore[arg-type]
+    assert ("profile", "Gia's role: glassblower.") in got
+    assert ("profile", "Gia works in Murano.") in got
+    assert ("instructions", "Answer in Italian when I write in Italian.") in got  # as stated
+    assert not any("provided" in t or "quietly" in t or "shown to" in t for _, t in got), got

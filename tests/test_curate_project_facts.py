@@ -284,3 +284,32 @@ def test_two_projects_with_one_folder_name_keep_two_notes(tmp_path: Path) -> Non
     memctl(root, "ingest", str(again), "--scope", "team", "--user", "sam")
     memctl(root, "curate")
     assert len([p for p in (root / "projects").glob("*.md") if p.name != "INDEX.md"]) == 2
+
+
+def test_a_language_and_its_tool_of_one_name_are_one_stack_element() -> None:
+    """redteam20: a Go session's stack line read "Stack: Go, go." (the language of the edited
+    file and the `go` tool), which the engine then refused as sharing no word with its quotes."""
+    from memctl.core.model import Message
+    from memctl.core.raw import RawHeader
+    from memctl.curate.builtin.coding import shape
+    from memctl.curate.builtin.coding.structure import read as read_session
+    from memctl.curate.model import Batch
+
+    edit = {"id": "e1", "name": "Edit", "input": {
+        "file_path": "/src/orbit/api/limiter.go", "old_string": "a", "new_string": "b"}}
+    run = {"id": "b1", "name": "Bash", "input": {"command": "go test ./..."}}
+    msgs = [
+        Message("user", "make the limiter configurable", "u1"),
+        Message("assistant", "", "a1", None, None, {"tool_calls": [edit]}),
+        Message("tool", "The file /src/orbit/api/limiter.go has been updated.", "t1", None,
+                None, {"tool_use_id": "e1", "is_error": False}),
+        Message("assistant", "", "a2", None, None, {"tool_calls": [run]}),
+        Message("tool", "ok  \torbit/api\t0.4s", "t2", None, None,
+                {"tool_use_id": "b1", "is_error": False}),
+    ]
+    header = RawHeader("s", "t", "claude_code", "x", "kai", "user:kai", None, None,
+                       ("user", "assistant"), len(msgs), "",
+                       (("source_meta", {"cwd": "/src/orbit"}),))
+    batch = Batch("raw/s.md", header, msgs, 1, {}, None, "2026-01-01")  # type: ignore[arg-type]
+    stacks = [s.text for s in shape.read(read_session(batch)) if s.kind == "stack"]
+    assert not any("Go, go" in t or t.lower().count("go") > 1 for t in stacks), stacks

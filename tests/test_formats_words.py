@@ -230,3 +230,65 @@ def test_the_settings_node_names_neither_the_title_nor_the_file(tmp_path: Path) 
     assert "provided" not in rel and "pastry" not in rel, rel
     assert header.title.startswith("Which flour for a dense loaf"), header.title
     assert msgs[0].meta.get("content_type") == "user_editable_context"  # still kept verbatim
+
+
+def test_an_inline_subagent_prompt_names_nothing_and_is_nobodys_request(tmp_path: Path) -> None:
+    """redteam20: a Task sub-agent's prompt written inline (`isSidechain: true`, role user)
+    named the raw file and the session and was learned as the person's words."""
+    vault = new_vault(tmp_path)
+    sid = "7d6c5b4a-0000-4000-8000-0000000abcde"
+    src = _cc(tmp_path / f"{sid}.jsonl", sid, [
+        {"type": "user", "isSidechain": True, "message": {"role": "user", "content":
+            "Search the codebase for every call to rateLimit() and report the files."}},
+        {"type": "assistant", "isSidechain": True, "message": {"role": "assistant",
+            "content": [{"type": "text", "text": "Found 3 call sites."}]}},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text":
+            "[Request interrupted by user]ok, make the limiter configurable per route"}]}},
+        {"type": "assistant", "message": {"role": "assistant",
+                                          "content": [{"type": "text", "text": "Done."}]}},
+    ])
+    ok("--vault", vault, "ingest", src, "--user", "kai")
+    ok("--vault", vault, "curate")
+    [(rel, header, _)] = _sessions(vault)
+    assert "search" not in rel.rsplit("/", 1)[1] and "Search" not in header.title, rel
+    learned = "\n".join(p.read_text(encoding="utf-8") for p in (vault / "sessions").glob("2*.md"))
+    body = "\n".join(x for x in learned.splitlines() if x.startswith("- "))
+    assert "rateLimit" not in body, body
+    assert "make the limiter configurable per route" in body, body  # after the notice: theirs
+
+
+def test_older_exports_settings_on_a_system_message_are_kept_and_learned(tmp_path: Path) -> None:
+    """redteam20: older ChatGPT exports keep the custom instructions on a hidden system
+    message's `metadata.user_context_message_data` (about_user_message, about_model_message);
+    ingest dropped the hidden message, so they were neither in raw/ nor learned."""
+    about = {"about_user_message": "I'm a sommelier in Lyon. I mostly drink natural wine.",
+             "about_model_message": "Keep answers under 100 words."}
+    mapping = {
+        "root": _node("root", None, ["sys"], None),
+        "sys": _node("sys", "root", ["u1"], {
+            "id": "sys", "author": {"role": "system", "metadata": {}}, "create_time": None,
+            "content": {"content_type": "text", "parts": [""]}, "recipient": "all",
+            "metadata": {"is_visually_hidden_from_conversation": True,
+                         "user_context_message_data": about}}),
+        "u1": _node("u1", "sys", ["a1"], _msg("u1", "user", {
+            "content_type": "text", "parts": ["Which grape for a light red?"]})),
+        "a1": _node("a1", "u1", [], _msg("a1", "assistant", {
+            "content_type": "text", "parts": ["Gamay."]}, t=1714557850.0)),
+    }
+    src = tmp_path / "conversations.json"
+    src.write_text(json.dumps([{"title": "Light red", "conversation_id": "c-old-1",
+                                "mapping": mapping, "current_node": "a1",
+                                "create_time": 1714557845.0}]), encoding="utf-8")
+    vault = new_vault(tmp_path)
+    ok("--vault", vault, "ingest", src, "--user", "zoe")
+    [(_, _, msgs)] = _sessions(vault)
+    ctx = [m for m in msgs if m.meta.get("content_type") == "user_editable_context"]
+    assert len(ctx) == 1 and ctx[0].meta["content"] == about  # verbatim, fields and all
+    ok("--vault", vault, "curate")
+    ok("--vault", vault, "verify")
+    profile = (vault / "profile" / "zoe.md").read_text(encoding="utf-8")
+    assert "Zoe is a sommelier in [[entities/lyon|Lyon]]." in profile or (
+        "Zoe is a sommelier in Lyon." in profile), profile
+    learned = "\n".join(p.read_text(encoding="utf-8") for p in vault.rglob("instructions/*.md"))
+    assert "- Keep answers under 100 words. [^" in learned, learned
+    assert "Keep answers" not in profile  # how to answer is an instruction, not who they are

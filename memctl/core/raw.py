@@ -131,11 +131,18 @@ def first_words(messages: list[Message]) -> str:
     its own preamble around the person's profile) is what anyone asked: titles and file names
     are never made of them.
     """
-    for m in messages:
-        if m.role == "user" and m.meta.get("content_type") != "user_editable_context":
-            words = without_logs(spoken(m.content))
-            if words.strip():
-                return words
+    # A sub-agent's prompt written inline (`isSidechain`) is the orchestrating agent's, not the
+    # person's: it names only a transcript that is all sub-agent (the sub-agent's own file).
+    for sidechain in (False, True):
+        for m in messages:
+            if (
+                m.role == "user"
+                and m.meta.get("content_type") != "user_editable_context"
+                and (m.meta.get("isSidechain") is True) == sidechain
+            ):
+                words = without_logs(spoken(m.content))
+                if words.strip():
+                    return words
     return ""
 
 

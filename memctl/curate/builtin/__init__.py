@@ -116,7 +116,12 @@ def _prose_batch(batch: Batch) -> Batch:
 
     from memctl.curate.builtin.coding.markup import clean
 
+    def sidechain(m: object) -> bool:  # a sub-agent's prompt written inline in the session
+        meta = getattr(m, "meta", None)
+        return isinstance(meta, dict) and meta.get("isSidechain") is True
+
     messages = [
-        replace(m, content=clean(m.content)) if m.role == "user" else m for m in batch.messages
+        replace(m, content="" if sidechain(m) else clean(m.content)) if m.role == "user" else m
+        for m in batch.messages
     ]
     return replace(batch, messages=messages)

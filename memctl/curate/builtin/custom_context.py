@@ -11,10 +11,12 @@ a standing instruction, in the person's words.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from memctl.core.lazyre import lazy
 from memctl.curate import Batch, Proposal, Quote
 from memctl.curate.builtin.coding.voice import third_person
+from memctl.curate.builtin.lexicon import lines
 from memctl.curate.builtin.sentences import end, prose_sentences
 
 CONTEXT = "user_editable_context"
@@ -42,10 +44,17 @@ def stated_name(batch: Batch) -> str | None:
 
 
 def _bodies(text: str) -> list[str]:
-    """The person's lines: inside the app's fences when there are any, else every line."""
+    """The person's lines: inside the app's fences when there are any, else every line but
+    the app's own preamble (`tables/chat_app_preamble.txt`)."""
     fenced = [m.group("body") for m in _FENCE.finditer(text)]
-    blocks = fenced or [text]
-    return [line for b in blocks for line in b.split("\n") if line.strip()]
+    if fenced:
+        return [line for b in fenced for line in b.split("\n") if line.strip()]
+    return [ln for ln in text.split("\n") if ln.strip() and not _preamble().search(ln.strip())]
+
+
+@cache
+def _preamble() -> re.Pattern[str]:
+    return lazy("|".join(f"(?:{p})" for p in lines("chat_app_preamble")), re.I)
 
 
 def claims(batch: Batch, name: str) -> list[Proposal]:
@@ -55,7 +64,7 @@ def claims(batch: Batch, name: str) -> list[Proposal]:
     for i, m in enumerate(batch.messages, 1):
         if i < batch.start or not is_context(m) or m.role != "user":
             continue
-        profile_part, _, instructions_part = _split(m.content)
+        profile_part, _, instructions_part = _parts(m)
         for line in _bodies(profile_part):
             f = _FIELD.match(line.strip())
             if f:
@@ -93,6 +102,21 @@ def claims(batch: Batch, name: str) -> list[Proposal]:
                         )
                     )
     return out
+
+
+def _parts(m: object) -> tuple[str, str, str]:
+    """(profile, "", instructions) from the export's own fields when it kept them (the current
+    `user_profile`/`user_instructions`, the older `about_user_message`/`about_model_message`),
+    else from the turn's text."""
+    fields = getattr(m, "meta", {}).get("content")
+    text = str(getattr(m, "content", ""))
+    if isinstance(fields, dict):
+        prof = fields.get("user_profile") or fields.get("about_user_message")
+        inst = fields.get("user_instructions") or fields.get("about_model_message")
+        if isinstance(prof, str) or isinstance(inst, str):
+            return (prof if isinstance(prof, str) else "", "",
+                    inst if isinstance(inst, str) else "")  # fmt: skip
+    return _split(text)
 
 
 def _split(text: str) -> tuple[str, str, str]:

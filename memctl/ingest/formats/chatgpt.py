@@ -140,6 +140,21 @@ def _message(
     if isinstance(ctype, str) and ctype != "text":
         meta["content_type"] = ctype
     parts = content.get("parts")
+    about = metadata.get("user_context_message_data")
+    if ctype != CONTEXT and isinstance(about, dict) and _words(about):
+        # Older exports keep the same settings on a hidden system message's metadata
+        # ("about_user_message", "about_model_message"): the person's words, kept the same way.
+        meta["content_type"] = CONTEXT
+        meta["content"] = about
+        meta["author_role"] = role
+        return Message(
+            role="user",
+            content=_words(about),
+            id=str(msg.get("id") or node_id),
+            name=None,
+            timestamp=iso_utc(msg.get("create_time")),
+            meta=meta,
+        )
     if ctype == CONTEXT:
         # The user's profile and custom instructions: hidden from the chat, but the person's
         # own words about themselves. Kept as a turn of its own kind, the fields verbatim.
@@ -180,3 +195,8 @@ def _message(
         timestamp=iso_utc(msg.get("create_time")),
         meta=meta,
     )
+
+
+def _words(fields: dict[str, Any]) -> str:
+    """The settings' text fields, in the export's order, as one turn's text."""
+    return "\n\n".join(v for v in fields.values() if isinstance(v, str) and v.strip())

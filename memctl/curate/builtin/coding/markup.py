@@ -79,7 +79,11 @@ def clean(text: str) -> str:
     in_log = False
     for line in blanked.split("\n"):
         bare = line.strip()
-        if _harness_line().search(bare):
+        notice = _harness_line().search(bare)
+        if notice:
+            rest = bare[notice.end() :]
+            if notice.group().endswith("]") and rest.strip():
+                kept.append(rest)  # "[Request interrupted by user]ok, just make it X"
             continue
         if is_log_line(line):
             in_log = True  # a trace runs on until a blank line

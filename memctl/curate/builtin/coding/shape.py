@@ -166,8 +166,8 @@ def _stack(calls: list[Call], session: Coding, known: list[str]) -> Shape | None
     for c in runs:
         first = c.command.strip().split("\n")[0]
         for tool, pat in _tools():
-            if pat.search(first):
-                found.setdefault(tool, (c.turn, first.strip()))
+            if pat.search(first) and not any(k.casefold() == tool.casefold() for k in found):
+                found.setdefault(tool, (c.turn, first.strip()))  # "go" the tool is Go
     old = next((m for m in (_STACK_LINE.match(k) for k in known) if m), None)
     have = [w.strip() for w in re.split(r"[;,] ", old.group("items"))] if old else []
     new = [e for e in found if e not in have]

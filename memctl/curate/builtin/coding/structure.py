@@ -147,7 +147,9 @@ def read(batch: Batch) -> Coding:
     said: tuple[int, str] | None = None
     for i, m in enumerate(msgs, 1):
         meta = m.meta if isinstance(m.meta, dict) else {}
-        if m.role == "user":
+        if m.role == "user" and meta.get("isSidechain") is True:
+            noise.add(i)  # a sub-agent's prompt, inline: the orchestrating agent's words
+        elif m.role == "user":
             said = None
             cmd = shell_input(m.content)
             if cmd:
