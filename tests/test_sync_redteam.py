@@ -392,3 +392,14 @@ def test_many_uncited_notes_pulled_at_once_are_labelled_without_a_blame_each(tmp
     assert n < 20, f"{n} blames for 400 pulled notes ({time.monotonic() - started:.1f} s)"
     got = [m for m in memories(dana, "zanzibar relay safe to skip") if "zanzibar" in m["text"]]
     assert got and all(m["basis"] == "unverified" for m in got), got
+
+
+def test_a_pull_that_deletes_notes_and_raw_sessions_says_so(tmp_path):
+    _remote, dana, evil = team(tmp_path)
+    raw = raw_of(evil)
+    run_git(evil, "rm", "-q", "-r", "raw", "knowledge")
+    run_git(evil, "commit", "-q", "-m", "tidy")
+    run_git(evil, "push", "-q", "origin", "HEAD")
+    r = ok("--vault", dana, "sync")
+    assert "the pull deletes 1 raw session and" in r.out, r.out
+    assert raw in r.out and "git history" in r.out

@@ -131,3 +131,17 @@ def raw_problem(path: str, old: str, new: str) -> str | None:
         if (b.content, b.name, b.id) != (a.content, a.name, a.id):
             return f"turn t{n} was rewritten (raw sessions are verbatim)"
     return None
+
+
+def removed_line(raw: list[str], notes: list[str]) -> str:
+    """What a pull deletes is said, never taken silently: a teammate's `memctl forget` is
+    a real deletion, but so would be a hostile one (the files stay in git history)."""
+    bits = []
+    if raw:
+        bits.append(f"{len(raw)} raw session{'s' * (len(raw) != 1)}")
+    if notes:
+        bits.append(f"{len(notes)} note{'s' * (len(notes) != 1)}")
+    some = ", ".join([*raw, *notes][:3]) + (", ..." if len(raw) + len(notes) > 3 else "")
+    return (f"the pull deletes {' and '.join(bits)} ({some}); they stay in git history "
+            "(`git log --diff-filter=D --stat -1 -- PATH` names who, `git checkout "
+            "COMMIT^ -- PATH` brings one back)")

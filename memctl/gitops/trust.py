@@ -187,6 +187,7 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
     notes: list[tuple[str, str, str]] = []  # (path, new sha, old sha or "")
     shared: list[tuple[str, str]] = []  # (path, new sha) of the shared config and state
     grown: list[tuple[str, str, str]] = []  # (path, old sha, new sha) of changed raw sessions
+    gone: list[str] = []  # notes and raw sessions the pull deletes
     for mode, sha, status, path in entries:
         if path == ".memctl/config.toml":
             res.config_changed = True
@@ -201,6 +202,8 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
                     ".git/info/attributes, so a tracked .gitattributes cannot reassign them"
                 )
         if status == "D":
+            if path.endswith(".md") and not path.endswith("INDEX.md"):
+                gone.append(path)
             continue
         if mode == _MODE_LINK:
             res.refused.append(f"{path}: a symlink (a pull may not link outside the vault)")
@@ -241,6 +244,9 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         why = pullcheck.raw_problem(path, texts.get(was, ""), texts.get(now, ""))
         if why:
             res.refused.append(f"{path}: {why}")
+    if gone:
+        raw = [p for p in gone if p.startswith("raw/")]
+        res.reported.append(pullcheck.removed_line(raw, [p for p in gone if p not in raw]))
     if res.config_changed:
         res.config_before = _show(git, f"{base}:.memctl/config.toml")
         res.config_after = _show(git, f"{upstream}:.memctl/config.toml")
