@@ -265,7 +265,7 @@ def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
         "we've moved the docs from sphinx to mkdocs",
         "I want terse answers",
         "we decided on vitest, jest was flaky",
-        "I'd rather we pin node 20 instead of chasing 22, since the lambda runtime lags",
+        "I'd rather we pin the lambda runtime to node 20 instead of chasing 22, since it lags",
         "we deploy with fly and the release step hangs. can you find out why?",
     ]
     src = tmp_path / "terse.jsonl"
@@ -286,8 +286,10 @@ def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
     assert said in decided, decided
     assert "Dana's team has moved the docs from sphinx to mkdocs." in decided
     assert "decided on vitest" in decided and "decided to vitest" not in decided
-    assert ("Dana would rather they pin node 20 instead of chasing 22, since the lambda "
-            "runtime lags.") in decided  # a choice with the option it beats and its reason
+    assert ("Dana would rather they pin the lambda runtime to node 20 instead of chasing 22, "
+            "since it lags.") in decided  # a choice with the option it beats and its reason
+    note = learned["decisions/pin-the-lambda-runtime-to-node-20.md"]
+    assert "title: 'Decision: Pin the lambda runtime to node 20'" in note  # not "... instead"
     every = "\n".join(claims(learned, "sessions") + claims(learned, "profile"))
     assert "Dana wants terse answers." in every and "wants to terse" not in every
     assert "- Use uv not pip. [^" in learned["instructions/dana.proposed.md"]

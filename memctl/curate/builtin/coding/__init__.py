@@ -138,8 +138,9 @@ def extract(
         elif store == "profile":
             note, slug = _title(batch, "profile", batch.user, key="user"), batch.user
         elif store == "decisions":
-            topic = cap(" ".join(_DECIDED.sub("", text).split()[:8]))
-            topic = _TOPIC_END.split(topic)[0]
+            # cut at the option it beats or its reason first, then keep eight words: a cut
+            # the other way round leaves "Bump the pool to 10 as well instead"
+            topic = cap(" ".join(_TOPIC_END.split(_DECIDED.sub("", text))[0].split()[:8]))
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
         else:
             scope = "team" if batch.scope in ("team", "global") else batch.user
