@@ -342,7 +342,7 @@ def score_claims(
             elif c.human:
                 # a line that cites nothing is the user's only if they added it (git blame)
                 basis = "unverified" if c.key in r.foreign(cand.path) else "human"
-            elif unsupported(r, terms, refs, c.inferred or c.observed):
+            elif unsupported(r, terms, refs, c.inferred or c.observed, text):
                 basis = "unverified"  # quotes that share no word with the claim support nothing
             elif c.observed:
                 basis = "observed"  # what the agent's tools show, never said by anyone
@@ -356,20 +356,29 @@ def score_claims(
 
 
 def unsupported(
-    r: Reader, terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool
+    r: Reader, terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool,
+    text: str = "",
 ) -> bool:
-    """Quotes that share no content word with their claim support nothing. An inference may
-    share none with its quote, but one with the turns it was read from (the cited turn and
-    those just before it: what "Yes, the second one." answers); the same test as `memctl
-    verify` (memctl.core.provenance). Turns are read only in that rare case."""
-    if not terms or not refs or any(terms & content_terms(q) for _, q in refs):
+    """Quotes that share no content word with their claim support nothing, nor do quotes
+    that lack a link or code span the claim states. An inference may share no word with
+    its quote, but one with the turns it was read from (the cited turn and those just
+    before it: what "Yes, the second one." answers), and its links must be there; the same
+    test as `memctl verify` (memctl.core.provenance). Turns are read only in that rare case."""
+    from memctl.core.provenance import unquoted_links
+
+    if not refs:
+        return False
+    quotes = [q for _, q in refs]
+    links = unquoted_links(text, quotes) if text else []
+    if (not terms or any(terms & content_terms(q) for q in quotes)) and not links:
         return False
     if not inferred:
         return True
     from memctl.core.provenance import context_refs
 
-    texts = (r.turn_text(x) for ref, _ in refs for x in context_refs(ref))
-    return not any(terms & content_terms(t) for t in texts if t)
+    texts = [t for t in (r.turn_text(x) for ref, _ in refs for x in context_refs(ref)) if t]
+    worded = not terms or any(terms & content_terms(x) for x in [*quotes, *texts])
+    return not worded or bool(links and unquoted_links(text, [*quotes, *texts]))
 
 
 _PATH_DAY = re.compile(r"^raw/(\d{4})/(\d{2})/(\d{2})/")

@@ -171,7 +171,7 @@ def _claim_memory(
     if c.human and c.key in r.foreign(path):
         basis = "unverified"  # a line that cites nothing, added by someone else (git blame)
     elif unsupported(r, content_terms(text), tuple((ct.ref, ct.quote) for ct in cites),
-                     c.inferred or c.observed):
+                     c.inferred or c.observed, text):
         basis = "unverified"
     elif c.observed:
         basis = "observed"  # what the agent's tools show, never said by anyone

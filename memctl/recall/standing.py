@@ -181,7 +181,7 @@ def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iter
         text, basis = h.text, "inferred" if h.inferred else "stated"
         terms = content_terms(text)
         if unsupported(r, terms, tuple(zip(h.cites, h.quotes, strict=False)),
-                       h.inferred or h.observed):
+                       h.inferred or h.observed, text):
             basis = "unverified"  # quotes that share no word with the claim support nothing
         elif h.observed:
             basis = "observed"  # what the agent's tools show, never said by anyone
