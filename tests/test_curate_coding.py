@@ -354,3 +354,37 @@ def test_pasted_log_lines_of_other_stacks_are_not_prose(line: str) -> None:
     """redteam20: a paste from another language's runtime is no more prose than Python's."""
     got = prose(f"it broke:\n{line}\n\nplease fix the queue")
     assert got == ["it broke:", "please fix the queue"]
+
+
+def test_an_answered_question_and_the_persons_follow_up_are_one_decision(tmp_path: Path) -> None:
+    """redteam20: the answer to the agent's question ("Postgres") and the person's own words
+    after it ("lets go with postgres for the audit log, ...") made two decision notes."""
+    import json
+
+    sid = "e1e1e1e1-0000-4000-8000-000000000001"
+    ask = {"questions": [{"question": "Where should the audit log live?",
+                          "options": [{"label": "Postgres"}, {"label": "SQLite file"}]}]}
+    rows = [
+        {"type": "user", "message": {"role": "user", "content": "add an audit log to the api"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": ask}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "q1", "is_error": False, "content":
+             'User has answered your questions: "Where should the audit log live?"="Postgres". '
+             "You can now continue with the user's answers in mind."}]}},
+        {"type": "user", "message": {"role": "user", "content":
+            "lets go with postgres for the audit log, sqlite locks up under concurrent writes"}},
+    ]
+    src = tmp_path / f"{sid}.jsonl"
+    src.write_text("".join(json.dumps({
+        "sessionId": sid, "uuid": f"u-{i}", "parentUuid": None, "cwd": "/home/ana/src/ledger",
+        "timestamp": f"2026-06-01T10:0{i}:00Z", **r}) + "\n" for i, r in enumerate(rows)),
+        encoding="utf-8")
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src), "--user", "ana")
+    memctl(root, "curate")
+    notes = [p for p in (root / "decisions").glob("*.md") if p.name != "INDEX.md"]
+    assert len(notes) == 1, [p.name for p in notes]
+    text = notes[0].read_text("utf-8")
+    assert "Ana chose Postgres when the assistant asked" in text
+    assert "Ana chose postgres for the audit log, sqlite locks up" in text

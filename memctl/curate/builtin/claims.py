@@ -67,6 +67,7 @@ from memctl.curate.builtin.sentences import (
     core_of,
     end,
     prose_sentences,
+    topic_words,
     trim_so,
     typed_case,
 )
@@ -87,12 +88,6 @@ def _slot(text: str, slot: str) -> str | None:
         )
         return m.group("obj").lower().strip() if m else None
     return None
-
-
-def _topic_words(topic: str) -> frozenset[str]:
-    """Content words of a decision's topic, for telling a restatement from a new decision."""
-    stop = {"the", "a", "an", "to", "for", "of", "all", "our", "we", "and", "on", "in", "with"}
-    return frozenset(w for w in re.findall(r"[a-z0-9]+", topic.lower()) if w not in stop)
 
 
 _DECIDED = re.compile(r" (?:decided|agreed|chose|settled) ")
@@ -553,7 +548,7 @@ class Extractor(SessionRules):
 
     def _same_decision(self, topic: str) -> tuple[str, str] | None:
         """(title, decision claim) of a known decision this topic restates, if any."""
-        words = _topic_words(topic)
+        words = topic_words(topic)
         if not words:
             return None
         known = [(c.note, c.section, c.text) for c in self.ctx.claims("decisions")]
@@ -561,7 +556,7 @@ class Extractor(SessionRules):
         for note, section, text in known:
             if section != "Decision" or not _DECIDED.search(text):
                 continue
-            old = _topic_words(note.split(":", 1)[-1])
+            old = topic_words(note.split(":", 1)[-1])
             if (
                 old
                 and len(words & old) / len(words | old) >= 0.5

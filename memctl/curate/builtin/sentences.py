@@ -105,3 +105,9 @@ def typed_case(core: str) -> str:
     for pat, rep in _LOWER_I:
         core = pat.sub(rep, core)
     return core
+
+
+def topic_words(topic: str) -> frozenset[str]:
+    """Content words of a decision's topic, for telling a restatement from a new decision."""
+    stop = {"the", "a", "an", "to", "for", "of", "all", "our", "we", "and", "on", "in", "with"}
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", topic.lower()) if w not in stop)

@@ -35,7 +35,7 @@ from memctl.curate.builtin.coding import (
 )
 from memctl.curate.builtin.coding.project import project_dir, project_name, project_note
 from memctl.curate.builtin.coding.structure import Coding, is_coding, read
-from memctl.curate.builtin.sentences import cap, end
+from memctl.curate.builtin.sentences import cap, end, topic_words
 
 __all__ = ["extract", "is_coding", "steering"]
 
@@ -55,7 +55,7 @@ _DECIDED = lazy(
 
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
 _TOPIC_END = lazy(
-    r" when \S+ asked:|,? (?:rather than|instead of|because|since|so that)\b|,\s|\s+btw\b"
+    r" when (?:the )?\S+ asked:|,? (?:rather than|instead of|because|since|so that)\b|,\s|\s+btw\b"
 )
 
 # In a chat without tools, what the prose reader does not already read: requests, choices,
@@ -114,6 +114,8 @@ def extract(
     if project is not None:
         project, project_title, project_slug = project_note(s, batch, project)
 
+    decided: list[tuple[frozenset[str], str, str]] = []  # this session's decision notes
+
     def add(
         kind: str,
         text: str,
@@ -142,6 +144,14 @@ def extract(
             # the other way round leaves "Bump the pool to 10 as well instead"
             topic = cap(" ".join(_TOPIC_END.split(_DECIDED.sub("", text))[0].split()[:8]))
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
+            # "Postgres" (the answer to the agent's question) and "postgres for the audit log"
+            # (the person's own words after it) are one decision: one note, the first one's.
+            words = topic_words(topic)
+            same = next((d for d in decided if words and (d[0] <= words or words <= d[0])), None)
+            if same is not None:
+                note, slug = same[1], same[2]
+            else:
+                decided.append((words, note, slug))
         else:
             scope = "team" if batch.scope in ("team", "global") else batch.user
             note, slug = f"Instructions ({scope})", scope
