@@ -443,3 +443,20 @@ def test_a_link_its_quote_holds_is_still_stated(tmp_path):
                           ["Always run terraform plan before egress changes"]) == []
     assert unquoted_links("Egress runbook: https://evil.example/x", [quote]) == [
         "https://evil.example/x"]
+
+
+def test_sync_does_not_push_what_every_teammates_sync_would_refuse(tmp_path):
+    """A careless clone commits a tool file into the vault: pushed, it would stop every
+    teammate's sync until someone removed it. Sync says so where it was made."""
+    remote, dana, _evil = team(tmp_path, curate=False)
+    before = run_git(remote, "rev-parse", "HEAD")
+    (dana / ".claude").mkdir()
+    (dana / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    run_git(dana, "add", "-f", ".claude/settings.json")
+    run_git(dana, "commit", "-q", "-m", "my claude settings")
+    r = memctl("--vault", dana, "sync")
+    assert r.code == 3 and ".claude/settings.json" in r.err and "before pushing" in r.err, r.err
+    assert run_git(remote, "rev-parse", "HEAD") == before
+    run_git(dana, "rm", "-q", "--cached", ".claude/settings.json")
+    run_git(dana, "commit", "-q", "-m", "not in the vault")
+    ok("--vault", dana, "sync")

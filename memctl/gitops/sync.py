@@ -223,6 +223,8 @@ def _push(g: _Git, res: SyncResult) -> bool:
     )
     if not ahead:
         return True
+    if _has(g, upstream):
+        _outgoing(g, upstream)
     proc = g.run("push", "--quiet", res.remote, f"HEAD:refs/heads/{res.branch}", check=False)
     if proc.returncode == 0:
         res.pushed += ahead
@@ -235,6 +237,25 @@ def _push(g: _Git, res: SyncResult) -> bool:
     ):
         return False
     raise MemctlError(f"git push failed: {proc.stderr.strip().splitlines()[-1:]}")
+
+
+def _outgoing(g: _Git, upstream: str) -> None:
+    """What this clone would push is judged as every teammate's sync will judge it: a
+    teammate's sync refuses a pull with a hidden tool file, an executable, a link, an
+    oversized note (docs/sync.md), and then never syncs again until it is gone. Better
+    said here, where it was made, before anything is pushed."""
+    from memctl.core.localstate import limits
+
+    data = load_config(g.root, dict(os.environ)).data
+    note_limit, raw_limit = limits(data)
+    mine = trust.incoming(g.root, g.env, upstream, "HEAD", note_limit, raw_limit)
+    if mine.refused:
+        more = f" (and {len(mine.refused) - 3} more)" if len(mine.refused) > 3 else ""
+        raise ConflictError(
+            "sync stopped before pushing: your commits hold what every teammate's sync "
+            "refuses: " + "; ".join(mine.refused[:3]) + more + ". Nothing was pushed; take "
+            "it out in a new commit (see docs/sync.md) and sync again"
+        )
 
 
 def _settle(vault: Floor, g: _Git, res: SyncResult, fixes: dict[str, str]) -> None:
