@@ -136,6 +136,10 @@ def test_chatgpt_custom_instructions_are_learned_as_stated() -> None:
         ("the cache is fine, but im worried about the queue",
          "the cache is fine, but Priya is worried about the queue"),
         ("since we'll add workers", "since they'll add workers"),
+        # an adverb without -ly between "we" and its verb is no verb ("we then ran")
+        ("we then ran the migration", "Priya's team then ran the migration"),
+        ("we now ship daily", "Priya's team now ships daily"),
+        ("we again broke prod", "Priya's team again broke prod"),
         # "you" + verb agrees; after a modal or "let" it is a bare infinitive and stays
         ("if you need my token, ask", "if Claude needs Priya's token, ask"),
         ("can you add a test", "can Claude add a test"),
@@ -303,6 +307,7 @@ def test_terse_chat_switches_and_wants_read_as_said(tmp_path: Path) -> None:
         # a hyphenated name is one identifier: an AWS region, a package, a compound
         ("group", "our bucket is in us-east-1", "Acme's bucket is in us-east-1"),
         ("group", "we moved the cluster to us-west-2", "Acme moved the cluster to us-west-2"),
+        ("group", "we now ship daily, we then tag it", "Acme now ships daily, they then tag it"),
         ("speaker", "my-app deploys to us-west-2 and my laptop is slow",
          "my-app deploys to us-west-2 and Dana's laptop is slow"),
         ("speaker", "I like me-first APIs", "Dana likes me-first APIs"),

@@ -224,6 +224,7 @@ def group_voice(text: str, we: str, mine: str | None = None) -> str:
 
 
 _NOT_VERBS = table("we_not_verbs")
+_PLAIN_ADVERBS = "|".join(sorted(table("plain_adverbs"), key=len, reverse=True))
 _SINGULAR = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
              "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}  # fmt: skip
 
@@ -231,8 +232,8 @@ _SINGULAR = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "
 def _agree_after(text: str, subject: str) -> str:
     """The verb after `subject` in the third person singular, adverbs between kept."""
     pat = re.compile(
-        rf"(?<![\w'’]){re.escape(subject)} (?P<adv>(?:(?:always|never|usually|often|just|also|"
-        r"still|really|now|\w+ly) )*)(?P<verb>[a-z]+?(?:n['’]t)?)(?![\w'’])"
+        rf"(?<![\w'’]){re.escape(subject)} (?P<adv>(?:(?:usually|really|{_PLAIN_ADVERBS}|"
+        r"\w+ly) )*)(?P<verb>[a-z]+?(?:n['’]t)?)(?![\w'’])"
     )
 
     def fix(m: re.Match[str]) -> str:

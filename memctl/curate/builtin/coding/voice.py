@@ -20,7 +20,9 @@ from memctl.curate.builtin.resolution import PROTECTED, conj, prose_only
 
 _ADVERBS = (
     r"(?:(?:very much|so much|really|just|also|still|actually|already|always|never|often|usually|"
-    r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly) )*"
+    r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly|"
+    + "|".join(sorted(table("plain_adverbs"), key=len, reverse=True))  # "we then ran"
+    + r") )*"
 )
 # A pronoun is a word of prose: not part of a path, domain, address or identifier.
 _B = r"(?<![\w.@/-])"
