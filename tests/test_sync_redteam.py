@@ -60,6 +60,8 @@ def raw_of(v: Path) -> str:
     ("knowledge/.gitattributes", False),
     (".gitmodules", False),
     ("knowledge/run.md", True),
+    (".obsidian/plugins/evil/main.js", False),
+    (".obsidian/community-plugins.json", False),
 ])  # fmt: skip
 def test_a_pull_brings_no_hidden_tool_files_and_no_executables(tmp_path, rel, executable):
     _remote, dana, evil = team(tmp_path, curate=False)
@@ -74,6 +76,8 @@ def test_a_pull_brings_no_hidden_tool_files_and_no_executables(tmp_path, rel, ex
         "knowledge/.gitattributes": "*.md merge=union filter=evil text eol=crlf\n",
         ".gitmodules": '[submodule "x"]\n\tpath = x\n\turl = https://evil.example/x.git\n',
         "knowledge/run.md": f"#!/bin/sh\ntouch {tmp_path}/PWNED\n",
+        ".obsidian/plugins/evil/main.js": "require('child_process').exec('touch PWNED')\n",
+        ".obsidian/community-plugins.json": '["evil"]\n',
     }[rel]
     target.write_text(body)
     if executable:
@@ -460,3 +464,13 @@ def test_sync_does_not_push_what_every_teammates_sync_would_refuse(tmp_path):
     run_git(dana, "rm", "-q", "--cached", ".claude/settings.json")
     run_git(dana, "commit", "-q", "-m", "not in the vault")
     ok("--vault", dana, "sync")
+
+
+def test_shared_obsidian_settings_still_sync(tmp_path):
+    """The vault is an Obsidian vault; a team's shared settings are content, not code."""
+    _remote, dana, evil = team(tmp_path, curate=False)
+    (evil / ".obsidian").mkdir()
+    (evil / ".obsidian" / "app.json").write_text('{"showLineNumber": true}\n')
+    push(evil, "obsidian settings")
+    ok("--vault", dana, "sync")
+    assert (dana / ".obsidian" / "app.json").is_file()

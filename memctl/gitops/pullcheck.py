@@ -31,11 +31,27 @@ STATE_REL = ".memctl/state/curation.json"
 REMOVED_REL = ".memctl/state/removed.jsonl"
 
 
+def _obsidian_problem(path: str) -> str | None:
+    """The vault opens as an Obsidian vault and teams share its `.obsidian/` settings
+    (memctl's .gitignore leaves out only the workspace files); its community plugins are
+    code Obsidian runs, and the list of them switches them on."""
+    rest = path[len(".obsidian/"):]
+    if rest.startswith("plugins/") or rest == "community-plugins.json":
+        return ("an Obsidian community plugin or the list that enables them: code Obsidian "
+                "runs is never taken from a pull")  # fmt: skip
+    return None
+
+
 def path_problem(path: str, mode: str) -> str | None:
     """Why a pull may not bring a file at `path` with git mode `mode`; None when it may."""
     if path.startswith(".memctl/"):
         if path not in SHARED_STATE:
             return "local state under .memctl/ is never taken from a pull"
+    elif path.startswith(".obsidian/") and not any(
+        p.startswith(".") for p in path.split("/")[1:]
+    ):
+        if why := _obsidian_problem(path):
+            return why
     elif path not in _ROOT_FILES and any(p.startswith(".") for p in path.split("/")):
         return ("a hidden file or folder (tool configuration or hooks such as .githooks/, "
                 ".claude/, .gitmodules or a .gitattributes below the root are never taken "
