@@ -388,3 +388,16 @@ def test_an_answered_question_and_the_persons_follow_up_are_one_decision(tmp_pat
     text = notes[0].read_text("utf-8")
     assert "Ana chose Postgres when the assistant asked" in text
     assert "Ana chose postgres for the audit log, sqlite locks up" in text
+
+
+def test_a_request_after_a_paste_does_not_point_at_the_sentence_before_it() -> None:
+    """With a trace pasted in the turn, 'why' and 'it' are about the paste: the statement
+    next to the ask is context, not what the ask is about."""
+    turn = (
+        "seeing this on staging:\n\nTraceback (most recent call last):\n"
+        '  File "app/db.py", line 41, in connect\npool.PoolExhausted: no free connection\n\n'
+        "we run gunicorn with 8 workers. can you find out why?"
+    )
+    said = {(r.kind, r.text) for r in requests.read(_one_prompt(turn), "Dana")}
+    assert ("request", "Dana asked Claude to find out why.") in said, said
+    assert not any("find out why Dana" in t for _, t in said), said

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.core.pasted import without_logs
 from memctl.core.provenance import quote_in
 from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
@@ -120,6 +121,8 @@ def read(session: Coding, user: str) -> list[Said]:
             continue
         correcting = h.kind == "prompt" and bool(_CORRECTION.match(h.sentences[0]))
         before: Said | None = None
+        # with output pasted in the turn, "why" and "it" are about the paste
+        pasted = "```" in h.text or without_logs(h.text) != h.text
         for whole in h.sentences:
             for s in _split_ask(whole):
                 said = _one(s, h, user, session.agent)
@@ -128,7 +131,7 @@ def read(session: Coding, user: str) -> list[Said]:
                     continue
                 if correcting and said.kind == "state" and not _PERSONAL.match(_bare(s)):
                     said.kind = "gotcha"  # "no, CI runs on Postgres": how the project works
-                if before is not None and said.kind == "request":
+                if before is not None and said.kind == "request" and not pasted:
                     # the two quoted as one: one sentence split at its ask, or two sentences
                     # with nothing cut between them
                     both = whole if s is not whole else f"{before.quote} {said.quote}"
