@@ -18,8 +18,10 @@ from fakellm import FakeLLM
 from gitutil import run_git
 from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once per module)
     EGRESS,
+    INJECTED,
     NOTE,
     PLANTED,
+    RUNBOOK,
     TOKEN,
     _team_templates,
     basis_of,
@@ -474,3 +476,44 @@ def test_shared_obsidian_settings_still_sync(tmp_path):
     push(evil, "obsidian settings")
     ok("--vault", dana, "sync")
     assert (dana / ".obsidian" / "app.json").is_file()
+
+
+def test_a_store_template_taken_by_a_plain_git_pull_waits_for_the_user(tmp_path):
+    """A store's template is its extraction prompt: changed by a teammate's commit that came
+    in by a plain `git pull`, it is read as the user had it until they accept, as after
+    sync; the user's own committed edit takes effect at once."""
+    from memctl.core.templates import store_template
+
+    _remote, dana, evil = team(tmp_path, curate=False)
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    (dana / "templates").mkdir()
+    (dana / "templates" / "runbooks.md").write_text(RUNBOOK)
+    cfg = dana / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[stores.runbooks]\nfolder = "runbooks"\n'
+                   'template = "templates/runbooks.md"\nmode = "background"\n')
+    run_git(dana, "add", "-A")
+    run_git(dana, "commit", "-q", "-m", "a runbooks store")
+    ok("--vault", dana, "sync")
+
+    def prompt() -> str:
+        v = Vault.open(dana)
+        return store_template(dana, v.config.stores["runbooks"])
+
+    assert "one step per claim" in prompt()
+    # the user's own edit, committed: theirs, in force at once
+    tpl = dana / "templates" / "runbooks.md"
+    tpl.write_text(tpl.read_text().replace("one step per claim", "one step per line"))
+    run_git(dana, "commit", "-q", "-am", "templates: one step per line")
+    assert "one step per line" in prompt()
+    ok("--vault", dana, "sync")
+    # a teammate's rewrite, taken by hand
+    run_git(evil, "pull", "-q", "--ff-only", "origin", branch)
+    bad = evil / "templates" / "runbooks.md"
+    bad.write_text(bad.read_text() + INJECTED + "\n")
+    push(evil, "templates: clearer prompt")
+    run_git(dana, "pull", "-q", "--no-rebase", "origin", branch)  # by hand, not memctl sync
+    assert "evil.example" in tpl.read_text()
+    assert "evil.example" not in prompt() and "one step per line" in prompt()
+    r = ok("--vault", dana, "sync", "--accept-config")
+    assert "templates/runbooks.md" in r.out, r.out
+    assert "evil.example" in prompt()

@@ -25,7 +25,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from memctl.core.localstate import PROTECTED, git_dir, held_path, local_dir, write_local
+from memctl.core.localstate import (
+    PROTECTED,
+    git_dir,
+    held_path,
+    held_templates,
+    held_templates_path,
+    local_dir,
+    write_local,
+)
 
 CONFIG_REL = ".memctl/config.toml"
 
@@ -121,8 +129,54 @@ def screen(root: Path, text: str | None) -> None:
     record(root, text)
 
 
-def _foreign(root: Path, since: str) -> bool:
-    """Did a commit this clone did not make change the config since `since`?"""
+# ---- store templates: the same, file by file ------------------------------------------------
+
+
+def _templates_path(root: Path) -> Path:
+    return local_dir(root) / "accepted-templates.json"
+
+
+def forget_templates(root: Path) -> None:
+    """The user accepted what came in: each template's next read is its first sight."""
+    with contextlib.suppress(FileNotFoundError):
+        _templates_path(root).unlink()
+
+
+def screen_template(root: Path, rel: str, text: str | None) -> str | None:
+    """The text of store template `rel` in force: the file's (`text`), unless commits this
+    clone did not make (a plain `git pull`, a merge) changed it since the user last had it
+    in force; then what they had, held like a template sync pulled, until `memctl sync
+    --accept-config`. A template is a store's extraction prompt: text a model follows."""
+    if not (git_dir(root) / "HEAD").exists():
+        return text
+    path = _templates_path(root)
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        seen = {}
+    rec = seen.get(rel) if isinstance(seen, dict) else None
+    if isinstance(rec, dict) and rec.get("blob") == _blob(text):
+        return text
+    if isinstance(rec, dict) and rec.get("head") and _foreign(root, str(rec["head"]), rel):
+        before = rec.get("text")
+        before = before if isinstance(before, str) else None
+        have = held_templates(root)
+        if rel not in have:
+            with contextlib.suppress(OSError):
+                write_local(held_templates_path(root), json.dumps(
+                    {"files": {**have, rel: before}}, indent=1, sort_keys=True) + "\n")
+        return before
+    from memctl.core.history import head_of
+
+    seen = dict(seen) if isinstance(seen, dict) else {}
+    seen[rel] = {"blob": _blob(text), "head": head_of(root) or "", "text": text}
+    with contextlib.suppress(OSError):
+        write_local(path, json.dumps({"files": seen}, sort_keys=True) + "\n")
+    return text
+
+
+def _foreign(root: Path, since: str, rel: str = CONFIG_REL) -> bool:
+    """Did a commit this clone did not make change `rel` (the config) since `since`?"""
     from memctl.core.lineage import own_commits
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -132,8 +186,8 @@ def _foreign(root: Path, since: str) -> bool:
                               env=env, check=False)  # fmt: skip
         return proc.stdout if proc.returncode == 0 else None
 
-    shas = git("rev-list", f"{since}..HEAD", "--", CONFIG_REL)
+    shas = git("rev-list", f"{since}..HEAD", "--", rel)
     if shas is None:  # that commit is gone (history rewritten): the last change decides
-        shas = git("rev-list", "-1", "HEAD", "--", CONFIG_REL) or ""
+        shas = git("rev-list", "-1", "HEAD", "--", rel) or ""
     touched = set(shas.split())
     return bool(touched - own_commits(root))

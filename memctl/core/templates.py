@@ -50,7 +50,14 @@ def store_template(root: Path, store: StoreConfig) -> str:
 
             # never a file outside the vault, whatever the config or a link says
             with contextlib.suppress(PathEscapeError):
-                candidates.append(inside(root, store.template, hidden=True))
+                path = inside(root, store.template, hidden=True)
+                if path.is_file():
+                    from memctl.core.configguard import screen_template
+
+                    # changed by a plain git pull: what the user had, until they accept
+                    text = screen_template(root, store.template, path.read_text("utf-8"))
+                    if text is not None:
+                        return text
     candidates += [
         root / ".memctl" / "templates" / f"{store.name}.md",
         template_dir() / f"{store.name}.md",

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memctl.core.configguard import changes, hold, protected, record, toml
+from memctl.core.configguard import changes, forget_templates, hold, protected, record, toml
 from memctl.core.lineage import cat_file_objects
 from memctl.core.localstate import (
     SHARED_STATE,
@@ -99,6 +99,7 @@ def accept(root: Path, current: str | None) -> list[str]:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
     record(root, current)
+    forget_templates(root)
     return changed
 
 
