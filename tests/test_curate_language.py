@@ -48,6 +48,9 @@ def test_an_introduction_fills_the_profile_in_the_persons_name(learned) -> None:
     assert "Lena very much likes short answers." in profile
     every = "\n".join(t for t in learned.values())
     assert "is Lena" not in every and "Root" not in every  # the named human is the user
+    # ... and the profile is theirs: no --user, so the login name would be the last resort
+    assert [p for p in learned if p.startswith("profile/")] == ["profile/lena.md"], list(learned)
+    assert "title: 'Profile: lena'" in learned["profile/lena.md"]
 
 
 def test_an_introduction_names_its_places_and_products(learned) -> None:

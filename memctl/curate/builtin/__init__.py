@@ -66,7 +66,10 @@ class BuiltinCurator:
             if ex.talks_to_agent and any(m.role == "assistant" for m in batch.messages):
                 # A person steering an assistant ("use pnpm", "let's do vite") in any chat.
                 steer = steering(
-                    batch, ex.default_name, lambda: (ex.session_title(), ex.session_slug())
+                    batch,
+                    ex.default_name,
+                    lambda: (ex.session_title(), ex.session_slug()),
+                    owner=ex.owner,
                 )
                 # One sentence, one line in a note: what the prose reader already said there
                 # ("Ines wants short answers, ...") is not said again by the steering reader.
@@ -79,7 +82,12 @@ class BuiltinCurator:
         # A coding session: the prose reader sees only what the person typed (markup, notices
         # and pasted logs blanked out), and the coding extractors read the rest of the session.
         ex = Extractor(_prose_batch(batch))
-        mine = extract(batch, ex.default_name, lambda: (ex.session_title(), ex.session_slug()))
+        mine = extract(
+            batch,
+            ex.default_name,
+            lambda: (ex.session_title(), ex.session_slug()),
+            owner=ex.owner,
+        )
         # A sentence the coding extractors read is theirs: the prose reader's claim on the same
         # words would say it twice (or file "I like this idea" in the profile, out of context).
         read = {(q.turn, q.quote) for p in mine for q in p.citations}

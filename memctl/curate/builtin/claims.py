@@ -145,12 +145,15 @@ class Extractor(SessionRules):
         )
         self.addressee: str | None = None
         self.about: str | None = None  # whose profile this turn's claims go to (None: the user)
+        self.owner = batch.user  # whose profile "the user" is: the session's, or who said "I'm X"
         self.intro_turn = 0
         if self.talks_to_agent and not any(n.lower() != "user" for n in named):
             # No speaker is named: the person who says "I'm Lena" is Lena, not the login name.
             got = introduced(self._user_turns(all_turns=True))
             if got:
                 self.name, self.intro_turn = got
+                # the profile is the named human's, not the login's or the flag's
+                self.owner = slugify(self.name, 40) or h.user
         self.rename(self.name)
 
     def rename(self, name: str) -> None:
@@ -622,7 +625,7 @@ class Extractor(SessionRules):
 
     def profile_note(self) -> tuple[str, str]:
         """(title, slug) of the speaker's profile note: the user's, or another named human's."""
-        who = self.about or self.b.user
+        who = self.about or self.owner
         return self._title("profile", user=who), who
 
     def life_fact(self, turn: int, s: str, core: str, kind: str) -> None:
@@ -655,7 +658,7 @@ class Extractor(SessionRules):
         if not self.talks_to_agent:
             return  # between people, `life_fact` resolves "I", "you" and "we" per speaker
         text = self.third(core)
-        prof = self._title("profile") if "profile" in self.stores else ""
+        prof, owner = self.profile_note() if "profile" in self.stores else ("", self.owner)
 
         def profile(section: str, slot: str | None = None) -> None:
             body, replaces = self._slot_match(prof, slot, text) if slot else (text, None)
@@ -666,7 +669,7 @@ class Extractor(SessionRules):
                 body,
                 turn,
                 s,
-                slug=self.b.user,
+                slug=owner,
                 action="supersede" if replaces else "add",
                 replaces=replaces,
                 link=body == text,

@@ -187,7 +187,7 @@ class EntityRules:
     def profile_link(self) -> str:
         if "profile" not in self.stores:
             return self.name
-        path = self.ctx.path_for("profile", self._title("profile"), self.b.user)
+        path = self.ctx.path_for("profile", *self.profile_note())
         return f"[[{path[:-3]}|{self.name}]]"
 
     # -- entities -------------------------------------------------------------------------------
@@ -308,8 +308,8 @@ class EntityRules:
         who = f"[[{path[:-3]}|{title}]]" if path else title
         if poss == "my" and "profile" in self.stores:
             text = f"{self.name}'s {role} is {who}."
-            note = self._title("profile")
-            self.emit("profile", note, "People", text, turn, s, slug=self.b.user, link=False)
+            note, slug = self.profile_note()
+            self.emit("profile", note, "People", text, turn, s, slug=slug, link=False)
         elif poss == "our" and self.org and self.team:
             self.entity(self.org, "organisation")
             self.ent_claim(

@@ -94,10 +94,13 @@ ROUTES = {
 
 
 def steering(
-    batch: Batch, user: str, session_note: Callable[[], tuple[str, str]]
+    batch: Batch,
+    user: str,
+    session_note: Callable[[], tuple[str, str]],
+    owner: str | None = None,
 ) -> list[Proposal]:
     """How a person steers an assistant in a chat without tools (see `STEERING`)."""
-    return extract(batch, user, session_note, only=STEERING)
+    return extract(batch, user, session_note, only=STEERING, owner=owner)
 
 
 def extract(
@@ -105,8 +108,10 @@ def extract(
     user: str,
     session_note: Callable[[], tuple[str, str]],
     only: frozenset[str] | None = None,
+    owner: str | None = None,
 ) -> list[Proposal]:
-    """Every claim the coding extractors find in the batch's new turns."""
+    """Every claim the coding extractors find in the batch's new turns; `owner` is whose
+    profile the user's preferences go to (who said "I'm X", else the session's user)."""
     s = read(batch)
     out: list[Proposal] = []
     stores = batch.stores
@@ -138,7 +143,8 @@ def extract(
             where = project_dir(s.place) if s.place else None  # shared: no machine path
             meta = tuple((k, v) for k, v in (("cwd", where), ("remote", _remote(s))) if v)
         elif store == "profile":
-            note, slug = _title(batch, "profile", batch.user, key="user"), batch.user
+            who = owner or batch.user
+            note, slug = _title(batch, "profile", who, key="user"), who
         elif store == "decisions":
             # cut at the option it beats or its reason first, then keep eight words: a cut
             # the other way round leaves "Bump the pool to 10 as well instead"
