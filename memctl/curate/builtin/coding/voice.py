@@ -87,15 +87,19 @@ def _agree(verb: str, habitual: bool) -> str:
     return _NEG.get(low) or conj(verb, habitual)
 
 
+def _head(m: re.Match[str], text: str) -> tuple[str, str, str, str]:
+    """A sentence head's parts as `_SUBJECT` and `_WE` match them: (lead word, adverb or a
+    space, verb, the rest of the sentence)."""
+    lead = m.group("lead").replace("’", "'").lower()
+    return lead, m.group("adv") or " ", m.group("verb") or "", text[m.end() :]
+
+
 def subject(text: str, who: str) -> str:
     """ "I very much like X" -> "Dana very much likes X"; other sentences unchanged."""
     m = _SUBJECT.match(text)
     if not m:
         return text
-    lead = m.group("lead").replace("’", "'").lower()
-    adv = m.group("adv") or " "
-    verb = m.group("verb") or ""
-    rest = text[m.end() :]
+    lead, adv, verb, rest = _head(m, text)
     if lead in _AUX:
         return f"{who} {_AUX[lead]}{adv}{verb}{rest}".replace("  ", " ")
     habitual = bool(re.search(r"always|never|usually|often", adv))
@@ -107,10 +111,7 @@ def _team(text: str, who: str) -> str:
     m = _WE.match(text)
     if not m:
         return text
-    lead = m.group("lead").replace("’", "'").lower()
-    adv = m.group("adv") or " "
-    verb = m.group("verb") or ""
-    rest = text[m.end() :]
+    lead, adv, verb, rest = _head(m, text)
     if lead == "our":
         return f"{who}'s team's{adv}{verb}{rest}"
     if lead in _WE_AUX:
