@@ -1,0 +1,221 @@
+"""What the built-in curator learns from a coding session, on shapes seen in real sessions
+nobody tuned it on (issue 29): the session's end state, not its narration; the person's words,
+not what they pasted; facts from the files the session wrote; names that name something; one
+short point per claim. Each transcript is written here, through the real CLI."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ccsession import Session
+from test_curate import memctl, new_vault
+
+# Each shape below failed on main before its fix; the mark goes when the fix lands.
+TODO = pytest.mark.xfail(strict=True, reason="issue 29: not fixed yet")
+
+_FOOT = re.compile(r"\s*(?:#observed|#inferred)?\s*(?:\[\^[^\]]+\])+\s*$")
+
+
+def learn(tmp_path: Path, s: Session, user: str = "dana") -> dict[str, list[str]]:
+    """Ingest and curate one session; each note's claim lines (label and footnotes off)."""
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(s.write_to(tmp_path / "s.jsonl")), "--scope", "team",
+           "--user", user)  # fmt: skip
+    memctl(root, "curate")
+    out: dict[str, list[str]] = {}
+    for p in sorted(root.glob("*/**/*.md")):
+        rel = p.relative_to(root).as_posix()
+        if p.name == "INDEX.md" or rel.startswith(("raw/", ".")):
+            continue
+        body = p.read_text("utf-8").split("\n---\n", 1)[-1].split("\n## History", 1)[0]
+        out[rel] = [_FOOT.sub("", ln[2:]) for ln in body.splitlines() if ln.startswith("- ")]
+    assert "verify: ok" in memctl(root, "verify").stdout
+    return out
+
+
+def everything(notes: dict[str, list[str]]) -> list[str]:
+    return [c for claims in notes.values() for c in claims]
+
+
+@TODO
+def test_guesses_and_narration_on_the_way_are_not_claims(tmp_path: Path) -> None:
+    """The agent's hypotheses while it looks ("might", "this suggests") are no finding; the
+    cause it acted on, stated before the fix, and the end state are."""
+    s = Session()
+    s.user("The checkout total is wrong when a coupon is applied, can you find out why?")
+    s.read("src/cart/total.py", "def total(items, coupon):\n    return sum(items) - coupon")
+    s.say("The issue might be that `apply_coupon()` in `src/cart/coupon.py` rounds the "
+          "discount before the tax is added.")  # fmt: skip
+    s.read("src/cart/coupon.py", "def apply_coupon(c):\n    return round(c.value)")
+    s.say("This suggests the `CartTotals` cache in `src/cart/cache.py` is stale as well.")
+    s.read("src/cart/cache.py", "CACHE = {}")
+    s.say("Found it: `total()` in `src/cart/total.py` subtracts the coupon twice because "
+          "`apply_coupon()` already returns the reduced price.")  # fmt: skip
+    s.edit("src/cart/total.py", "return sum(items) - coupon", "return sum(items)")
+    s.bash("uv run pytest", "12 passed in 0.4s")
+    s.say("Fixed: `total()` no longer subtracts the coupon a second time; all 12 tests pass.")
+    claims = everything(learn(tmp_path, s))
+    text = "\n".join(claims)
+    assert "might be" not in text and "rounds the discount" not in text, claims
+    assert "suggests" not in text and "CartTotals" not in text, claims
+    assert any("subtracts the coupon twice" in c for c in claims), claims
+
+
+@TODO
+def test_what_the_session_walked_back_is_not_what_it_did(tmp_path: Path) -> None:
+    """A file changed one way and then another, advice the person overruled, a file created
+    and then deleted: the last state is the outcome, the steps walked back are not."""
+    s = Session()
+    s.user("Make the timeline hide empty groups.")
+    s.edit("web/timeline.js", "show(g)", "for (const i of g.items) i.hide()",
+           text="I'll loop over each group's items and hide them one by one.")  # fmt: skip
+    s.user("no, looping over items collapses the rows. Use the library's group visibility.")
+    s.edit("web/timeline.js", "for (const i of g.items) i.hide()", "g.visible = false",
+           text="I'll set the group's `visible` flag through the vis library instead.")  # fmt: skip
+    s.say("I'll go with a `GroupCache` class in `web/group_cache.js` to remember hidden "
+          "groups, because recomputing them on every filter change is slow.")  # fmt: skip
+    s.write("web/group_cache.js", "export class GroupCache {}\n")
+    s.user("no, drop the cache, the timeline is small enough.")
+    s.bash("rm web/group_cache.js", "")
+    s.bash("npm test", "Tests: 8 passed, 8 total")
+    claims = everything(learn(tmp_path, s))
+    text = "\n".join(claims)
+    assert "loop over each group's items" not in text, claims
+    assert "visible" in text, claims
+    assert "GroupCache" not in text and "group_cache.js" not in text, claims
+
+
+@TODO
+def test_help_text_and_docs_the_person_pasted_are_evidence_not_their_words(
+    tmp_path: Path,
+) -> None:
+    s = Session()
+    s.user(
+        "Here is the help of the deploy tool, can you wire it into our Makefile?\n\n"
+        "Usage: shipit [OPTIONS] COMMAND [ARGS]...\n\n"
+        "  Ship a build to the fleet. Builds are signed before upload.\n\n"
+        "Options:\n"
+        "  --region TEXT   The region to deploy to. Defaults to the nearest one.\n"
+        "  --dry-run       Print what would be uploaded and exit.\n"
+        "  --help          Show this message and exit.\n\n"
+        "Commands:\n"
+        "  rollout  Roll a build out in waves of ten percent.\n"
+        "  status   Show the rollout status of every region.\n"
+    )
+    s.user(
+        "And this is from their docs page, for the config:\n\n"
+        "Configuration\n"
+        "The configuration file lives in shipit.toml at the root of the repository. Every key "
+        "may also be set through an environment variable prefixed with SHIPIT_. Regions are "
+        "read in the order they are listed. Secrets are never written to the configuration "
+        "file; the agent reads them from the keychain at upload time. A rollout that fails "
+        "its health check is rolled back automatically after five minutes.\n\n"
+        "Keep the Makefile target short."
+    )
+    s.edit("Makefile", "deploy:", "deploy:\n\tshipit rollout --region eu")
+    claims = everything(learn(tmp_path, s))
+    text = "\n".join(claims)
+    words = ("Ship a build", "nearest one", "Roll a build out", "keychain",
+             "rolled back automatically", "environment variable", "Show this message")
+    for pasted in words:
+        assert pasted not in text, (pasted, claims)
+    assert any("Makefile" in c for c in claims), claims  # the ask itself is kept
+
+
+@TODO
+def test_the_files_the_session_wrote_say_what_the_project_is(tmp_path: Path) -> None:
+    s = Session(cwd="/home/dana/src/landing")
+    s.user("Set up a small Vite + TypeScript landing page and deploy config for Vercel.")
+    s.write("package.json", '{\n  "name": "landing",\n  "scripts": {"dev": "vite", "build": '
+            '"vite build"},\n  "devDependencies": {"vite": "^5.2.0", "typescript": "^5.4.0", '
+            '"vitest": "^1.5.0"}\n}\n')  # fmt: skip
+    s.write("vercel.json", '{"buildCommand": "npm run build", "outputDirectory": "dist"}\n')
+    s.write(".env.example", "VITE_API_URL=\nVITE_SENTRY_DSN=\n")
+    s.write("README.md", "# Landing\n\n## Install\n\n```bash\nnpm install\nnpm run dev\n```\n")
+    s.write("src/main.ts", "console.log('hi')\n")
+    notes = learn(tmp_path, s)
+    project = "\n".join(c for n, cs in notes.items() if n.startswith("projects/") for c in cs)
+    assert re.search(r"Stack: .*Vite", project) and "TypeScript" in project, notes
+    assert "Vercel" in project, notes
+    assert "VITE_API_URL" in project, notes  # the settings .env.example names
+    assert "npm install" in project, notes  # how to install, from the README it wrote
+
+
+@TODO
+def test_a_refusal_with_a_reason_is_a_preference_and_answers_are_the_persons_words(
+    tmp_path: Path,
+) -> None:
+    s = Session()
+    s.user("Add a lint step to the project.")
+    s.refuse("npm install --save-dev eslint", "use pnpm, never npm in this repo")
+    s.ask("Which linter config should I start from?", "The airbnb style guide")
+    s.bash("pnpm add -D eslint", "Done in 2.1s")
+    notes = learn(tmp_path, s)
+    profile = [c for n, cs in notes.items() if n.startswith("profile/") for c in cs]
+    assert any("pnpm" in c for c in profile), notes
+    root = tmp_path / "v"
+    decided = "\n".join(p.read_text("utf-8") for p in (root / "decisions").glob("*.md")
+                        if p.name != "INDEX.md")  # fmt: skip
+    line = next(ln for ln in decided.splitlines() if "airbnb" in ln and ln.startswith("- "))
+    assert "#observed" not in line, line  # what the person answered is said, not observed
+
+
+@TODO
+def test_names_name_the_project_and_the_decision(tmp_path: Path) -> None:
+    s = Session(cwd="/home/dana/src/ledger")
+    s.user("Should the export be CSV or JSON?")
+    s.ask("Which export format should the report use: CSV or JSON?", "Yes")
+    s.ask("Which of the three layouts should the summary page take?", "Option C")
+    s.edit("src/export.py", "def export():", "def export_csv():")
+    s.bash("pytest", "4 passed")
+    root_notes = learn(tmp_path, s)
+    titles = [Path(n).stem for n in root_notes if n.startswith("decisions/")]
+    assert titles and all(t not in ("yes", "option-c") for t in titles), titles
+    assert any("layout" in t or "export" in t for t in titles), titles
+
+
+@TODO
+def test_the_project_note_is_never_named_after_a_file_or_a_prompt(tmp_path: Path) -> None:
+    """A transcript without a working directory: the project is the folder its files are
+    in, not the session's first words ("Update index.html so ...")."""
+    s = Session(cwd="/home/dana/site")
+    s.user("Update index.html so the hero section is responsive.")
+    s.edit("/home/dana/site/index.html", "<div class=hero>", "<div class='hero flex'>")
+    s.edit("/home/dana/site/css/hero.css", ".hero {", ".hero { display: flex;")
+    s.bash("npx prettier --write index.html css/hero.css", "index.html 20ms")
+    for row in s.rows:
+        row.pop("cwd")
+    notes = learn(tmp_path, s)
+    projects = [n for n in notes if n.startswith("projects/")]
+    assert projects == ["projects/site.md"], projects
+
+
+@TODO
+def test_a_claim_is_one_short_point(tmp_path: Path) -> None:
+    """A closing summary's ✅ list and a status report are not kept whole; no claim runs
+    past 300 characters, and a long one is cut where a clause ends, never inside a word."""
+    s = Session()
+    s.user("Add retries to the HTTP client and make the CI green.")
+    s.edit("src/http/client.py", "def get(url):", "def get(url, retries=3):")
+    s.edit("tests/test_client.py", "def test_get():", "def test_get_retries():")
+    s.bash("uv run pytest", "31 passed in 1.2s")
+    s.say(
+        "## Summary\n\n"
+        "✅ **Retries added**: `get()` in `src/http/client.py` now retries three times with "
+        "exponential backoff starting at 200 ms, doubling each time and capped at five seconds, "
+        "and it only retries idempotent requests on connection errors and 502/503/504 responses\n"
+        "✅ **Tests**: `tests/test_client.py` covers the retry count, the backoff schedule, the "
+        "cap, the idempotency rule and the status codes that trigger a retry, using a fake "
+        "transport so no network is touched\n"
+        "✅ **CI**: all 31 tests pass; linting passes; formatting passes; type checking passes\n"
+        "✅ **Docs**: the README's client section explains the retry policy, how to turn it "
+        "off per call with `retries=0`, and why non-idempotent requests are never retried\n"
+    )
+    claims = everything(learn(tmp_path, s))
+    assert claims and all(len(c) <= 300 for c in claims), [len(c) for c in claims]
+    assert not any("linting passes" in c or "✅" in c for c in claims), claims
+    assert any("retries" in c.lower() for c in claims), claims
+    for c in claims:  # cut where a clause ends: never mid-word, never an open code span
+        assert c.count("`") % 2 == 0 and not re.search(r"\w…$", c), c
