@@ -39,7 +39,6 @@ def everything(notes: dict[str, list[str]]) -> list[str]:
     return [c for claims in notes.values() for c in claims]
 
 
-@TODO
 def test_guesses_and_narration_on_the_way_are_not_claims(tmp_path: Path) -> None:
     """The agent's hypotheses while it looks ("might", "this suggests") are no finding; the
     cause it acted on, stated before the fix, and the end state are."""
@@ -63,7 +62,6 @@ def test_guesses_and_narration_on_the_way_are_not_claims(tmp_path: Path) -> None
     assert any("subtracts the coupon twice" in c for c in claims), claims
 
 
-@TODO
 def test_what_the_session_walked_back_is_not_what_it_did(tmp_path: Path) -> None:
     """A file changed one way and then another, advice the person overruled, a file created
     and then deleted: the last state is the outcome, the steps walked back are not."""

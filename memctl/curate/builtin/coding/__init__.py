@@ -176,6 +176,7 @@ def extract(
             )
         )
 
+    overruled = _overruled(s)
     first_request = True
     talk = only is None and discussion.is_discussion(s)
     # In a discussion an ask ("list 5 strengths", "keep it short") is read through its answer.
@@ -216,6 +217,8 @@ def extract(
         first = (Quote(c.first_use, c.quote),) if c.first_use else ()
         add("command", c.text, c.turn, c.quote, by_tool, *first, replaces=c.replaces)
     for ch in changes.read(s):
+        if ch.turn in overruled and ch.kind in ("created", "edited"):
+            continue
         add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
     if talk:
         # what the agent said in a discussion is its answer, not a fact about the code
@@ -231,7 +234,26 @@ def extract(
             cites = (Quote(t, q) for t, q in more)
             add(sh.kind, sh.text, turn, quote, True, *cites, replaces=sh.replaces, action="update")
     for ch in choices.read(s, user):
+        if ch.turn in overruled:
+            continue
         add("decide", ch.text, ch.turn, ch.quote, True)
+    return out
+
+
+def _overruled(s: Coding) -> set[int]:
+    """The agent's turns that the person's next words overruled ("no, drop the cache"): its
+    last words before them and what it did after; what it chose, found or changed there is a
+    step the session walked back. What it found there stays: "no, CI runs on Postgres"
+    corrects the person's premise, not the cause the agent goes on to fix."""
+    out: set[int] = set()
+    since = 0
+    for h in sorted(s.humans, key=lambda h: h.turn):
+        if h.kind != "prompt":
+            continue
+        said = [t for t, _ in s.texts if since < t < h.turn]
+        if requests.corrects(h) and said:
+            out.update(range(said[-1], h.turn))  # its last words, and what it did after them
+        since = h.turn
     return out
 
 

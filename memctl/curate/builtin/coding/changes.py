@@ -73,7 +73,44 @@ def read(session: Coding) -> list[Change]:
         elif c.name in _EDITS and c.path and c.result is not None and not c.error:
             touched.setdefault(c.path, (c.turn, c.path))
             out += _edit(c, session, edited)
-    return out
+    return _end_state(out, session)
+
+
+# `rm a b`, `git rm -r a`: files the session deleted (a shell's own words, not a list).
+_RM = lazy(r"(?:^|[;&|]\s*|\bgit )rm\b(?P<args>[^;&|\n]*)")
+
+
+def _end_state(out: list[Change], session: Coding) -> list[Change]:
+    """What the session left behind: an edit whose new text a later edit replaced was a step
+    walked back (edits that add to a file stay); a file created and then deleted was never
+    an outcome."""
+    gone: set[str] = set()
+    for c in session.calls:
+        if c.name == "Bash" and c.command and c.ran() and not c.error:
+            for m in _RM.finditer(c.command):
+                gone.update(relative(a, session.cwd) for a in _split(m.group("args"))
+                            if not a.startswith("-"))  # fmt: skip
+    # an edit whose text a later edit of the same file replaced was walked back
+    undone: set[int] = set()
+    wrote: dict[str, list[tuple[int, str]]] = {}
+    for c in session.calls:
+        if c.name not in _EDITS or not c.path or c.result is None or c.error:
+            continue
+        old = str(c.input.get("old_string") or "").strip()
+        for turn, new in wrote.get(c.path, ()):
+            if len(new) >= 10 and len(old) >= 10 and (new in old or old in new):
+                undone.add(turn)
+        new = str(c.input.get("new_string") or c.input.get("content") or "").strip()
+        wrote.setdefault(c.path, []).append((c.turn, new))
+    keep = []
+    for ch in out:
+        path = relative(ch.quote, session.cwd)
+        if ch.kind in ("created", "edited") and path in gone:
+            continue
+        if ch.kind == "edited" and ch.turn in undone:
+            continue
+        keep.append(ch)
+    return keep
 
 
 MAX_FILES = 4  # a commit's line names this many files, then says how many more

@@ -84,6 +84,15 @@ _CAUSE = lazy(
     r"\b(?:root cause|because|caused by|due to|the (?:issue|problem|bug|culprit) (?:is|was))\b",
     re.I,
 )
+# A guess while looking ("The issue might be ...", "This suggests ...", "probably"): the
+# agent's hypothesis, which the session may disprove two reads later. Modal and evidential
+# words are English grammar's closed class for that, not a list tuned to any session.
+_HEDGE = lazy(
+    r"(?<![\w-])(?:might|may|could|probably|possibly|perhaps|maybe|likely|presumably|apparently|"
+    r"seems?|appears?|suggests?|suggesting|i (?:think|suspect|believe|guess)|should be|"
+    r"would (?:be|explain))(?![\w-])",
+    re.I,
+)
 _REASON = lazy(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
 # "I see that X", "Now I understand the issue. X": the finding is X.
 _LEADIN = lazy(
@@ -173,6 +182,8 @@ def read(session: Coding) -> list[Found]:
                 continue
             if summary and listed:
                 continue  # a summary's lists are read whole, below
+            if _HEDGE.search(clean):
+                continue  # a guess, not a finding
             if not _SPECIFIC.search(clean) or not _cues().search(clean):
                 continue
             if not tool_words:

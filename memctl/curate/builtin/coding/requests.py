@@ -68,6 +68,11 @@ _HEDGE = lazy(
 )
 
 
+def corrects(h: Human) -> bool:
+    """Does the person's turn open by overruling what the agent just did or said?"""
+    return h.kind == "prompt" and bool(h.sentences) and bool(_CORRECTION.match(h.sentences[0]))
+
+
 def _bare(s: str) -> str:
     return _CORRECTION.sub("", s, count=1).strip()
 
@@ -119,7 +124,7 @@ def read(session: Coding, user: str) -> list[Said]:
                 text = f"{user} chose {a.rstrip('.')} when {session.agent} asked: {q}"
                 out.append(Said("choose", end(text), h.turn, f'"{q}"="{a}"'))
             continue
-        correcting = h.kind == "prompt" and bool(_CORRECTION.match(h.sentences[0]))
+        correcting = corrects(h)
         before: Said | None = None
         # with output pasted in the turn, "why" and "it" are about the paste
         pasted = "```" in h.text or without_logs(h.text) != h.text
