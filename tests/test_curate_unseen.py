@@ -85,7 +85,6 @@ def test_what_the_session_walked_back_is_not_what_it_did(tmp_path: Path) -> None
     assert "GroupCache" not in text and "group_cache.js" not in text, claims
 
 
-@TODO
 def test_help_text_and_docs_the_person_pasted_are_evidence_not_their_words(
     tmp_path: Path,
 ) -> None:
@@ -217,3 +216,18 @@ def test_a_claim_is_one_short_point(tmp_path: Path) -> None:
     assert any("retries" in c.lower() for c in claims), claims
     for c in claims:  # cut where a clause ends: never mid-word, never an open code span
         assert c.count("`") % 2 == 0 and not re.search(r"\w…$", c), c
+
+
+def test_what_a_person_typed_is_never_taken_for_a_paste() -> None:
+    """The paste rule reads shape, so a person's own list, long paragraph or colon stays."""
+    from memctl.core.pasted import without_pastes
+
+    typed = [
+        "Plan for today:\n\n- move the cache to redis\n  - keep the old one behind a flag\n"
+        "- add the retry test\n\nthen ship it",
+        "I looked at the export again and I think the problem is the way we batch rows. " * 6
+        + "\n\nCan you check that?",
+        "It broke:\n    at node:internal/modules/cjs/loader:1080:15\n\nplease fix the queue",
+    ]
+    for text in typed:
+        assert without_pastes(text) == text, text

@@ -13,7 +13,7 @@ import re
 from functools import cache
 
 from memctl.core.lazyre import lazy
-from memctl.core.pasted import is_log_line
+from memctl.core.pasted import is_log_line, without_pastes
 from memctl.curate.builtin.lexicon import lines, table
 from memctl.curate.builtin.sentences import prose_sentences
 
@@ -92,7 +92,7 @@ def clean(text: str) -> str:
             continue
         in_log = False
         kept.append(line)
-    return "\n".join(kept)
+    return without_pastes("\n".join(kept))  # help text, docs, pages: read, not written
 
 
 def _looks_pasted(sentence: str) -> bool:

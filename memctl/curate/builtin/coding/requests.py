@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
-from memctl.core.pasted import without_logs
+from memctl.core.pasted import without_pastes
 from memctl.core.provenance import quote_in
 from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
@@ -127,7 +127,7 @@ def read(session: Coding, user: str) -> list[Said]:
         correcting = corrects(h)
         before: Said | None = None
         # with output pasted in the turn, "why" and "it" are about the paste
-        pasted = "```" in h.text or without_logs(h.text) != h.text
+        pasted = "```" in h.text or without_pastes(h.text) != h.text
         for whole in h.sentences:
             for s in _split_ask(whole):
                 said = _one(s, h, user, session.agent)
