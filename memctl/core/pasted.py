@@ -57,6 +57,7 @@ _SHAPED = lazy(
 # "Options:", "Positional arguments:": a section label of help output or a page. The turn's
 # first line is the person's ("It broke:"), never a label.
 _LABEL = lazy(r"^[ \t]*[A-Z][a-z]+(?: [a-z]+){0,2}:\s*$")
+_ITEM = lazy(r"^\s*(?:[-*+•]|\d+[.)])\s")
 _STRONG = lazy(r"^\s*(?:usage:\s*\S|-{1,2}[A-Za-z0-9][\w-]*\s{2,}\S)", re.I)
 _FIRST_PERSON = lazy(r"(?<![\w'’])(?:I|I['’](?:m|ve|d|ll)|me|my|we|we['’](?:re|ve|d|ll)|us|our)"
                      r"(?![\w'’])", re.I)  # fmt: skip
@@ -99,10 +100,11 @@ def without_pastes(text: str) -> str:
             if ln.strip()
         )
         chars = sum(len(ln) for ln in body)
-        after_intro = (  # "for the config:" and then more than a line of the person's own
+        after_intro = (  # "for the config:" and then a block of text
             k > 0
             and lines[paras[k - 1][1] - 1].rstrip().endswith(":")
-            and (len(body) >= 2 or chars >= 200)
+            and chars >= 200
+            and sum(bool(_ITEM.match(ln)) for ln in body) * 2 < len(body)  # not their own list
         )
         long_read = k > 0 and chars >= LONG_PASTE and not _FIRST_PERSON.search(" ".join(body))
         strong = len(body) == 1 and bool(_STRONG.match(body[0]))  # "Usage: tool [OPTIONS]"
