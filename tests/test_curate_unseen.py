@@ -121,7 +121,6 @@ def test_help_text_and_docs_the_person_pasted_are_evidence_not_their_words(
     assert any("Makefile" in c for c in claims), claims  # the ask itself is kept
 
 
-@TODO
 def test_the_files_the_session_wrote_say_what_the_project_is(tmp_path: Path) -> None:
     s = Session(cwd="/home/dana/src/landing")
     s.user("Set up a small Vite + TypeScript landing page and deploy config for Vercel.")
@@ -134,13 +133,12 @@ def test_the_files_the_session_wrote_say_what_the_project_is(tmp_path: Path) -> 
     s.write("src/main.ts", "console.log('hi')\n")
     notes = learn(tmp_path, s)
     project = "\n".join(c for n, cs in notes.items() if n.startswith("projects/") for c in cs)
-    assert re.search(r"Stack: .*Vite", project) and "TypeScript" in project, notes
+    assert re.search(r"Stack: .*vite", project, re.I) and "TypeScript" in project, notes
     assert "Vercel" in project, notes
     assert "VITE_API_URL" in project, notes  # the settings .env.example names
     assert "npm install" in project, notes  # how to install, from the README it wrote
 
 
-@TODO
 def test_a_refusal_with_a_reason_is_a_preference_and_answers_are_the_persons_words(
     tmp_path: Path,
 ) -> None:

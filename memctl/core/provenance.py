@@ -36,6 +36,28 @@ def quote_in(quote: str, content: str) -> bool:
     return quote in content or squash(quote) in squash(content)
 
 
+# What Claude Code writes into a tool result around the person's own words: an answer to the
+# agent's question, or the reason they gave for refusing a call.
+_PERSON_IN_RESULT = re.compile(
+    r"^User has answered your questions?:(?P<a>.*)$|"
+    r"^The user doesn't want to proceed with this tool use\..*?the user said:\s*(?P<r>.+)$",
+    re.S,
+)
+
+
+def person_words(m: Message) -> str:
+    """The part of a tool result that is the person's own words (their answer to the agent's
+    question, their reason for refusing a call), or "": a claim quoting it is what the person
+    said, not what a tool showed."""
+    return said_in_result(m.content) if m.role == "tool" else ""
+
+
+def said_in_result(text: str) -> str:
+    """`person_words` of a tool result's text."""
+    got = _PERSON_IN_RESULT.match(text.strip())
+    return (got.group("a") or got.group("r") or "") if got else ""
+
+
 def citable(m: Message) -> str:
     """What a turn says that a claim may quote: its text, plus an agent's tool calls.
 

@@ -29,6 +29,7 @@ from memctl.core.provenance import (
     RawTurns,
     citable,
     inference_supported,
+    person_words,
     quote_in,
     squash,
     supports,
@@ -514,7 +515,9 @@ def _merge_one(
             )
             return
         m = batch.messages[q.turn - 1]
-        if m.role != "user" and not (p.observed and not forced_proposal(spec.config)):
+        # the person's answer or refusal reason inside a tool result is theirs, said there
+        person = m.role == "user" or quote_in(q.quote, person_words(m))
+        if not person and not (p.observed and not forced_proposal(spec.config)):
             # What the agent did or found is evidence of what happened in the session; it is
             # never a source of instructions, and never of anything said by a person.
             _reject(

@@ -183,6 +183,12 @@ class Reader:
             parts = text[start:end].split(" · ")[1:]
             speaker = _ROLE_SUFFIX.sub("", parts[0])
             day = parts[1][:10] if len(parts) > 1 and _DAY.match(parts[1]) else None
+            if speaker == "tool" and quote:
+                from memctl.core.provenance import quote_in, said_in_result
+
+                # the person's answer or refusal reason, which the harness keeps in a result
+                if quote_in(quote, said_in_result(self.turn_text(ref) or "")):
+                    speaker = "user"
         return Cite(ref, day, speaker, quote)
 
     def turn_role(self, ref: str) -> str | None:

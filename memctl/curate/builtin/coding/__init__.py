@@ -190,13 +190,17 @@ def extract(
         by_tool = batch.messages[r.turn - 1].role != "user"
         if r.kind == "instruct" and by_tool:
             continue  # instructions come only from what the person typed
+        if r.kind == "reject" and by_tool:
+            r.kind = "prefer"  # "use pnpm" said refusing a call: how they want work done
         if r.kind == "request" and first_request and "sessions" in stores:
             first_request = False
             note, slug = session_note()
             out.append(Proposal("sessions", note, "Goal", r.text, (Quote(r.turn, r.quote),),
                                 slug=slug))  # fmt: skip
         else:
-            add(r.kind, r.text, r.turn, r.quote, by_tool)
+            # an answer or a refusal's reason is the person's words, though a tool result
+            # holds them: said, not observed (the engine checks the quote is theirs)
+            add(r.kind, r.text, r.turn, r.quote, False)
         # The first ask is the session's goal, and may still be a way of working for good.
         if r.kind == "request" and not by_tool and _STANDING.match(r.quote):
             # "use pnpm, not npm": a way of working that holds beyond this session.

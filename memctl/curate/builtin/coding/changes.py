@@ -110,7 +110,23 @@ def _end_state(out: list[Change], session: Coding) -> list[Change]:
         if ch.kind == "edited" and ch.turn in undone:
             continue
         keep.append(ch)
-    return keep
+    return _created_together(keep, session)
+
+
+def _created_together(out: list[Change], session: Coding) -> list[Change]:
+    """The files a session created, as one line: ten "Created `x`." lines say less than one
+    that names them all (each cited to the write that made it)."""
+    made = [ch for ch in out if ch.kind == "created"]
+    if len(made) < 2:
+        return out
+    shown = made[:MAX_FILES]
+    names = [f"`{relative(ch.quote, session.cwd)}`" for ch in shown]
+    more = f" and {len(made) - MAX_FILES} more" if len(made) > MAX_FILES else ""
+    listed = ", ".join(names[:-1]) + (f", {names[-1]}" if more else f" and {names[-1]}")
+    one = Change("created", f"Created {listed}{more}.", shown[0].turn, shown[0].quote,
+                 tuple((ch.turn, ch.quote) for ch in shown[1:]))  # fmt: skip
+    first = out.index(made[0])
+    return [*out[:first], one, *(ch for ch in out[first:] if ch.kind != "created")]
 
 
 MAX_FILES = 4  # a commit's line names this many files, then says how many more

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.curate.builtin.coding import written
 from memctl.curate.builtin.coding.changes import relative
-from memctl.curate.builtin.coding.commands import succeeded
+from memctl.curate.builtin.coding.commands import kind_of, succeeded
 from memctl.curate.builtin.coding.structure import Call, Coding
 from memctl.curate.builtin.lexicon import lines
 
@@ -43,7 +44,8 @@ MAX_ENVIRONMENTS = 3
 
 @dataclass
 class Shape:
-    """One line about the project: kind (layout | stack | environment), text, citations."""
+    """One line about the project: kind (layout | stack | environment | command), text,
+    citations."""
 
     kind: str
     text: str
@@ -97,7 +99,23 @@ def read(session: Coding, known: dict[str, list[str]] | None = None) -> list[Sha
     stack = _stack(calls, session, known.get("Stack", []))
     if stack is not None:
         out.append(stack)
-    out += _environments(calls, known.get("Environments", []))
+    inside = [c for c in calls if c.path and _inside(c, session) is not None]
+    rel = {c.path: _inside(c, session) or c.path for c in inside}
+    wrote = written.facts(inside, rel)
+    envs = _environments(calls, known.get("Environments", []))
+    if any(f.text.startswith("Settings come from") for f in wrote):
+        envs = [e for e in envs if not e.text.startswith("Settings are read from")]
+    out += envs
+    said = " ".join(known.get("Environments", []) + known.get("Commands", []))
+    installed = any(
+        kind_of(c.command) == "install" and succeeded(c.ran(), c.error, c.result)
+        for c in calls
+        if c.name == "Bash" and c.command
+    )
+    for f in wrote:
+        if f.text in said or (f.kind == "command" and (installed or "install with" in said)):
+            continue  # the note knows it, or a run the session made shows it better
+        out.append(Shape(f.kind, f.text, f.cites))
     return out
 
 
@@ -159,6 +177,10 @@ def _stack(calls: list[Call], session: Coding, known: list[str]) -> Shape | None
             lang = _language(rel) if _changed(c) else None
             if lang and lang not in _NO_STACK:
                 found.setdefault(lang.split(" (")[0], (c.turn, c.path))
+    inside = [c for c in calls if c.path and _inside(c, session) is not None]
+    for element, cite in written.stack(inside).items():  # what its manifests now depend on
+        if not any(k.casefold() == element.casefold() for k in found):
+            found[element] = cite
     # a tool is cited by a run that succeeded when there is one: a failed run shows the tool,
     # but it is no command to copy
     runs = [c for c in calls if c.name == "Bash" and c.command and c.ran()]

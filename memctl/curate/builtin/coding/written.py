@@ -1,0 +1,126 @@
+"""What the files a session wrote say the project is: the dependencies a manifest it wrote
+names, the platform a deploy file configures, the settings an `.env.example` lists, and the
+install command a README it wrote gives.
+
+A file the agent wrote and the person kept is the plainest statement of a project fact there
+is; the agent's prose about it is not needed. Each line cites the write (the file's path and
+the verbatim line that shows it) and is `observed`. Names are data
+(`tables/coding_packages.txt`, `tables/coding_deploy.txt`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from memctl.core.lazyre import lazy
+from memctl.curate.builtin.coding.commands import kind_of
+from memctl.curate.builtin.coding.structure import Call
+from memctl.curate.builtin.lexicon import lines
+
+_EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
+# `"vite": "^5.2.0"` in package.json; `"fastapi>=0.110"` in pyproject.toml's dependencies
+_NPM_DEP = lazy(r'"(?P<n>@?[\w.-]+(?:/[\w.-]+)?)"\s*:\s*"[\^~<>=*]*(?:\d|latest|workspace)[^"]*"')
+_PY_DEP = lazy(r'"(?P<n>[A-Za-z][\w.-]*)(?:\[[\w,]+\])?\s*(?:[<>=!~]=?[^"]*)?"')
+_PY_TOOL = lazy(r"^\[tool\.(?P<n>[\w-]+)", re.M)
+_ENV_KEY = lazy(r"^(?P<k>[A-Z][A-Z0-9_]{2,})=", re.M)
+_FENCE = lazy(r"```[\w-]*\n(?P<body>.*?)```", re.S)
+_ENV_EXAMPLE = lazy(r"^\.env\.(?:example|sample|template|dist)$")
+MAX_KEYS = 6
+
+
+@dataclass
+class Fact:
+    """kind (stack | environment | command), an element or text, and its citations."""
+
+    kind: str
+    text: str
+    cites: tuple[tuple[int, str], ...]
+
+
+@cache
+def _table(name: str) -> dict[str, str]:
+    out = {}
+    for line in lines(name):
+        key, _, value = line.partition("\t")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def written(c: Call) -> str:
+    """The text a successful write or edit put into its file."""
+    if c.name not in _EDITS or not c.path or c.result is None or c.error:
+        return ""
+    if c.name == "MultiEdit":
+        edits = c.input.get("edits")
+        parts = [str(e.get("new_string") or "") for e in edits if isinstance(e, dict)] if (
+            isinstance(edits, list)
+        ) else []  # fmt: skip
+        return "\n".join(parts)
+    text = c.input.get("content") or c.input.get("new_string") or c.input.get("new_str") or ""
+    return text if isinstance(text, str) else ""
+
+
+def _name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def stack(calls: list[Call]) -> dict[str, tuple[int, str]]:
+    """Stack elements the manifests the session wrote name -> (turn, the verbatim line)."""
+    packages = _table("coding_packages")
+    found: dict[str, tuple[int, str]] = {}
+    for c in calls:
+        text = written(c)
+        name = _name(c.path)
+        if not text:
+            continue
+        if name == "package.json":
+            hits = [(m.group("n").lower(), m.group(0)) for m in _NPM_DEP.finditer(text)]
+        elif name == "pyproject.toml":
+            hits = [(m.group("n").lower(), m.group(0)) for m in _PY_TOOL.finditer(text)]
+            hits += [(m.group("n").lower(), m.group(0)) for m in _PY_DEP.finditer(text)]
+        else:
+            continue
+        for pkg, quote in hits:
+            element = packages.get(pkg)
+            if element and len(quote) >= 8:
+                found.setdefault(element, (c.turn, quote))
+    return found
+
+
+def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
+    """Deploy targets, listed settings and documented install commands; `rel` maps a call's
+    path to the path as the project sees it."""
+    deploy = _table("coding_deploy")
+    out: list[Fact] = []
+    said: set[str] = set()
+    for c in calls:
+        text = written(c)
+        if not text:
+            continue
+        name = _name(c.path)
+        where = rel.get(c.path, name)
+        if name in deploy and f"deploy:{name}" not in said:
+            said.add(f"deploy:{name}")
+            out.append(Fact("environment", f"Deploys to {deploy[name]} (`{where}`).",
+                            ((c.turn, c.path),)))  # fmt: skip
+        elif _ENV_EXAMPLE.match(name) and "env" not in said:
+            keys = list(dict.fromkeys(m.group("k") for m in _ENV_KEY.finditer(text)))
+            if keys:
+                said.add("env")
+                shown = ", ".join(keys[:MAX_KEYS]) + (" and more" if len(keys) > MAX_KEYS else "")
+                out.append(Fact("environment", f"Settings come from the environment: {shown} "
+                                f"(listed in `{where}`).",
+                                ((c.turn, c.path), (c.turn, f"{keys[0]}=")),))  # fmt: skip
+        elif name.lower().startswith("readme") and "install" not in said:
+            for block in _FENCE.finditer(text):
+                line = next((ln.strip() for ln in block.group("body").splitlines()
+                             if kind_of(ln.strip().lstrip("$ ")) == "install"), None)  # fmt: skip
+                if line:
+                    cmd = line.lstrip("$ ").strip()
+                    said.add("install")
+                    out.append(Fact("command", f"Dependencies install with `{cmd}` (as `{where}` "
+                                    "says).", ((c.turn, cmd), (c.turn, c.path))))  # fmt: skip
+                    break
+    return out
