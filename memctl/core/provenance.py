@@ -49,7 +49,13 @@ def person_words(m: Message) -> str:
     """The part of a tool result that is the person's own words (their answer to the agent's
     question, their reason for refusing a call), or "": a claim quoting it is what the person
     said, not what a tool showed."""
-    return said_in_result(m.content) if m.role == "tool" else ""
+    if m.role != "tool":
+        return ""
+    words = said_in_result(m.content)
+    refused = not m.content.lstrip().startswith("User has answered")
+    if refused and not (isinstance(m.meta, dict) and m.meta.get("is_error") is True):
+        return ""  # the harness flags a refused call; output that only reads like one is output
+    return words
 
 
 def said_in_result(text: str) -> str:

@@ -35,6 +35,10 @@ _FAILED_OUTPUT = lazy(
 )
 
 
+# The harness's tools that put a question to the person and return their answer.
+_ASKS = frozenset(("AskUserQuestion", "AskFollowupQuestion", "ask_user"))
+
+
 @dataclass
 class Call:
     """One tool call with its result, if the transcript holds it."""
@@ -197,7 +201,9 @@ def _human_in_result(turn: int, text: str, humans: list[Human], call: Call | Non
                 refused = (call.command or call.path) if call is not None else None
                 humans.append(Human(turn, sentences, "rejection", refused=refused or None))
         return
-    if text.startswith("User has answered your question"):
+    if text.startswith("User has answered your question") and (
+        call is None or call.name in _ASKS
+    ):  # a command's output that reads like an answer is output, never the person's
         pairs = [(a.group("q"), a.group("a")) for a in _ANSWERED.finditer(text)]
         if pairs:
             humans.append(Human(turn, [], "answer", pairs))
