@@ -157,7 +157,6 @@ def test_a_refusal_with_a_reason_is_a_preference_and_answers_are_the_persons_wor
     assert "#observed" not in line, line  # what the person answered is said, not observed
 
 
-@TODO
 def test_names_name_the_project_and_the_decision(tmp_path: Path) -> None:
     s = Session(cwd="/home/dana/src/ledger")
     s.user("Should the export be CSV or JSON?")
@@ -171,7 +170,6 @@ def test_names_name_the_project_and_the_decision(tmp_path: Path) -> None:
     assert any("layout" in t or "export" in t for t in titles), titles
 
 
-@TODO
 def test_the_project_note_is_never_named_after_a_file_or_a_prompt(tmp_path: Path) -> None:
     """A transcript without a working directory: the project is the folder its files are
     in, not the session's first words ("Update index.html so ...")."""

@@ -64,6 +64,20 @@ STEERING = frozenset(
     ("request", "want", "suggest", "reject", "choose", "switch", "rather", "instruct")
 )
 
+# "... when Claude asked: Which layout ...?": the question a decision answered.
+_ASKED = lazy(r" when \S+ asked: (?P<q>.+)$")
+# An answer made only of these names no option of its own: yes, no, a letter, an ordinal.
+_BARE = lazy(
+    r"(?i)^(?:(?:yes|no|yep|nope|ok|okay|sure|fine|option|choice|alternative|the|that|this|one|"
+    r"first|second|third|fourth|last|former|latter|both|neither|either|all|none|[a-e]|\d+)"
+    r"[\s.,!)(:-]*)+$"
+)
+
+
+def _bare_answer(topic: str) -> bool:
+    return bool(_BARE.match(topic.strip()))
+
+
 # Which store and section each kind of claim goes to.
 ROUTES = {
     "request": ("sessions", "Requests"),
@@ -132,7 +146,7 @@ def extract(
         action: str = "supersede",
     ) -> None:
         store, section = ROUTES[kind]
-        if store not in stores or turn in s.noise:
+        if store not in stores or turn in s.noise or (store == "projects" and project is None):
             return
         meta: tuple[tuple[str, object], ...] = ()
         if store == "sessions":
@@ -149,6 +163,10 @@ def extract(
             # cut at the option it beats or its reason first, then keep eight words: a cut
             # the other way round leaves "Bump the pool to 10 as well instead"
             topic = cap(" ".join(_TOPIC_END.split(_DECIDED.sub("", text))[0].split()[:8]))
+            asked = _ASKED.search(text)
+            if asked and _bare_answer(topic):
+                # "Yes", "Option C": the answer names nothing; the question names the decision
+                topic = cap(" ".join(asked.group("q").rstrip("?").split()[:8]))
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
             # "Postgres" (the answer to the agent's question) and "postgres for the audit log"
             # (the person's own words after it) are one decision: one note, the first one's.

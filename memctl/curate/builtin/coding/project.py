@@ -37,7 +37,7 @@ def remote(s: Coding) -> str | None:
     return None
 
 
-def project_name(s: Coding, batch: Batch) -> str:
+def project_name(s: Coding, batch: Batch) -> str | None:
     """The repository's name from its remote, else the working directory's last part."""
     r = remote(s)
     if r:
@@ -45,7 +45,7 @@ def project_name(s: Coding, batch: Batch) -> str:
     if s.cwd:
         where = project_dir(s.cwd)
         return Path(where).name or where
-    return batch.header.title or "unknown project"
+    return None  # no folder and no remote: a session's first words are no project's name
 
 
 def project_note(s: Coding, batch: Batch, name: str) -> tuple[str, str, str]:

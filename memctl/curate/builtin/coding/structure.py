@@ -184,10 +184,31 @@ def read(batch: Batch) -> Coding:
             _human_in_result(i, m.content, humans, call)
     subagent = bool(src.get("parent_session"))
     cwd = local_dir(cwd, (c.path for c in calls), Path.home())  # the header's is portable
+    if cwd is None:
+        cwd = _common_folder([c.path for c in calls if c.path])
+        place = portable_dir(cwd, Path.home()) if cwd else None
     return Coding(
         humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, place, branch,
         batch.start
     )
+
+
+def _common_folder(paths: list[str]) -> str | None:
+    """Where a session without a recorded working directory worked: the folder holding every
+    file its tools touched (a file's own folder when it touched one), never `/` or a home's
+    parent. The project is named after it, never after the session's first words."""
+    import os.path
+
+    absolute = [p for p in paths if p.startswith("/")]
+    if not absolute:
+        return None
+    try:
+        common = os.path.commonpath(absolute)
+    except ValueError:
+        return None
+    if common in absolute:  # one file, or every path the same file
+        common = str(Path(common).parent)
+    return common if common.count("/") >= 2 else None
 
 
 def _human_in_result(turn: int, text: str, humans: list[Human], call: Call | None) -> None:
