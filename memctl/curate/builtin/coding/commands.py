@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.curate.builtin.coding.shell import first_line, parts, plain, tool
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import lines
 
@@ -62,22 +63,6 @@ def kind_of(command: str) -> str | None:
     return None
 
 
-def _family(command: str) -> str:
-    """The command without paths, test ids and flags' values: two runs of one suite agree."""
-    words = [w for w in command.split() if "/" not in w and "::" not in w and "." not in w]
-    return " ".join(words[:4])
-
-
-def _tool(command: str) -> str:
-    """The words before the first argument: `uv run pytest -q tests/` -> `uv run pytest`."""
-    words = []
-    for w in command.split():
-        if w.startswith("-") or "/" in w or "." in w or "::" in w or "=" in w:
-            break
-        words.append(w)
-    return " ".join(words[:3])
-
-
 # Flags that pick a part of the suite (a marker, a name pattern, the last failures).
 _SELECT = lazy(
     r"^-(?:k|m|t|run|-lf|-last-failed|-testNamePattern|-filter|-grep|-only|-project)$|"
@@ -89,7 +74,7 @@ def breadth(command: str) -> int:
     """How much of the code base a run covers, negated: each path, test id or selection
     narrows it (`pytest` 0, `pytest -m browser` -1, `pytest tests/a.py::t -x` -2)."""
     narrow = 0
-    for w in command.split()[1:]:
+    for w in plain(command).split()[1:]:  # `python -m pytest`: `-m` is the runner's
         if "/" in w or "::" in w or re.search(r"\.\w{1,4}$", w) or _SELECT.match(w):
             narrow += 1
     return -narrow
@@ -112,58 +97,182 @@ def succeeded(ok: bool, error: bool, result: str | None) -> bool:
 def read(session: Coding, known: list[str] | None = None) -> list[Command]:
     """Commands worth a project note line; `known` are the note's lines already there, so a
     tenth session that runs the tests adds nothing unless it runs them a new way, and a
-    broader successful run of a known tool supersedes that tool's line."""
-    lines: dict[str, dict[str, str]] = {}  # kind -> family -> the note's line
+    successful run of a known tool (by any runner) supersedes that tool's line unless the
+    note's is broader."""
+    notes: dict[str, dict[tuple[str, ...], str]] = {}  # kind -> tool and selection -> line
     for line in known or ():
-        m = re.match(r"^(?P<phrase>.+?) `(?P<cmd>[^`]+)`\.?$", line)
-        kind = next((k for k, v in PHRASE.items() if m and m.group("phrase") == v), None)
-        if m and kind:
-            lines.setdefault(kind, {})[_family(m.group("cmd"))] = line
+        got = note_command(line)
+        if got:
+            notes.setdefault(got[0], {})[_key(got[1])] = line
     runs = [
-        (c.turn, c.command, succeeded(c.ran(), c.error, c.result))
+        (c.turn, c.command, succeeded(c.ran(), c.error, c.result), c.result)
         for c in session.calls
         if c.name == "Bash" and c.command
     ]
-    runs += [(s.turn, s.command, True) for s in session.shells]
-    best: dict[str, list[tuple[int, int, str]]] = {}  # kind -> (breadth, turn, command)
-    uses: dict[str, list[tuple[int, str]]] = {}
-    for turn, command, ok in sorted(runs):
+    runs += [(s.turn, s.command, True, None) for s in session.shells]
+    cands: dict[str, list[tuple[int, str]]] = {}  # kind -> (turn, command) that succeeded
+    uses: dict[str, list[int]] = {}
+    for turn, command, ok, result in sorted(runs, key=lambda r: r[0]):
         if turn < session.start:
             continue
-        line = command.strip().split("\n")[0].strip()
-        found = [(kind_of(p), p) for p in re.split(r"\s*(?:&&|;|\|\|)\s*", line)]
-        kind, first = next(((k, p.strip()) for k, p in found if k), (None, ""))
+        found = [(kind_of(p), p) for p in parts(first_line(command))]
+        kind, first = next(((k, p) for k, p in found if k), (None, ""))
         if kind is None or not first or "::" in first:
             continue  # one test by its node id says how that test was debugged, not how to test
-        uses.setdefault(first, []).append((turn, first))
-        if ok:
-            best.setdefault(kind, []).append((breadth(first), turn, first))
+        uses.setdefault(first, []).append(turn)
+        if ok and not listing(first, result):
+            cands.setdefault(kind, []).append((turn, first))
     out: list[Command] = []
-    for kind, cands in best.items():
-        have = lines.get(kind, {})
-        taken: set[str] = set()
-        # broadest first; on a tie the later run (what the session ended up using)
-        for width, turn, first in sorted(cands, key=lambda c: (-c[0], -c[1])):
-            fam = _family(first)
-            if fam in taken or len(taken) >= PER_KIND:
-                continue
-            taken.add(fam)
-            text = f"{PHRASE[kind]} `{first}`."
-            old = have.get(fam) or next(
-                (v for f, v in have.items() if _tool(_cmd(v)) == _tool(first)), None
-            )
+    for kind, runs_of_kind in cands.items():
+        have = notes.get(kind, {})
+        for turn, first in _chosen(kind, runs_of_kind, have):
+            text = line_for(kind, first)
+            old = have.get(_key(first))
             if old == text:
                 continue
-            if old is not None and breadth(_cmd(old)) > width:
+            if old is not None and breadth(_cmd(old)) > breadth(first):
                 continue  # the note already knows a broader way to run this tool
             if old is None and len(have) >= PER_NOTE:
                 continue
             # the same command's first use in the session, beside the run that shows it works
-            used = min((t for t, c in uses.get(first, ()) if t != turn), default=None)
+            used = min((t for t in uses.get(first, ()) if t != turn), default=None)
             out.append(Command(kind, text, turn, first, old, used))
     return sorted(out, key=lambda c: c.turn)
 
 
+def _chosen(
+    kind: str, runs: list[tuple[int, str]], have: dict[tuple[str, ...], str]
+) -> list[tuple[int, str]]:
+    """The session's runs of one kind worth a line, at most `PER_KIND`.
+
+    A run narrowed to files is dropped when the session or the note knows one that is not.
+    Of one tool's runs (whatever runner ran it) the broadest is kept, the later on a tie.
+    Two test tools are two suites (a monorepo's `pytest` and `vitest`), the broadest kept;
+    of other kinds the tool the session ended with is kept, and another only if it still
+    ran after that one came into use (both run at the end), not one it replaced.
+    """
+    if any(not _files(c) for _, c in runs) or any(not _files(_cmd(v)) for v in have.values()):
+        runs = [(t, c) for t, c in runs if not _files(c)]
+    tools: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+    for turn, cmd in runs:
+        tools.setdefault(_key(cmd), []).append((turn, cmd))
+    best = [max(rs, key=lambda r: (breadth(r[1]), r[0])) for rs in tools.values()]
+    if kind == "test":
+        best.sort(key=lambda r: (-breadth(r[1]), -r[0]))
+        return best[:PER_KIND]
+    spans = {k: (rs[0][0], rs[-1][0]) for k, rs in tools.items()}  # first and last success
+    last = max(spans, key=lambda k: spans[k][1])
+    kept = [r for r in best if spans[_key(r[1])][1] >= spans[last][0]]
+    return sorted(kept, key=lambda r: -spans[_key(r[1])][1])[:PER_KIND]
+
+
+def _key(command: str) -> tuple[str, ...]:
+    """What makes two runs one way of running: the tool and the part of the suite picked."""
+    return (tool(command), *_selection(command))
+
+
+def _selection(command: str) -> list[str]:
+    """The flags (with their values) that pick part of the suite: `-m browser`, `--lf`."""
+    words = plain(command).split()[1:]
+    out = []
+    for i, w in enumerate(words):
+        if _SELECT.match(w):
+            out.append(w)
+            if not w.startswith("--") or "=" not in w:
+                takes = w not in ("--lf", "--last-failed", "--only")
+                if takes and i + 1 < len(words):
+                    out.append(words[i + 1])
+    return out
+
+
+_FILE_ARG = lazy(r"::|[^./]\.\w{1,5}$")
+
+
+def _files(command: str) -> list[str]:
+    """The files or test ids a run is narrowed to (`tests/test_x.py`, `a.spec.ts`)."""
+    return [w for w in plain(command).split()[1:]
+            if not w.startswith("-") and "=" not in w and _FILE_ARG.search(w)]  # fmt: skip
+
+
+def line_for(kind: str, command: str) -> str:
+    """The note's line: how this kind of thing runs, or, for a run narrowed to files or a
+    selection, which part it runs, so it never reads as the way to run them all."""
+    scope = _scope(command)
+    if not scope:
+        return f"{PHRASE[kind]} `{command}`."
+    phrase = PHRASE[kind][0].lower() + PHRASE[kind][1:]
+    return f"For {scope} only, {phrase} `{command}`."
+
+
+_PICKS = {"-m": "tests marked `{}`", "-k": "tests matching `{}`", "--lf": "the last failed tests",
+          "--last-failed": "the last failed tests", "--project": "the project `{}`"}  # fmt: skip
+
+
+def _scope(command: str) -> str:
+    said = [f"`{f}`" for f in _files(command)]
+    sel = _selection(command)
+    i = 0
+    while i < len(sel):
+        flag, _, value = sel[i].partition("=")
+        takes = "{}" in _PICKS.get(flag, "{}") and not value
+        if takes and i + 1 < len(sel):
+            value = sel[i + 1]
+            i += 1
+        said.append(_PICKS.get(flag, "tests matching `{}`").format(value.strip("'\"")))
+        i += 1
+    return ", ".join(said)
+
+
+_LINE = lazy(r"^(?:For (?P<scope>.+) only, )?(?P<phrase>.+?) `(?P<cmd>[^`]+)`\.?$")
+
+
+def note_command(line: str) -> tuple[str, str] | None:
+    """(kind, command) of a Commands line this module wrote, else None."""
+    m = _LINE.match(line)
+    if not m:
+        return None
+    phrase = m.group("phrase")
+    phrase = phrase[0].upper() + phrase[1:]
+    kind = next((k for k, v in PHRASE.items() if v == phrase), None)
+    return (kind, m.group("cmd")) if kind else None
+
+
+@cache
+def _listing_words() -> tuple[frozenset[str], tuple[str, ...]]:
+    entries = lines("coding_listing")
+    return frozenset(e for e in entries if e.startswith("-")), tuple(
+        e for e in entries if not e.startswith("-")
+    )
+
+
+# What a run's output looks like when it listed tests instead of running them: tests
+# collected, no outcome; or the tool's usage text.
+_COLLECTED = lazy(
+    r"\bcollected \d+ items?\b|\b\d+(?:/\d+)? tests? collected\b|^\s*<(?:Module|Package|Function"
+    r"|Class|Dir)\b", re.M
+)
+_OUTCOME = lazy(r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed)\b")
+
+
+def listing(command: str, result: str | None = None) -> bool:
+    """The run listed or described (tests, markers, settings, help, version) instead of
+    running: by a flag or subcommand that does that (`tables/coding_listing.txt`), or by its
+    output (the tool's usage; tests collected and none run)."""
+    flags, subcommands = _listing_words()
+    if any(w.split("=", 1)[0] in flags for w in command.split()[1:]):
+        return True
+    bare = plain(command)
+    if any(bare == s or bare.startswith(s + " ") for s in subcommands):
+        return True
+    out = (result or "")[-3000:]
+    if re.match(r"(?i)\s*usage:", result or ""):
+        return True
+    return bool(_COLLECTED.search(out)) and not _OUTCOME.search(out)
+
+
 def _cmd(line: str) -> str:
+    got = note_command(line)
+    if got:
+        return got[1]
     m = re.search(r"`([^`]+)`", line)
     return m.group(1) if m else line
