@@ -81,6 +81,21 @@ def citable(m: Message) -> str:
     return "\n".join(parts)
 
 
+def tool_argument(quote: str, m: Message) -> bool:
+    """Is `quote` a whole part of one of the turn's tool-call arguments: the argument itself
+    (a file path, a command) or words of a command bounded by spaces or shell operators
+    (`pytest` in `cd web && pytest -q`)? Such a quote is exact however short: it is what the
+    agent ran or opened, not a few letters that happen to occur in prose (`uv` of `uv.lock`,
+    `test` of `pytest` are not whole parts)."""
+    q = squash(quote)
+    calls = m.meta.get("tool_calls") if isinstance(m.meta, dict) else None
+    if len(q) < 2 or not isinstance(calls, list):
+        return False
+    whole = re.compile(r"(?:^|(?<=[\s;&|()]))" + re.escape(q) + r"(?=$|[\s;&|()])")
+    args = (squash(a) for c in calls if isinstance(c, dict) for a in _strings(c.get("input")))
+    return any(a == q or whole.search(a) for a in args)
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]

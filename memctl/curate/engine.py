@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.branches import rewound_text
-from memctl.core.notes import HISTORY
+from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
@@ -33,7 +33,9 @@ from memctl.core.provenance import (
     quote_in,
     squash,
     supports,
+    tool_argument,
     turn_texts,
+    unquoted_links,
 )
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -528,7 +530,11 @@ def _merge_one(
                 q.quote,
             )
             return
-        if len(squash(q.quote)) < MIN_QUOTE_CHARS:
+        if len(squash(q.quote)) < MIN_QUOTE_CHARS and not (
+            p.observed and tool_argument(q.quote, m)
+        ):
+            # a few letters of prose occur anywhere; a whole command or path the agent ran or
+            # opened (`pytest`, `uv sync`) is exact however short
             _reject(res, p, "quote is too short to support a claim", ref, q.quote)
             return
         said = citable(m)
@@ -572,8 +578,10 @@ def _merge_one(
         inference_supported(text, turn_texts(turns, [r for r, _ in cites]))
     ):
         # nor with the turns it cites and those just before them: not read from them at all
-        _reject(res, p, "shares no word with its quotes or the turns they answer",
-                cites[0][0] if cites else None)
+        links = unquoted_links(strip_links(text), [q for _, q in cites])
+        why = (f"states {links[0]!r}, which none of its quotes holds" if links
+               else "shares no word with its quotes or the turns they answer")  # fmt: skip
+        _reject(res, p, why, cites[0][0] if cites else None)
         return
     out = notes.apply(
         note, section, spec.sections, text, cites, inferred, p.action, p.replaces, when, observed

@@ -12,6 +12,9 @@ and which environments it runs in, read from what the agent's tools touched.
 
 Each line cites the tool calls that show it (quoting the path or command, which memctl checks
 against the call's arguments) and is `observed`: what the session shows, not what anyone said.
+It holds nothing its quotes do not: a Layout line cites every file it names, and a Stack line
+whose words are in none of its quotes (`Python` read from `totals.py`) names the files it was
+read from, so the check every claim passes (`core.provenance.supports`) holds for it too.
 Word lists are data (`tables/coding_stack.txt`, `coding_languages.txt`, `coding_manifests.txt`).
 """
 
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.core.provenance import supports
 from memctl.curate.builtin.coding import written
 from memctl.curate.builtin.coding.changes import relative
 from memctl.curate.builtin.coding.commands import kind_of, succeeded
@@ -144,7 +148,7 @@ def _layout(calls: list[Call], session: Coding, known: list[str]) -> list[Shape]
             continue
         names = ", ".join(f"`{n}`" for _, _, n in files[:2])
         parts.append(f"`{folder}/` holds {_holds(folder, [n for _, _, n in files])} ({names})")
-        cites.append((files[0][0], files[0][1]))
+        cites += [(turn, path) for turn, path, _ in files[:2]]  # each file it names
     if not parts or (len(folders) < 2 and "the tests" not in parts[0]):
         return []  # one folder of code is no layout; where the tests live is
     return [Shape("layout", "Code layout: " + "; ".join(parts) + ".", tuple(cites))]
@@ -191,15 +195,27 @@ def _stack(calls: list[Call], session: Coding, known: list[str]) -> Shape | None
             if pat.search(first) and not any(k.casefold() == tool.casefold() for k in found):
                 found.setdefault(tool, (c.turn, first.strip()))  # "go" the tool is Go
     old = next((m for m in (_STACK_LINE.match(k) for k in known) if m), None)
-    have = [w.strip() for w in re.split(r"[;,] ", old.group("items"))] if old else []
+    items = _SHOWN_BY.sub("", old.group("items")) if old else ""
+    have = [w.strip() for w in re.split(r"[;,] ", items)] if old else []
     new = [e for e in found if e not in have]
     if not new or len(have) + len(new) < 2:
         return None
     elements = [*have, *new][:MAX_STACK]
-    cites = tuple(dict.fromkeys(found[e] for e in new if e in elements))[:MAX_CITES]
+    cited = [e for e in new if e in elements][:MAX_CITES]
+    cites = tuple(dict.fromkeys(found[e] for e in cited))
     if not cites:
         return None
-    return Shape("stack", f"Stack: {', '.join(elements)}.", cites, old.group(0) if old else None)
+    text = f"Stack: {', '.join(elements)}."
+    if not supports(text, [q for _, q in cites]):
+        # `Python` read from `totals.py`, `Node.js` from `package.json`: no word of the
+        # line is in its quotes, so it names the files it was read from, as the quotes do
+        shown = {e: f"{e} (`{_name(found[e][1])}`)" for e in cited if "/" in found[e][1]}
+        text = f"Stack: {', '.join(shown.get(e, e) for e in elements)}."
+    return Shape("stack", text, cites, old.group(0) if old else None)
+
+
+# What a stack element was read from, as the line names it: "Python (`totals.py`)".
+_SHOWN_BY = lazy(r" \(`[^`]+`\)")
 
 
 _VENV = lazy(r"(?:^|[\s;&|(])(?:source|\.) (?P<v>[\w.~/-]*?)/?bin/activate\b")
