@@ -171,6 +171,11 @@ def test_one_files_run_alone_says_which_file_it_runs() -> None:
     s3.bash("uv run pytest -m browser -v", "===== 3 passed, 9 deselected in 2.1s =====")
     marked = [t for _, t in s3.commands()]
     assert len(marked) == 1 and "`browser`" in marked[0].split("`uv run")[0], marked
+    # a file an option reads is no narrowing: the build still builds it all
+    s4 = _Script()
+    s4.bash("pnpm vite build --config vite.config.ts", "built in 1.2s")
+    assert s4.commands() == [("build", "The build runs with `pnpm vite build --config "
+                                       "vite.config.ts`.")]  # fmt: skip
 
 
 # --- (3c) commands are whole and balanced ---------------------------------------------------

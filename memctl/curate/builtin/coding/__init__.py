@@ -5,7 +5,8 @@ the parts up first):
 
 - `requests`: the human's requests, choices, preferences, refusals and standing instructions,
   including their words inside tool results (a refused call's reason, an answered question);
-- `commands`: how the code base is tested, linted, type-checked, built and run;
+- `commands`: how the code base is tested, linted, type-checked, built and run (`shell`
+  reads a shell line for the whole commands in it);
 - `changes`: commits with message and hash, merges, files created, edits with their purpose;
 - `findings`: causes and facts the agent established, and its closing summaries' points;
 - `shape`: where the code lives, what it is built with, which environments it runs in;

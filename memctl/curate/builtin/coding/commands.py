@@ -1,9 +1,13 @@
 """How the code base is tested, linted, type-checked, built, run and deployed: the commands
 the session ran that succeeded. A run that failed (non-zero exit, "1 failed") is no way to
-run the tests: the agent may have got the command wrong. Of several successful runs of one
-kind, the broadest (fewest paths, test ids and selections) is kept, the later on a tie; a
-later session's success supersedes the note's line for the same tool. Kinds and patterns are
-data (`tables/coding_commands.txt`).
+run the tests: the agent may have got the command wrong; nor is one that only listed or
+described (`pytest --collect-only`, `ruff rule E501`, `--version`). Each line copies one whole
+command of the shell line (`shell.parts`). One tool is one line whatever runner ran it
+(`uv run pytest`, `pytest`): its broadest run, the later on a tie, and a later session's
+supersedes the note's line for that tool. A run narrowed to files gives way to a broader
+one; kept alone, it says which files it runs. Of kinds other than tests, the tool the
+session ended with is kept. Kinds and patterns are data (`tables/coding_commands.txt`,
+`coding_listing.txt`, `coding_runners.txt`).
 """
 
 from __future__ import annotations
@@ -188,10 +192,16 @@ def _selection(command: str) -> list[str]:
 _FILE_ARG = lazy(r"::|[^./]\.\w{1,5}$")
 
 
+# An option whose value is a file it reads, not a file it runs: `--config vite.config.ts`.
+_TAKES_FILE = lazy(r"^-(?:c|-[\w-]*(?:config|file)[\w-]*)$")
+
+
 def _files(command: str) -> list[str]:
     """The files or test ids a run is narrowed to (`tests/test_x.py`, `a.spec.ts`)."""
-    return [w for w in plain(command).split()[1:]
-            if not w.startswith("-") and "=" not in w and _FILE_ARG.search(w)]  # fmt: skip
+    words = plain(command).split()[1:]
+    return [w for i, w in enumerate(words)
+            if not w.startswith("-") and "=" not in w and _FILE_ARG.search(w)
+            and not (i and _TAKES_FILE.match(words[i - 1]))]  # fmt: skip
 
 
 def line_for(kind: str, command: str) -> str:
