@@ -333,3 +333,10 @@ def test_a_short_quote_counts_only_as_a_whole_part_of_a_tool_calls_argument() ->
     assert not tool_argument("uv", call)  # part of a path
     prose = Message("user", "pytest", None, None, None, {})
     assert not tool_argument("pytest", prose)  # a person's words keep the length rule
+
+
+def test_a_quoted_marker_expression_is_named_whole() -> None:
+    from memctl.curate.builtin.coding.commands import line_for
+
+    got = line_for("test", 'uv run pytest -m "not (tui or browser)" -v')
+    assert got.startswith("For tests marked `not (tui or browser)` only, "), got

@@ -176,8 +176,14 @@ def _key(command: str) -> tuple[str, ...]:
 
 
 def _selection(command: str) -> list[str]:
-    """The flags (with their values) that pick part of the suite: `-m browser`, `--lf`."""
-    words = plain(command).split()[1:]
+    """The flags (with their values) that pick part of the suite: `-m browser`, `--lf`; a
+    quoted value is one (`-m "not (tui or browser)"`)."""
+    import shlex
+
+    try:
+        words = shlex.split(plain(command))[1:]
+    except ValueError:
+        words = plain(command).split()[1:]
     out = []
     for i, w in enumerate(words):
         if _SELECT.match(w):
