@@ -185,7 +185,6 @@ def test_the_project_note_is_never_named_after_a_file_or_a_prompt(tmp_path: Path
     assert projects == ["projects/site.md"], projects
 
 
-@TODO
 def test_a_claim_is_one_short_point(tmp_path: Path) -> None:
     """A closing summary's ✅ list and a status report are not kept whole; no claim runs
     past 300 characters, and a long one is cut where a clause ends, never inside a word."""

@@ -146,6 +146,8 @@ def extract(
         replaces: str | None = None,
         action: str = "supersede",
     ) -> None:
+        if len(text) > findings.MAX_CLAIM:
+            text = end(findings.short(text.rstrip(".")))  # one point, cut where a clause ends
         store, section = ROUTES[kind]
         if store not in stores or turn in s.noise or (store == "projects" and project is None):
             return

@@ -18,7 +18,10 @@ from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import table
 
 _SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
-_BULLET = lazy(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+# A list item: a bullet, a number, or a check mark an agent's report opens its points with.
+_BULLET = lazy(
+    r"^\s*(?:[-*+•]\s+|[✅✔☑❌⚠✓✗]\ufe0f?\s*|\d+[.)]\s+)(?:\[[ xX]\]\s+)?(?=\S)"
+)
 _HEADING = lazy(r"^\s*#{1,6}\s+")
 _SPECIFIC = lazy(
     r"`[^`]+`|\b\w+\.(?:py|js|ts|tsx|jsx|json|toml|ya?ml|md|html|css|go|rs|rb|sh|cfg|ini|txt)\b|"
@@ -77,6 +80,12 @@ _DONE = lazy(
 # How a run went ("all tests pass", "one test is still failing"): progress, unless it says why.
 _STATUS = lazy(
     r"\b(?:tests?|checks?|builds?|runs?)\b.{0,60}\b(?:pass(?:es|ed|ing)?|fail(?:s|ed|ing)?|green|red)\b",
+    re.I,
+)
+# A short point that only says how something went: "Linting passes", "✅ Type checking passes
+# (0 errors)", "Build succeeded".
+_STATUS_POINT = lazy(
+    r"^[\W_]*(?:\w+[\s-]){0,4}(?:pass(?:es|ed)?|succeed(?:s|ed)?|green|clean|ok)\b[^;.]{0,30}$",
     re.I,
 )
 # A sentence that names why something broke: the project's gotcha, not one session's problem.
@@ -256,26 +265,59 @@ def _lists(text: str) -> list[tuple[str, list[str]]]:
 
 
 def summary_points(turn: int, text: str) -> list[Found]:
-    """One outcome per list of a closing summary: its lead-in and its points, joined.
+    """One outcome per list of a closing summary: its lead-in and as many of its points as
+    fit in one short claim, none of them a status line.
 
-    A list's points are details of one result ("Tests on 3.12 and 3.13", "Ruff linting"); as one
-    claim they say what was done, where ten claims would each say too little.
+    A list's points are details of one result ("Tests on 3.12 and 3.13", "Ruff linting"); as
+    one claim they say what was done, where ten claims would each say too little. Status
+    lines ("all 31 tests pass", "linting passes") say how a run went, not what the session
+    left behind, and are left out; the claim ends at a whole point, never mid-point.
     """
     out = []
     for lead, items in _lists(text):
-        points = [_clean(i).rstrip(".") for i in items if not has_markup(i) and not is_log_line(i)]
-        points = [p for p in points if len(p.split()) >= 2][:6]
+        points = []
+        for i in items:
+            if has_markup(i) or is_log_line(i):
+                continue
+            p = _clean(i).rstrip(".")
+            status = _STATUS.search(p) or _STATUS_POINT.match(p)
+            if len(p.split()) >= 2 and not (status and not _REASON.search(p)):
+                points.append(p)
+        points = points[:MAX_POINTS]
         if len(points) < 2 and not (points and len(points[0].split()) >= 6):
             continue
         head = _clean(re.sub(r"^\s*\d+[.)]\s*", "", _HEADING.sub("", lead))).rstrip(":").strip()
-        if not head or _narration().match(head) or len(head.split()) > 20:
+        if not head or _narration().match(head) or len(head.split()) > 12:
             head = ""
-        body = "; ".join(points)
-        text_ = f"{head}: {body}" if head else body
-        if len(text_) > 500:
-            text_ = text_[:497].rsplit(" ", 1)[0] + "…"
+        body = points[0] if len(points[0]) <= MAX_CLAIM else short(points[0])
+        for p in points[1:]:
+            if len(head) + len(body) + len(p) + 4 > MAX_CLAIM:
+                break
+            body = f"{body}; {p}"
+        text_ = f"{head}: {body}" if head and len(head) + len(body) + 2 <= MAX_CLAIM else body
         out.append(Found("outcome", _end(text_), turn, items[0]))
     return out
+
+
+MAX_POINTS = 4  # of one list: the rest of a long summary is detail
+MAX_CLAIM = 200
+
+
+def short(text: str, limit: int = MAX_CLAIM) -> str:
+    """`text` cut to `limit` characters where a clause ends (a comma, a semicolon, a dash,
+    a colon), never inside a word or a code span; the first clause whole if none ends in
+    time. A shorter claim that is still true beats a long one that says everything."""
+    if len(text) <= limit:
+        return text
+    best = 0
+    for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\((?=[^)]*$)", text[: limit + 1]):
+        cut = m.start()
+        if text[:cut].count("`") % 2 == 0 and cut >= 40:
+            best = cut
+    if not best:
+        m = re.search(r"[,;:]\s|\s[—–-]\s", text)
+        best = m.start() if m and text[: m.start()].count("`") % 2 == 0 else len(text)
+    return text[:best].rstrip(" ,;:—–-")
 
 
 def _closing_turns(session: Coding) -> set[int]:
