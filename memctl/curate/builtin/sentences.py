@@ -13,6 +13,14 @@ _FENCE = re_(r"^\s*(```|~~~)")
 _PASTE = re_(r"^\s*-{2,}\s*\S.*?-{2,}\s*$")
 _NOT_PROSE = re_(r"^(?:#|\||>|    |\t|\s*(?:[-*+]|\d+[.)])\s)")
 _SPLIT = re_(r"(?<=[.!?])[)\"'”’]?\s+")
+# Spans a sentence never ends inside: a code span, a markdown link (its text may hold ". "),
+# an autolink or a URL. A split there cut "in [vercel." off its link.
+_UNBROKEN = re_(r"`[^`\n]+`|!?\[[^\]\n]*\]\([^)\s]*\)|<[^<>\s]+>|\b[a-z][\w+.-]*://\S+")
+
+
+def inside_span(line: str, at: int) -> bool:
+    """Is offset `at` of `line` inside a code span, link or URL (see `_UNBROKEN`)?"""
+    return any(m.start() < at < m.end() for m in _UNBROKEN.finditer(line))
 
 
 def prose_sentences(content: str) -> list[str]:
@@ -41,7 +49,7 @@ def prose_sentences(content: str) -> list[str]:
             continue
         start = 0
         for m in _SPLIT.finditer(line):
-            if _abbreviation(line, m.start()):
+            if _abbreviation(line, m.start()) or inside_span(line, m.start()):
                 continue
             piece = line[start : m.start() + 1].strip()
             if piece:
@@ -111,3 +119,21 @@ def topic_words(topic: str) -> frozenset[str]:
     """Content words of a decision's topic, for telling a restatement from a new decision."""
     stop = {"the", "a", "an", "to", "for", "of", "all", "our", "we", "and", "on", "in", "with"}
     return frozenset(w for w in re.findall(r"[a-z0-9]+", topic.lower()) if w not in stop)
+
+
+# A subject that points outside its sentence: a bare pronoun ("It fails on CI", "These don't
+# pass") or "that/these/those" before a noun ("That content is wrong"). "This" before a noun
+# is the thing at hand ("This project uses pnpm"); before a verb it points back too.
+_POINTS_OUTSIDE = re_(
+    r"^(?:(?:it|they|he|she|them|its|their|his|her)(?:['’](?:s|re|ll|d|ve))?(?![\w'’-])|"
+    r"(?:that|these|those)(?:['’](?:s|re|ll|d|ve))?(?![\w'’-])|"
+    r"this(?:['’]s)?(?= (?:is|was|has|does|doesn['’]t|isn['’]t|wasn['’]t|will|won['’]t|would|"
+    r"should|can|can['’]t|could|might|must|fails?|breaks?|works?|needs?|seems?|looks?|"
+    r"happens?)\b)|this(?:['’]s)?[.!]?$)",
+    flags=re.I,
+)
+
+
+def points_outside(core: str) -> bool:
+    """Is the sentence's subject a word that means something only with what came before it?"""
+    return bool(_POINTS_OUTSIDE.match(core.strip()))

@@ -16,6 +16,7 @@ from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.markup import has_markup, is_log_line
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import table
+from memctl.curate.builtin.sentences import inside_span
 
 _SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 # A list item: a bullet, a number, or a check mark an agent's report opens its points with.
@@ -127,9 +128,16 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
         body = line[bullet.end() :] if bullet else line
         if _HEADING.match(body):
             continue
-        for piece in _SPLIT.split(body.strip()):
-            if piece.strip():
-                out.append((piece.strip(), bool(bullet)))
+        body = body.strip()
+        start = 0
+        for m in _SPLIT.finditer(body):
+            if inside_span(body, m.start()):
+                continue  # never inside a code span or a link ("in [vercel." cut off)
+            if body[start : m.start()].strip():
+                out.append((body[start : m.start()].strip(), bool(bullet)))
+            start = m.end()
+        if body[start:].strip():
+            out.append((body[start:].strip(), bool(bullet)))
     return out
 
 
