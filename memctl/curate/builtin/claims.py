@@ -51,27 +51,22 @@ from memctl.curate.builtin.classification import (
 )
 from memctl.curate.builtin.entities import Ent
 from memctl.curate.builtin.intro import describes_self, introduced, introduction, names_only
-from memctl.curate.builtin.lexicon import COMMON_VERBS, FULL, NAME, STOP_NAMES
+from memctl.curate.builtin.lexicon import FULL, NAME, STOP_NAMES
 from memctl.curate.builtin.resolution import (
-    addressee_voice,
-    anchor,
-    conj,
-    group_voice,
     has_addressee,
-    has_group,
-    prose_only,
-    speaker_voice,
 )
 from memctl.curate.builtin.sentences import (
     cap,
     core_of,
     end,
+    points_outside,
     prose_sentences,
     topic_words,
     trim_so,
     typed_case,
 )
 from memctl.curate.builtin.sessions import SessionRules
+from memctl.curate.builtin.speaker import VoiceRules
 
 
 def _slot(text: str, slot: str) -> str | None:
@@ -113,7 +108,7 @@ class _Emitted:
     quote: str
 
 
-class Extractor(SessionRules):
+class Extractor(SessionRules, VoiceRules):
     """One pass over one batch; state is what this session has said so far."""
 
     def __init__(self, batch: Batch) -> None:
@@ -133,6 +128,7 @@ class Extractor(SessionRules):
         self.people = set(self.ctx.people())
         self.session_names = self._full_names()
         self.last_person: str | None = None
+        self.said = ""  # the sentence being read, as typed (discourse markers off)
         self.goals = 0
         self.options: tuple[int, str, str, str] | None = None
         self.pending_org: tuple[str, str, int, str] | None = None
@@ -304,74 +300,6 @@ class Extractor(SessionRules):
                     break
         return text
 
-    # -- third person ---------------------------------------------------------------------------
-
-    def third(self, core: str) -> str:
-        """Rewrite first person into third: "I always write X" -> "Dana always writes X"."""
-        who, text = self.name, core
-        lead = {"I'm": "is", "I am": "is", "I've": "has", "I'd": "would", "I'll": "will"}
-        for head, verb in lead.items():
-            if re.match(rf"^{head}\b", text):
-                text = f"{who} {verb}" + text[len(head) :]
-                break
-        else:
-            m = re.match(
-                r"^I ((?:very much |so much |\w+ly |still |just |also |always |never |often |"
-                r"only )*)(\S+)",
-                text,
-            )
-            if m:
-                habitual = bool(re.search(r"always|never|usually|often|ly ", m.group(1)))
-                text = f"{who} {m.group(1)}{conj(m.group(2), habitual)}" + text[m.end() :]
-                text = re.sub(
-                    r"\b(and|or) (\w+)\b",
-                    lambda k: (
-                        f"{k.group(1)} {conj(k.group(2), True)}"
-                        if k.group(2).lower() in COMMON_VERBS
-                        else k.group(0)
-                    ),
-                    text,
-                    count=1,
-                )
-        we_lead = {"We're": "is", "We are": "is", "We've": "has", "We'll": "will"}
-        for head, verb in we_lead.items():
-            if re.match(rf"^{head}\b", text):
-                text = f"{self.we} {verb}" + text[len(head) :]
-                break
-        else:
-            m = re.match(r"^We ((?:\w+ly |still |just |also |already |all )*)(\S+)", text)
-            if m:
-                text = f"{self.we} {m.group(1)}{conj(m.group(2))}" + text[m.end() :]
-            elif text.startswith("Our "):
-                text = f"{self.we}'s" + text[3:]
-        return end(cap(self._inner(text, who)))
-
-    def _inner(self, text: str, who: str) -> str:
-        """First person after the subject: "they" when it is the user, else the user's name."""
-        me = who == self.name
-        n = self.name
-        subs = [
-            (r"\bI'm\b", "they're" if me else f"{n} is"),
-            (r"\bI am\b", "they are" if me else f"{n} is"),
-            (r"\bI've\b", "they've" if me else f"{n} has"),
-            (r"\bI'd\b", "they'd" if me else f"{n} would"),
-            (r"\bI'll\b", "they'll" if me else f"{n} will"),
-            (r"\bI\b", "they" if me else n),
-            (r"\bmyself\b", "themself" if me else n),
-            (r"\bme\b", "them" if me else n),
-            (r"\b[Mm]y\b", "their" if me else f"{n}'s"),
-            (r"\bmine\b", "theirs" if me else f"{n}'s"),
-            (r"\bour\b", "its" if text.startswith(self.we) else f"{self.we}'s"),
-            (r"\bus\b", self.we),
-        ]
-
-        def plain(seg: str) -> str:
-            for pat, rep in subs:
-                seg = re.sub(pat, rep, seg)
-            return seg
-
-        return prose_only(text, plain)
-
     # -- the pass -------------------------------------------------------------------------------
 
     def run(self) -> list[Proposal]:
@@ -382,7 +310,8 @@ class Extractor(SessionRules):
             facts: list[tuple[float, int, str, str, str]] = []
             for sentence in prose_sentences(content):
                 if len(sentence) >= 8 and len(sentence.split()) <= 60:
-                    core = typed_case(cap(core_of(sentence)))  # "OK, so we decided" -> "We decided"
+                    self.said = core_of(sentence).strip()  # as typed, for a verbatim claim
+                    core = typed_case(cap(self.said))  # "OK, so we decided" -> "We decided"
                     before = len(self.out)
                     self.sentence(turn, sentence, core, prev)
                     if len(self.out) == before:
@@ -520,7 +449,7 @@ class Extractor(SessionRules):
         title = self._title("decisions", topic=topic) if "decisions" in self.stores else topic
         slug = f"{date}-{slugify(topic, 50)}"
         meta = (("valid_from", date),)
-        subject = self.we if who == "We" else self.name
+        subject = self.decider() if who == "We" else self.name
 
         def claim(section: str, text: str, t: int = turn, q: str = s, link: bool = True) -> None:
             self.emit("decisions", title, section, text, t, q, slug=slug, meta=meta, link=link)
@@ -601,28 +530,6 @@ class Extractor(SessionRules):
 
     # -- facts in conversation ------------------------------------------------------------------
 
-    def voice(self, core: str, turn: int) -> str | None:
-        """The sentence as a third-person claim, or None when it cannot be resolved."""
-        for name in (self.addressee, *sorted(self.humans)):
-            if name and core.startswith(f"{name}, ") and len(core) > len(name) + 12:
-                core = cap(
-                    core[len(name) + 2 :]
-                )  # "John, I ..." speaks to John; it is not about him
-                break
-        text = anchor(core, self._day(turn))
-        if has_addressee(text):
-            if self.addressee is None:
-                return None  # "you" is the assistant: what it was told is no fact about anyone
-            text = addressee_voice(text, self.addressee)
-        if has_group(text):
-            if (self.team and WORK.search(core)) or self.talks_to_agent:
-                text = group_voice(text, self.we)
-            else:
-                text = group_voice(text, f"{self.name} and others", mine=f"{self.name}'s")
-        text = speaker_voice(text, self.name)
-        text = re.split(r"\s+[-–—]\s+|,\s+(?:so|which|since then|but|because)\s+", text)[0]
-        return end(cap(text.rstrip("!").strip()))
-
     def profile_note(self) -> tuple[str, str]:
         """(title, slug) of the speaker's profile note: the user's, or another named human's."""
         who = self.about or self.owner
@@ -630,9 +537,12 @@ class Extractor(SessionRules):
 
     def life_fact(self, turn: int, s: str, core: str, kind: str) -> None:
         """A fact a person states about their own life, work, people or plans."""
+        if points_outside(core):
+            return  # "Those are from the trip": about something said before, not a fact
         text = self.voice(core, turn)
         if text is None or len(text.split()) < 4:
             return
+        quoted = text.startswith(f'{self.name} said: "')  # its time words are as typed
         if kind in ("identity", "relation", "preference", "habit") and "profile" in self.stores:
             section = {
                 "identity": "Identity",
@@ -642,11 +552,11 @@ class Extractor(SessionRules):
             }[kind]
             title, slug = self.profile_note()
             self.emit("profile", title, section, text, turn, s, slug=slug, about=self.about,
-                      dated=False)  # fmt: skip
+                      dated=quoted)  # fmt: skip
         elif kind == "plan":
-            self.session("Plan", text, turn, s, dated=False)
+            self.session("Plan", text, turn, s, dated=quoted)
         else:
-            self.session("Events", text, turn, s, dated=False)
+            self.session("Events", text, turn, s, dated=quoted)
 
     def _day(self, turn: int) -> date:
         ts = parse_time(self.b.messages[turn - 1].timestamp) or parse_time(self.b.header.started)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.voice import third_person
 from memctl.curate.builtin.lexicon import NAME, ORG, STOP_NAMES
-from memctl.curate.builtin.resolution import conj
+from memctl.curate.builtin.resolution import LY, conj
 from memctl.curate.builtin.sentences import cap, core_of, end, prose_sentences
 
 
@@ -63,7 +63,8 @@ _SWITCH = lazy(
 )
 _ADVERBS = (
     r"(?:(?:very much|so much|just|also|still|really|recently|currently|now|mostly|mainly|"
-    r"\w+ly) )*"
+    + LY
+    + r") )*"
 )
 _TEAM = lazy(rf"^(?:[Ww]e|[Oo]ur (?:team|company|startup|group|lab|shop)) ({_ADVERBS})(\w+)\b(.*)$")
 

@@ -11,7 +11,18 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.lexicon import COMMON_VERBS, IRREGULAR, MODALS, PAST_IRREGULAR, table
+from memctl.curate.builtin.lexicon import (
+    COMMON_VERBS,
+    IRREGULAR,
+    MODALS,
+    PAST_IRREGULAR,
+    alternation,
+    table,
+)
+
+# An adverb in -ly ("really", "usually"), unless a preposition or article follows it: then it
+# is the verb ("I rely on", "I apply for", "I reply to"), and the rewrite must conjugate it.
+LY = rf"\w+ly(?! (?:{alternation('function_words')})\b)"
 
 # Spans that are code, names of things or someone's exact words: pronouns in them stay as typed
 # ("danieldemmel.me" is a domain, not "me"; `my_var` is code; "I said 'you'" quotes someone;
@@ -80,7 +91,7 @@ _LEAD_RE = lazy(
     r"\b(?P<head>I(?:['’](?:m|ve|d|ll)(?: not)?| am(?: not)?| have(?: not)?| was(?:n['’]t)?|"
     r" haven['’]t| don['’]t| do not)?)(?![\w'’])(?P<rest> (?P<adv>(?:(?:just|also|still|really|"
     r"recently|finally|actually|already|always|never|often|usually|sometimes|even|only|"
-    r"totally|definitely|very much|so much|\w+ly) )*)(?P<verb>[\w'’-]+))?",
+    r"totally|definitely|very much|so much|" + LY + r") )*)(?P<verb>[\w'’-]+))?",
 )
 _NEGATED = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "do": "does"}
 _INNER = (
@@ -125,8 +136,10 @@ def speaker_voice(text: str, speaker: str) -> str:
             habitual = bool(
                 re.search(r"always|never|usually|often|sometimes", m.group("adv") or "")
             )
-            verb = _NEGATED.get(verb.lower().replace("’", "'"), verb)
-            repl = f"{speaker} {m.group('adv') or ''}{conj(verb, habitual)}"
+            low = verb.lower().replace("’", "'")
+            # "I do" -> "does" agrees already: conjugating it again wrote "doeses"
+            verb = _NEGATED[low] if low in _NEGATED else conj(verb, habitual)
+            repl = f"{speaker} {m.group('adv') or ''}{verb}"
         else:
             repl = speaker
         out = out[: m.start()] + repl + out[m.end() :]
@@ -233,7 +246,7 @@ def _agree_after(text: str, subject: str) -> str:
     """The verb after `subject` in the third person singular, adverbs between kept."""
     pat = re.compile(
         rf"(?<![\w'’]){re.escape(subject)} (?P<adv>(?:(?:usually|really|{_PLAIN_ADVERBS}|"
-        r"\w+ly) )*)(?P<verb>[a-z]+?(?:n['’]t)?)(?![\w'’])"
+        rf"{LY}) )*)(?P<verb>[a-z]+?(?:n['’]t)?)(?![\w'’])"
     )
 
     def fix(m: re.Match[str]) -> str:

@@ -17,9 +17,10 @@ from memctl.core.pasted import without_pastes
 from memctl.core.provenance import quote_in
 from memctl.curate.builtin.classification import is_chatter
 from memctl.curate.builtin.coding.structure import Coding, Human
-from memctl.curate.builtin.coding.voice import base_form, third_person
+from memctl.curate.builtin.coding.voice import base_form, checked
+from memctl.curate.builtin.faithful import verbatim
 from memctl.curate.builtin.lexicon import COMMON_VERBS, lines, table
-from memctl.curate.builtin.sentences import cap, core_of, end
+from memctl.curate.builtin.sentences import cap, core_of, end, points_outside
 
 _GREETING = lazy(
     r"^(?:(?:hey|hi|hello|ok|okay|so|and|also|great|thanks|cool|alright|right)\b[,!.]?\s+)+(?:claude\b,?\s*)?",
@@ -101,6 +102,9 @@ class Said:
     text: str
     turn: int
     quote: str
+    # "These don't pass": a subject that points outside the sentence, kept only when an ask
+    # after it takes it in ("... Can you find out why?")
+    alone: bool = True
 
 
 def _imperative(s: str) -> bool:
@@ -146,7 +150,7 @@ def read(session: Coding, user: str) -> list[Said]:
                         out.remove(before)  # now part of the request it explains
                 out.append(said)
                 before = said if said.kind == "state" else None
-    return out
+    return [said for said in out if said.alone]
 
 
 def _split_ask(s: str) -> list[str]:
@@ -183,25 +187,31 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         return None
     if core.endswith(":") or _CONDITIONAL.match(core):
         return None  # "Here's the error:" introduces a paste; "if you need ..." is no fact
+    # What the person said, word for word: a claim whose rewrite fails its check says this.
+    said = verbatim(user, core if core in s else s.strip())
     for kind, pat in _shapes():
         m = pat.match(core)
         if not m:
             continue
         if "ing" in m.groupdict() and m.group("ing"):
             head, _, tail = m.group("ing").partition(" ")
-            x = f"{base_form(head)} {tail}".strip()
+            x: str | None = f"{base_form(head)} {tail}".strip()
         else:
             x = m.group("x")
-        x = third_person(x.rstrip("?.! "), user, agent)
+        assert x is not None
+        x = checked(x.rstrip("?.! "), user, agent, named=True)
         if kind in ("switch", "rather"):
             # "im switching the build to bun, webpack is too slow for us": the whole sentence,
             # its reason too, in the third person ("Dana is switching the build to bun, ...").
-            return Said(kind, end(cap(third_person(core, user, agent))), h.turn, s)
+            whole = checked(core, user, agent)
+            return Said(kind, end(cap(whole) if whole else said), h.turn, s)
         if kind == "prefer":
             # "I very much like X" keeps its own verb: "Dana very much likes X". Liking "this
             # idea" means nothing out of the session: it stays in the session's note.
             kind = "state" if _DEICTIC.match(m.group("x")) else kind
-            return Said(kind, end(third_person(core, user, agent)), h.turn, s)
+            return Said(kind, end(checked(core, user, agent) or said), h.turn, s)
+        if x is None:
+            return Said(kind, end(said), h.turn, s)
         if kind == "want" and "x" in m.groupdict() and not _TO_VERB.search(core[: m.start("x")]):
             return Said(kind, end(f"{user} wants {x}"), h.turn, s)  # "I want short answers"
         text = _phrase(kind, x, user, agent, h.kind)
@@ -210,22 +220,23 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
         return None  # a question asks for nothing to be remembered; thanks are no fact
     if h.kind == "rejection":
         what = f"`{h.refused}`" if h.refused else f"{agent}'s tool call"
-        why = third_person(core, user, agent)
+        why = checked(core, user, agent, named=True) or f'"{core}"'
         return Said("reject", end(f"{user} refused {what}: {why}"), h.turn, s)
     hedged = _HEDGE.match(core)
     if hedged and _imperative(core[hedged.end() :]) and len(core[hedged.end() :].split()) >= 2:
         core = core[hedged.end() :]  # "to be fair, maybe also list 5 risks": an ask
     if _imperative(core) and len(core.split()) >= 2:
-        x = third_person(core[0].lower() + core[1:], user, agent).rstrip(".!")
-        return Said("request", end(f"{user} asked {agent} to {x}"), h.turn, s)
+        x = checked(core[0].lower() + core[1:], user, agent, named=True)
+        text = f"{user} asked {agent} to {x.rstrip('.!')}" if x else said
+        return Said("request", end(text), h.turn, s)
     if len(core.split()) >= 5:
         if core.endswith(("...", "…")):
             return None  # trailing off: a thought, not a fact
-        text = third_person(core, user, agent)  # "we run X" -> "Dana's team runs X"
+        text = checked(core, user, agent) or said  # "we run X" -> "Dana's team runs X"
         first = text.split(" ", 1)[0]
         if _PLAIN_WORD.fullmatch(first) and first not in _lower_case_tools():  # not `Npm`
             text = text[:1].upper() + text[1:]
-        return Said("state", end(text), h.turn, s)
+        return Said("state", end(text), h.turn, s, alone=not points_outside(core))
     return None
 
 
@@ -239,6 +250,8 @@ def _phrase(kind: str, x: str, user: str, agent: str, where: str) -> str:
     if kind == "reject":
         return f"{user} does not want {agent} to {x}"
     if kind == "suggest":
+        if x.startswith(f"{agent} "):
+            return f"{user} suggested that {x}"  # "maybe you could ...": the agent, once
         return f"{user} suggested that {agent} {x}"
     if kind == "choose":
         return f"{user} chose to {x}" if _imperative(x) else f"{user} chose {x}"

@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 
 from memctl.core.lazyre import lazy
+from memctl.curate.builtin.faithful import faithful
 from memctl.curate.builtin.lexicon import COMMON_VERBS, MODALS, table
-from memctl.curate.builtin.resolution import PROTECTED, conj, prose_only
+from memctl.curate.builtin.resolution import LY, PROTECTED, conj, prose_only
 
 _ADVERBS = (
     r"(?:(?:very much|so much|really|just|also|still|actually|already|always|never|often|usually|"
-    r"sometimes|only|even|kind of|sort of|somewhat|mostly|\w+ly|"
+    r"sometimes|only|even|kind of|sort of|somewhat|mostly|" + LY + "|"
     + "|".join(sorted(table("plain_adverbs"), key=len, reverse=True))  # "we then ran"
     + r") )*"
 )
@@ -78,7 +79,7 @@ _BARE_BEFORE = frozenset(
 _GIVE = table("you_verbs")
 _YOU = lazy(
     rf"{_B}[Yy]ou(?![\w@/'’-]|\.\w)(?P<adv>(?: (?:really|just|also|still|always|never|often|"
-    r"usually|only|even|\w+ly)(?= ))*)(?: (?P<verb>[a-z]+(?:['’]t)?)(?![\w'’]))?"
+    r"usually|only|even|" + LY + r")(?= ))*)(?: (?P<verb>[a-z]+(?:['’]t)?)(?![\w'’]))?"
 )
 
 
@@ -113,6 +114,8 @@ def _team(text: str, who: str) -> str:
         return text
     lead, adv, verb, rest = _head(m, text)
     if lead == "our":
+        if verb.lower() == "team" and adv == " ":
+            return f"{who}'s team{rest}"  # "our team decided": not "Dana's team's team"
         return f"{who}'s team's{adv}{verb}{rest}"
     if lead in _WE_AUX:
         return f"{who}'s team {_WE_AUX[lead]}{adv}{verb}{rest}".replace("  ", " ")
@@ -170,6 +173,14 @@ def third_person(text: str, who: str, agent: str) -> str:
         return seg
 
     return prose_only(text, plain)
+
+
+def checked(text: str, who: str, agent: str, named: bool = False) -> str | None:
+    """`third_person`, or None when the rewrite does not pass `faithful`'s check: then the
+    caller keeps the person's words verbatim rather than write what it cannot get right.
+    `named`: the claim names the person before this text ("Dana asked Claude to ...")."""
+    out = third_person(text, who, agent)
+    return out if faithful(text, out, (who, agent, f"{who}'s team"), named) else None
 
 
 def base_form(word: str) -> str:
