@@ -84,7 +84,8 @@ TOOL_MENTION = re_(
     r"\b(?:use[sd]?|using|switched to|switching to|migrat\w* to|adopt\w*|chose|",
     r"picked|go(?:ing)? with|went with|built (?:it )?(?:with|on|in)|written in|runs on|",
     r"moved (?:it |us |them )?(?:to|onto)) ",
-    rf"(?P<tool>[{UP}][\w.+#-]*[\w+#](?: [{UP}][\w.+#-]*[\w+#])?)(?!['’]s)",
+    # the whole name or none of it: "Alex's fork" is Alex's, never a tool called "Ale"
+    rf"(?P<tool>[{UP}][\w.+#-]*[\w+#](?: [{UP}][\w.+#-]*[\w+#])?)(?![\w.+#-]|['’])",
 )
 FIRST_PERSON = re_(r"^I(?:'m|'ve|'d|'ll| )")
 WE = re_(r"^(?:We(?:'re|'ve|'ll| )|Our )")
@@ -173,7 +174,11 @@ MY_ROLE_NAME = re_(
     rf"\b(?P<poss>[Mm]y|[Oo]ur) (?P<role>{ROLE}),? (?P<name>{FULL})",
     r"(?:,? (?P<verb>runs|leads|owns|manages|wants|works (?:at|for|on)|is) (?P<rest>[^.;!]+))?",
 )
-OWNERS_ROLE = re_(rf"\b(?P<owner>{FULL})'s (?P<role>{ROLE}), (?P<name>{FULL})\b")
+# A possessive as people type it: "Alex's", "Alex’s", and "James'" for a name ending in s.
+POSS = r"(?:['’]s|(?<=s)['’])"
+OWNERS_ROLE = re_(
+    rf"\b(?P<owner>{FULL})(?P<poss>{POSS}) (?P<role>{ROLE}), (?P<name>{FULL})\b"
+)
 CALLED = re_(
     rf"^It(?:'s| is) called (?P<name>{ORG})",
     r"(?:,? and it(?:'s| is) (?P<rest>[^.;!]+))?\s*[.!]?$",
@@ -185,7 +190,8 @@ PERSON_DOES = re_(
 )
 IS_WHAT = re_(r"^ (?:leading|running|on|in charge|responsible|the (?:one|owner|lead))\b")
 PERSONS_THING = re_(
-    rf"^(?P<name>{FULL})'s (?P<what>team|company|startup|product|customers|business|clients)",
+    rf"^(?P<name>{FULL})(?P<poss>{POSS}) (?P<what>team|company|startup|product|customers|"
+    r"business|clients)",
     rf"(?: (?:in|at) {ORG})? (?:is|are|was|were|has|have|cares?|wants?|needs?)\b",
 )
 LINK = re_(r"\[\[.*?\]\]")

@@ -28,7 +28,7 @@ from memctl.curate.builtin.classification import (
     TOOL_MENTION,
 )
 from memctl.curate.builtin.lexicon import ORG, STOP_NAMES
-from memctl.curate.builtin.sentences import end, trim_so
+from memctl.curate.builtin.sentences import cap, core_of, end, trim_so, typed_case
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,6 +60,7 @@ class EntityRules:
     team: bool
     emit: Callable[..., None]
     _inner: Callable[[str, str], str]
+    third: Callable[..., str]
     _title: Callable[..., str]
     _user_turns: Callable[..., list[tuple[int, str]]]
 
@@ -237,7 +238,7 @@ class EntityRules:
             if not owner or not title or m.group("name") in STOP_NAMES:
                 continue
             self.entity(owner, "person")
-            rel = f"{title} is {m.group('owner')}'s {m.group('role')}"
+            rel = f"{title} is {m.group('owner')}{m.group('poss')} {m.group('role')}"
             self.ent_claim(title, "person", "Relations", rel, turn, s, alias=m.group("name"))
             self.ent_claim(owner, "person", "Relations", rel, turn, s)
         # "It's called Crumbwise and it's based in Porto."
@@ -296,7 +297,7 @@ class EntityRules:
                     title,
                     "person",
                     "Facts",
-                    f"{m.group('name')}'s {body}",
+                    f"{m.group('name')}{m.group('poss')} {body}",
                     turn,
                     s,
                     alias=m.group("name"),
@@ -347,5 +348,6 @@ class EntityRules:
             known = self.ents.get(name.casefold())
             if known is not None and known.type != kind:
                 continue  # "Acme" the organisation is not also a place
-            fact = self._inner(quote, self.name) if kind == "organisation" else text
+            fact = self.third(typed_case(cap(core_of(quote))), said=core_of(quote).strip())
+            fact = fact if kind == "organisation" else text  # "we" of the sentence is the org
             self.ent_claim(name, kind, section, fact, turn, quote)
