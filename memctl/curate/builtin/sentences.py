@@ -90,7 +90,9 @@ def cap(text: str) -> str:
 
 def end(text: str) -> str:
     text = re.sub(r"[\s,;:]+$", "", text.rstrip())
-    return text if text.endswith((".", "!", "?", ")")) else text + "."
+    if text.endswith((".", "!", "?", ")")) or re.search(r"[.!?][\"”]$", text):
+        return text  # 'Dana said: "... cache."' ends where the quote ends
+    return text + "."
 
 
 def trim_so(text: str) -> str:
