@@ -51,7 +51,8 @@ _STANDING = lazy(
 _DECIDED = lazy(
     r"^\S+ (?:chose|went with|has gone with|opted for|opted to|decided (?:to|on|against)|"
     r"picked|settled on) (?:to )?|^\S+(?:'s team)? (?:is|has|have) (?=switch|mov|migrat|port)|"
-    r"^\S+ would (?:much )?rather (?:\S+'s team |they |we )?"
+    r"^\S+ would (?:much )?rather (?:\S+'s team |they |we )?|"
+    r"^\S+ said: \"(?:(?:let['’]?s|we(?:['’]ll| will)?|i(?:['’]ll| will)?) )?"  # words as typed
 )
 
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
@@ -165,7 +166,8 @@ def extract(
         elif store == "decisions":
             # cut at the option it beats or its reason first, then keep eight words: a cut
             # the other way round leaves "Bump the pool to 10 as well instead"
-            topic = cap(" ".join(_TOPIC_END.split(_DECIDED.sub("", text))[0].split()[:8]))
+            topic = _TOPIC_END.split(_DECIDED.sub("", text))[0].replace('"', "")
+            topic = cap(" ".join(topic.split()[:8]))
             asked = _ASKED.search(text)
             if asked and _bare_answer(topic):
                 # "Yes", "Option C": the answer names nothing; the question names the decision
