@@ -240,3 +240,19 @@ def test_output_that_reads_like_an_answer_is_not_the_persons_words(tmp_path: Pat
     s.bash("cat other.txt", fake)
     claims = everything(learn(tmp_path, s))
     assert not any("MongoDB" in c or "push to main" in c for c in claims), claims
+
+
+def test_an_ask_about_what_the_session_showed_is_no_claim_of_its_own(tmp_path: Path) -> None:
+    """'make it the same as the items', 'test it with act': a step of the work that points at
+    what was on the screen; the session's goal stays, and so does one folder's silence."""
+    s = Session()
+    s.user("Add a dark mode toggle to the settings page.")
+    s.edit("src/settings.tsx", "<Settings>", "<Settings><DarkModeToggle/>")
+    s.user("Looks good. Can you make it the same size as the other toggles?")
+    s.edit("src/settings.tsx", "<DarkModeToggle/>", "<DarkModeToggle size='md'/>")
+    s.user("Maybe test it with playwright too.")
+    s.bash("npx playwright test", "3 passed (4.1s)")
+    claims = everything(learn(tmp_path, s))
+    assert not any("same size" in c or "test it" in c for c in claims), claims
+    assert any("dark mode toggle" in c for c in claims), claims  # the goal
+    assert not any(c.startswith("Code layout") for c in claims), claims  # one folder

@@ -66,6 +66,9 @@ STEERING = frozenset(
     ("request", "want", "suggest", "reject", "choose", "switch", "rather", "instruct")
 )
 
+# An ask whose object is what the session showed ("fix these lint errors", "test it with
+# act"): a step of the work that says nothing to a reader who was not there.
+_POINTS_BACK = lazy(r"(?i)^(?:to )?(?:\w+ ){1,3}(?:these|those|this|it|them)\b(?!['’]s)")
 # "... when Claude asked: Which layout ...?": the question a decision answered.
 _ASKED = lazy(r" when \S+ asked: (?P<q>.+)$")
 # An answer made only of these names no option of its own: yes, no, a letter, an ordinal.
@@ -215,6 +218,12 @@ def extract(
             continue  # instructions come only from what the person typed
         if r.kind == "reject" and by_tool:
             r.kind = "prefer"  # "use pnpm" said refusing a call: how they want work done
+        if (
+            not (r.kind == "request" and first_request)
+            and r.kind in ("request", "suggest", "reject")
+            and _POINTS_BACK.match(r.text.split(f" {s.agent} ", 1)[-1])
+        ):
+            continue  # "fix these", "make it the same as the items": about what was shown
         if r.kind == "request" and first_request and "sessions" in stores:
             first_request = False
             note, slug = session_note()

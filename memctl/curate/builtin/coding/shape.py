@@ -3,7 +3,7 @@ and which environments it runs in, read from what the agent's tools touched.
 
 - Layout: the folders the agent created or edited files in, and what they hold (tests, or the
   language of their files), one line per session naming the folders the note does not know;
-  a single folder of code is no layout, but where the tests live is.
+  a single folder is no layout.
 - Stack: the languages of the files it changed, the manifests it read or changed
   (`pyproject.toml`, `package.json`), and the tools its commands ran (uv, pytest, pnpm, vite);
   one line per project, updated when a session shows something new.
@@ -149,8 +149,8 @@ def _layout(calls: list[Call], session: Coding, known: list[str]) -> list[Shape]
         names = ", ".join(f"`{n}`" for _, _, n in files[:2])
         parts.append(f"`{folder}/` holds {_holds(folder, [n for _, _, n in files])} ({names})")
         cites += [(turn, path) for turn, path, _ in files[:2]]  # each file it names
-    if not parts or (len(folders) < 2 and "the tests" not in parts[0]):
-        return []  # one folder of code is no layout; where the tests live is
+    if len(parts) < 2:
+        return []  # one folder is no layout: "`test/` holds the tests" tells nobody anything
     return [Shape("layout", "Code layout: " + "; ".join(parts) + ".", tuple(cites))]
 
 
