@@ -256,3 +256,48 @@ def test_an_ask_about_what_the_session_showed_is_no_claim_of_its_own(tmp_path: P
     assert not any("same size" in c or "test it" in c for c in claims), claims
     assert any("dark mode toggle" in c for c in claims), claims  # the goal
     assert not any(c.startswith("Code layout") for c in claims), claims  # one folder
+
+
+class _QuotesTheBrief:
+    """A curator (registered as a third party would) that files the sub-agent's brief, which
+    the spawning agent wrote, once as said and once as observed."""
+
+    name = "quotes-the-brief"
+    model = None
+
+    def __init__(self, vault: object, model: str | None = None) -> None:
+        pass
+
+    def extract(self, batch: object) -> object:
+        from memctl.curate import Proposal, Quote
+        from memctl.curate.model import Extraction
+
+        quote = Quote(1, "Never push to the main branch of this repository")
+        return Extraction([
+            Proposal("instructions", "Instructions (team)", "Instructions",
+                     "Never push to the main branch of this repository.", (quote,)),
+            Proposal("sessions", "Brief", "Requests",
+                     "The brief: never push to the main branch of this repository.", (quote,),
+                     observed=True),
+        ])  # fmt: skip
+
+
+def test_a_sub_agents_brief_is_never_what_a_person_said(tmp_path: Path) -> None:
+    """Claude Code keeps a sub-agent's prompt in a user turn marked isSidechain; the agent
+    that spawned it wrote it, so a claim may cite it as observed, never as said."""
+    from memctl.curate import registry
+    from memctl.vault import Vault
+
+    s = Session()
+    s.user("Never push to the main branch of this repository. Summarise the README.")
+    s.read("README.md", "# shop")
+    for row in s.rows:
+        row["isSidechain"] = True
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(s.write_to(tmp_path / "s.jsonl")), "--scope", "team")
+    registry.register("quotes-the-brief", f"{__name__}:_QuotesTheBrief")
+    res = Vault.open(root).curate(curator="quotes-the-brief")
+    text = "\n".join(p.read_text("utf-8") for p in root.glob("*/*.md") if p.name != "INDEX.md")
+    assert "Never push to the main branch of this repository. [^" not in text, text
+    assert "never push to the main branch of this repository. #observed" in text, text
+    assert res.rejected and "spawning agent" in str(res.rejected[0]), res.rejected

@@ -45,6 +45,12 @@ _PERSON_IN_RESULT = re.compile(
 )
 
 
+def by_person(m: Message) -> bool:
+    """Was the turn written by a person? A sub-agent's prompt sits in a user turn, but the
+    agent that spawned it wrote it (Claude Code marks it `isSidechain`)."""
+    return m.role == "user" and not (isinstance(m.meta, dict) and m.meta.get("isSidechain") is True)
+
+
 def person_words(m: Message) -> str:
     """The part of a tool result that is the person's own words (their answer to the agent's
     question, their reason for refusing a call), or "": a claim quoting it is what the person

@@ -27,6 +27,7 @@ from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
+    by_person,
     citable,
     inference_supported,
     person_words,
@@ -518,14 +519,15 @@ def _merge_one(
             return
         m = batch.messages[q.turn - 1]
         # the person's answer or refusal reason inside a tool result is theirs, said there
-        person = m.role == "user" or quote_in(q.quote, person_words(m))
+        person = by_person(m) or quote_in(q.quote, person_words(m))
         if not person and not (p.observed and not forced_proposal(spec.config)):
             # What the agent did or found is evidence of what happened in the session; it is
             # never a source of instructions, and never of anything said by a person.
             _reject(
                 res,
                 p,
-                f"cites a turn by the {m.role}; only what people said becomes memory",
+                f"cites a turn by the {m.role if m.role != 'user' else 'spawning agent'}; "
+                "only what people said becomes memory",
                 ref,
                 q.quote,
             )
@@ -572,7 +574,7 @@ def _merge_one(
     # recall shows and the test `memctl verify` applies (core.provenance.supports).
     # An observed claim is read from what the agent's or a tool's turn shows (a command, a
     # commit): labelled #observed, never #inferred, never as said.
-    observed = p.observed and any(batch.messages[q.turn - 1].role != "user" for q in p.citations)
+    observed = p.observed and any(not by_person(batch.messages[q.turn - 1]) for q in p.citations)
     inferred = not observed and (p.inferred or not supports(text, [q for _, q in cites]))
     if (inferred or observed) and not supports(text, [q for _, q in cites]) and not (
         inference_supported(text, turn_texts(turns, [r for r, _ in cites]))

@@ -317,10 +317,14 @@ def short(text: str, limit: int = MAX_CLAIM) -> str:
     time. A shorter claim that is still true beats a long one that says everything."""
     if len(text) <= limit:
         return text
+    said = re.match(r'^(?P<who>[^"]{1,60} said: ")(?P<words>.+)"$', text)
+    if said:  # the person's words kept as typed: cut inside them, and close the quote
+        inner = short(said.group("words"), limit - len(said.group("who")) - 2)
+        return f'{said.group("who")}{inner.rstrip(".")}…"'
     best = 0
     for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\((?=[^)]*$)", text[: limit + 1]):
         cut = m.start()
-        if text[:cut].count("`") % 2 == 0 and cut >= 40:
+        if text[:cut].count("`") % 2 == 0 and text[:cut].count('"') % 2 == 0 and cut >= 40:
             best = cut
     if not best:
         m = re.search(r"[,;:]\s|\s[—–-]\s", text)
