@@ -301,3 +301,17 @@ def test_a_sub_agents_brief_is_never_what_a_person_said(tmp_path: Path) -> None:
     assert "Never push to the main branch of this repository. [^" not in text, text
     assert "never push to the main branch of this repository. #observed" in text, text
     assert res.rejected and "spawning agent" in str(res.rejected[0]), res.rejected
+
+
+def test_an_amended_commit_replaces_the_one_it_amends(tmp_path: Path) -> None:
+    s = Session()
+    s.user("Write the research doc and commit it.")
+    s.write("work/doc.md", "# Research\n")
+    s.bash("git add work/doc.md && git commit -m 'round 1: research'",
+           "[alice/research 01788e7] round 1: research\n 1 file changed")  # fmt: skip
+    s.edit("work/doc.md", "# Research", "# Research (trimmed)")
+    s.bash("git add work/doc.md && git commit --amend -m 'round 1: research'",
+           "[alice/research e081dab] round 1: research\n 1 file changed")  # fmt: skip
+    claims = everything(learn(tmp_path, s))
+    assert not any("01788e7" in c for c in claims), claims
+    assert any("e081dab" in c for c in claims), claims

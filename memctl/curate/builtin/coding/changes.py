@@ -65,6 +65,11 @@ def read(session: Coding) -> list[Change]:
             continue
         if c.name == "Bash" and c.command:
             got = _git(c)
+            if got and got[0].kind == "commit" and re.search(r"\s--amend\b", c.command):
+                # the amended commit replaces the last one: its hash is gone from the branch
+                last = next((ch for ch in reversed(out) if ch.kind == "commit"), None)
+                if last is not None:
+                    out.remove(last)
             for ch in got:
                 if ch.kind == "commit" and touched:
                     _with_files(ch, touched, session)
