@@ -315,3 +315,22 @@ def test_an_amended_commit_replaces_the_one_it_amends(tmp_path: Path) -> None:
     claims = everything(learn(tmp_path, s))
     assert not any("01788e7" in c for c in claims), claims
     assert any("e081dab" in c for c in claims), claims
+
+
+def test_how_the_code_was_before_the_session_changed_it_is_no_project_fact(
+    tmp_path: Path,
+) -> None:
+    """'`render()` reads `message.text`' is true until the session's edit of that code: it is
+    the session's problem, and the project's note never keeps it."""
+    s = Session()
+    s.user("The system messages render empty, can you fix that?")
+    s.read("app/render.py", "def render(message):\n    return message.text")
+    s.say("I see that `render()` in `app/render.py` reads `message.text`, while the system "
+          "entries store their text in `content`.")  # fmt: skip
+    s.edit("app/render.py", "return message.text", "return message.content")
+    s.bash("pytest", "9 passed in 0.2s")
+    notes = learn(tmp_path, s)
+    project = [c for n, cs in notes.items() if n.startswith("projects/") for c in cs]
+    session = [c for n, cs in notes.items() if n.startswith("sessions/") for c in cs]
+    assert not any("message.text" in c for c in project), project
+    assert any("message.text" in c for c in session), session

@@ -217,8 +217,32 @@ def read(session: Coding) -> list[Found]:
                 kind = "gotcha"  # a root cause found: the project note's to keep
             if kind == "fact" and _DONE.search(clean):
                 kind = "outcome"  # what this session changed, not a standing fact of the code
+            if kind == "fact" and _changed_after(clean, turn, session):
+                kind = "problem"  # the code as it was before this session changed it
             out.append(Found(kind, _end(clean), turn, sentence))
     return out
+
+
+_EDITING = frozenset(("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool"))
+_SPAN = lazy(r"`([^`\n]{3,80})`")
+
+
+def _changed_after(sentence: str, turn: int, session: Coding) -> bool:
+    """Did the session later change what the sentence describes (a file it names, or code it
+    quotes that a later edit replaced)? Then the sentence is how the code was before the
+    change: the session's problem, not a standing fact for the project's note. (A root cause
+    stays the project's gotcha: the lesson outlives the fix.)"""
+    spans = [m.group(1) for m in _SPAN.finditer(sentence)]
+    names = {w.lower() for w in re.findall(r"[\w.-]+\.\w{1,5}\b", sentence)}
+    for c in session.calls:
+        if c.turn <= turn or c.name not in _EDITING or not c.path or c.error:
+            continue
+        if c.path.rsplit("/", 1)[-1].lower() in names:
+            return True
+        old = str(c.input.get("old_string") or "")
+        if old and any(len(sp) >= 4 and sp in old for sp in spans):
+            return True
+    return False
 
 
 # Tools that only look: an answer after them reports what was read, not what was done.
