@@ -334,3 +334,21 @@ def test_how_the_code_was_before_the_session_changed_it_is_no_project_fact(
     session = [c for n, cs in notes.items() if n.startswith("sessions/") for c in cs]
     assert not any("message.text" in c for c in project), project
     assert any("message.text" in c for c in session), session
+
+
+def test_a_finding_is_told_by_its_shape_not_by_cue_words(tmp_path: Path) -> None:
+    """A plain statement about named code is a finding whatever its verb; a step the agent
+    plans ('Update ...') or its own state ('Wait, I need to ...') is not."""
+    s = Session()
+    s.user("Why do system messages show up blank in the export?")
+    s.read("app/models.py", "class SystemEntry:\n    content: str")
+    s.say("`SystemEntry` in `app/models.py` keeps its text in `content`, not in `message`.")
+    s.say("Update the `export.py` template loop to read the new field.")
+    s.say("Wait, I need to check if `render_system()` is used elsewhere.")
+    s.read("app/export.py", "def render_system(e): return e.message")
+    talk = everything(learn(tmp_path / "talk", s))  # it only looked: what it said is an answer
+    assert not any("used elsewhere" in c for c in talk), talk
+    s.edit("app/export.py", "return e.message", "return e.content")
+    claims = everything(learn(tmp_path, s))
+    assert any("keeps its text in `content`" in c for c in claims), claims
+    assert not any("template loop" in c or "used elsewhere" in c for c in claims), claims

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.coding.findings import clean, sentences
+from memctl.curate.builtin.coding.findings import about_itself, clean, sentences
 from memctl.curate.builtin.coding.markup import has_markup
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import table
@@ -153,6 +153,8 @@ def _concluded(text: str, agent: str) -> tuple[str, str] | None:
         body = clean(sentence).replace("*", "")
         if listed or "?" in sentence or len(body.split()) < 6 or body.endswith(":"):
             continue
+        if about_itself(body) and not _CONCLUSION.match(body):
+            continue  # "Wait, I need to check ...": the agent's own state, no answer
         candidates.append((sentence, body))
     if not candidates:
         return None

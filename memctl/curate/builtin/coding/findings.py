@@ -3,7 +3,7 @@
 The agent's prose is mostly narration ("Let me look at ..."), which is never a claim. What is
 kept are declarative sentences about something specific in the code (a file, an identifier,
 a command) that state a cause or a fact it checked, and the points of its closing summaries.
-Openings and cue words are data (`tables/narration.txt`, `interjections.txt`, `finding_cues.txt`).
+Openings are data (`tables/narration.txt`, `interjections.txt`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from functools import cache
 from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.markup import has_markup, is_log_line
 from memctl.curate.builtin.coding.structure import Coding
-from memctl.curate.builtin.lexicon import table
+from memctl.curate.builtin.lexicon import COMMON_VERBS, table
 from memctl.curate.builtin.sentences import inside_span
 
 _SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
@@ -62,12 +62,6 @@ def _interjection() -> re.Pattern[str]:
     return lazy(rf"^(?:(?:{inter})\b[\s,!.:—-]*)+", re.I)
 
 
-@cache
-def _cues() -> re.Pattern[str]:
-    cues = "|".join(re.escape(w) for w in sorted(table("finding_cues"), key=len, reverse=True))
-    return lazy(rf"\b(?:{cues})\b", re.I)
-
-
 _PROBLEM = lazy(
     r"\b(?:because|root cause|the (?:issue|problem|bug) (?:is|was)|caus(?:e|ed|es|ing)|"
     r"fail(?:s|ed|ing)?|broken|breaks|not being|never|missing|isn't|doesn't|wasn't)\b",
@@ -103,6 +97,24 @@ _HEDGE = lazy(
     r"would (?:be|explain))(?![\w-])",
     re.I,
 )
+# The agent speaking of itself anywhere in the sentence ("Wait, I need to check ...",
+# "Based on my own system prompt ..."): its own state, not the code's.
+_SELF = lazy(r"(?<![\w`'’-])(?:I|I['’](?:m|ll|ve|d)|my|me)(?![\w`'’-])")
+
+
+def about_itself(sentence: str) -> bool:
+    """Does the agent speak of itself in the sentence (its state, not the code's)?"""
+    return bool(_SELF.search(sentence))
+
+
+def _plan(sentence: str) -> bool:
+    """A sentence that opens with a verb in its plain form is a step to take, not a fact."""
+    first = sentence.split(" ", 1)[0].strip("*`,.:").lower()
+    return first in COMMON_VERBS or first in table("change_verbs") or first in table(
+        "imperative_verbs"
+    )
+
+
 _REASON = lazy(r"\b(?:because|since|due to|caused by|as the|so that)\b", re.I)
 # "I see that X", "Now I understand the issue. X": the finding is X.
 _LEADIN = lazy(
@@ -201,14 +213,16 @@ def read(session: Coding) -> list[Found]:
                 continue  # a summary's lists are read whole, below
             if _HEDGE.search(clean):
                 continue  # a guess, not a finding
-            if not _SPECIFIC.search(clean) or not _cues().search(clean):
+            if not _SPECIFIC.search(clean):
                 continue
             if not tool_words:
                 tool_words.append(_tool_words(session))
             if not _grounded(clean, tool_words[0]):
                 continue  # about nothing the session's tools touched: opinion, not a finding
-            if re.match(r"^(?:I|We|You)\b", clean):
+            if re.match(r"^(?:I|We|You)\b", clean) or _SELF.search(clean):
                 continue  # the agent about itself, not about the code
+            if _plan(clean) or sentence.rstrip("* ").endswith(":"):
+                continue  # "Update the template to ...": a step it plans, not a finding
             if _STATUS.search(clean) and not _REASON.search(clean):
                 continue  # "Only one test is still failing": progress, not a fact to keep
             seen.add(key)
