@@ -352,3 +352,18 @@ def test_a_finding_is_told_by_its_shape_not_by_cue_words(tmp_path: Path) -> None
     claims = everything(learn(tmp_path, s))
     assert any("keeps its text in `content`" in c for c in claims), claims
     assert not any("template loop" in c or "used elsewhere" in c for c in claims), claims
+
+
+def test_what_the_session_did_is_its_outcome_not_a_project_fact(tmp_path: Path) -> None:
+    s = Session()
+    s.user("Make the name tests pass again.")
+    s.edit("tests/test_name.py", "assert name == 'a'", "assert name == 'b'")
+    s.bash("pytest", "11 passed")
+    s.say("The tests in `tests/test_name.py` have been updated to match `get_name()`.\n\n"
+          "Sidechain rows weren't getting the `sidechain` class - Fixed by checking "
+          "`is_sidechain` in `render_row()`.")  # fmt: skip
+    notes = learn(tmp_path, s)
+    project = [c for n, cs in notes.items() if n.startswith("projects/") for c in cs]
+    session = [c for n, cs in notes.items() if n.startswith("sessions/") for c in cs]
+    assert not any("have been updated" in c or "Fixed by" in c for c in project), project
+    assert any("have been updated" in c for c in session), session

@@ -70,7 +70,8 @@ _PROBLEM = lazy(
 # "Fixed X: ...", "the tests now capture ...": a change this session made.
 _DONE = lazy(
     r"^(?:Fixed|Added|Updated|Changed|Removed|Created|Replaced|Renamed|Moved|Refactored|"
-    r"Implemented|Converted|Switched)\b|\bnow\b",
+    r"Implemented|Converted|Switched)\b|\bnow\b|\s[-–—]\s*Fixed\b|"
+    r"\b(?:has|have) been \w+ed\b",  # "The tests have been updated": the session did it
 )
 # How a run went ("all tests pass", "one test is still failing"): progress, unless it says why.
 _STATUS = lazy(
