@@ -357,6 +357,7 @@ def test_a_finding_is_told_by_its_shape_not_by_cue_words(tmp_path: Path) -> None
 def test_what_the_session_did_is_its_outcome_not_a_project_fact(tmp_path: Path) -> None:
     s = Session()
     s.user("Make the name tests pass again.")
+    s.read("app/name.py", "def get_name():\n    return 'b'\n\ndef render_row(r):\n    return r")
     s.edit("tests/test_name.py", "assert name == 'a'", "assert name == 'b'")
     s.bash("pytest", "11 passed")
     s.say("The tests in `tests/test_name.py` have been updated to match `get_name()`.\n\n"
