@@ -199,3 +199,15 @@ def test_the_merge_driver_is_what_git_runs(tmp_path):
     cfg = subprocess.run(["git", "-C", str(b), "config", "--get", "merge.memctl-note.driver"],
                          capture_output=True, text=True, check=True).stdout
     assert sys.executable in cfg and "memctl.gitops.mergedrivers note" in cfg
+
+
+def test_what_sync_re_indexed_is_not_followed_again_by_the_next_command(tmp_path):
+    """sync re-indexes what the pull brought and says so; the next command must not take
+    that pull for a git change made outside memctl and report it a second time."""
+    _, a, b = setup(tmp_path)
+    work(b, ["marco/2026-09-10-egress-bill-alerting.jsonl"])
+    ok("--vault", b, "sync")
+    pulled = ok("--vault", a, "sync")
+    assert "re-indexed" in pulled.out
+    after = ok("--vault", a, "status")
+    assert "followed a git change" not in after.err + after.out

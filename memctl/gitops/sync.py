@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.config import CONFIG_REL, load_config
+from memctl.core.history import record_head
 from memctl.core.localstate import limits
 from memctl.core.store import Transaction
 from memctl.errors import ConflictError, InputError, MemctlError
@@ -145,6 +146,9 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
             ]
             res.reindexed = len(changed)
             vault.after_write(changed)
+        # the derived files are in step with the HEAD sync left: without this record, the
+        # next command would take the pull for a git change made outside memctl
+        record_head(vault.root, res.head)
     return res
 
 
