@@ -52,3 +52,25 @@ def test_drift_flags_wording_lost_sources_and_churn(vault: Path):  # noqa: F811
         run_git(vault, "commit", "-qam", f"churn {k}")
     r = ok("--vault", vault, "drift").out
     assert "rewritten knowledge/acme.md: changed by" in r
+
+
+def test_drift_compares_a_reworded_claim_with_its_own_first_wording(tmp_path: Path):
+    """Two claims cite one turn; a person rewords one of them. The other line never
+    changed: drift must not report it against the wording its neighbour used to have."""
+    from util import new_vault
+
+    v = new_vault(tmp_path)
+    note = v / "knowledge" / "acme.md"
+    cite = ('[^dce361-t1]: raw/2026/09/01/s-dce361.md#t1 "I\'m trying to cut our egress costs '
+            'this quarter and I own the egress work."')
+    kept = "- Acme has a savings goal for network spend. [^dce361-t1]"
+    first = "- Dana wants to cut egress costs this quarter. [^dce361-t1]"
+    note.write_text(f"# Acme\n\n## Facts\n\n{kept}\n{first}\n\n{cite}\n")
+    run_git(v, "add", "-A")
+    run_git(v, "commit", "-qm", "a person writes two claims")
+    note.write_text(note.read_text().replace(first, "- Dana has a budget target. [^dce361-t1]"))
+    run_git(v, "commit", "-qam", "a person rewords one")
+    r = ok("--vault", v, "drift", "knowledge/acme.md", "--json").json()
+    items = [i for i in r.get("data", r)["items"] if i["kind"] == "wording"]
+    assert [i["claim"] for i in items] == ["Dana has a budget target."], items
+    assert "Dana wants to cut egress costs this quarter." in items[0]["detail"]

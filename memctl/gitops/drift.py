@@ -209,33 +209,21 @@ def drift(vault: Floor, note: str | None = None) -> DriftResult:
         res.notes += 1
         if len(versions) >= REWRITES:
             res.items.append(DriftItem(rel, "rewritten", f"changed by {len(versions)} commits"))
-        # a claim is followed through revisions by the turns it cites; one turn often gives
-        # several claims (a decision and the curator's own "Decided on …" line), so an
-        # earlier wording is only one the note no longer has: a line it still has is another
-        # claim from the same turn, not what this one used to say
-        seen: dict[frozenset[str], dict[str, float]] = {}
+        first = _first_wordings(versions)
         refs_by_key: dict[str, set[str]] = {}
         for _sha, n in versions:
             for _, c in n.all_claims():
-                cites = n.citations(c)
-                refs = frozenset(x.ref for x in cites if x.ref)
+                refs = frozenset(x.ref for x in n.citations(c) if x.ref)
                 if refs:
-                    texts = seen.setdefault(refs, {})
-                    if c.text not in texts:
-                        texts[c.text] = _overlap(c.text, [x.quote for x in cites])
                     refs_by_key.setdefault(c.key, set()).update(refs)
         _, now = versions[-1]
-        still = {c.text for _, c in now.all_claims()}
         for _, c in now.all_claims():
             cites = now.citations(c)
             refs = frozenset(x.ref for x in cites if x.ref)
             if not refs:
                 continue
             score = _overlap(c.text, [x.quote for x in cites])
-            was_text, was = next(
-                ((t, w) for t, w in seen.get(refs, {}).items() if t not in still),
-                (c.text, score),
-            )
+            was_text, was = first.get(c.text, (c.text, score))
             if was_text != c.text and was - score >= DRIFT:
                 res.items.append(DriftItem(
                     rel, "wording",
@@ -247,3 +235,39 @@ def drift(vault: Floor, note: str | None = None) -> DriftResult:
                     rel, "sources", f"once cited {len(lost)} more: {', '.join(sorted(lost))}",
                     c.text))  # fmt: skip
     return res
+
+
+def _first_wordings(versions: list[tuple[str, Note]]) -> dict[str, tuple[str, float]]:
+    """Each reworded claim's text -> its first wording and how much of that its quotes held.
+
+    A claim is followed from one revision to the next by the turns it cites: a line gone and
+    a line come, citing the same turns, are one claim reworded. One turn often gives several
+    claims (a decision and the curator's own "Decided on ..." line), so a line that stayed is
+    never paired with a wording another line had, and several changed at once are paired by
+    the words they share.
+    """
+    first: dict[str, tuple[str, float]] = {}
+    before: dict[frozenset[str], dict[str, float]] = {}
+    for _sha, n in versions:
+        now: dict[frozenset[str], dict[str, float]] = {}
+        for _, c in n.all_claims():
+            cites = n.citations(c)
+            refs = frozenset(x.ref for x in cites if x.ref)
+            if refs:
+                now.setdefault(refs, {})[c.text] = _overlap(c.text, [x.quote for x in cites])
+        for refs, texts in now.items():
+            was = before.get(refs, {})
+            gone = [t for t in was if t not in texts]
+            came = [t for t in texts if t not in was]
+            pairs = sorted(((_shared(g, t), g, t) for g in gone for t in came), reverse=True)
+            for _, g, t in pairs:
+                if g in gone and t in came:
+                    gone.remove(g)
+                    came.remove(t)
+                    first[t] = first.get(g, (g, was[g]))
+        before = now
+    return first
+
+
+def _shared(a: str, b: str) -> int:
+    return len({w.casefold() for w in _WORD.findall(a)} & {w.casefold() for w in _WORD.findall(b)})
