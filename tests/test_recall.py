@@ -568,6 +568,19 @@ def test_any_text_is_a_valid_query(acme: tuple[Vault, dict], query: str) -> None
     assert res.tokens <= res.budget
 
 
+def test_a_prompt_of_several_lines_is_one_heading_line(acme: tuple[Vault, dict]) -> None:
+    """A prompt's line breaks must not end the heading and spill the prompt into the block."""
+    vault, _ = acme
+    prompt = ("A couple of tests are unhappy now:\\\n\n  FAILED test_egress.py - the Datadog "
+              "bill grew again\nand Grafana Cloud too, which is odd for a quiet month")
+    r = ok("--vault", vault.root, "recall", prompt, "--user", "marco")
+    heading, second = r.out.split("\n")[:2]
+    assert heading.startswith("# Memory for marco: A couple of tests are unhappy now:"), heading
+    assert "FAILED test_egress.py" in heading and "\\" not in heading.split("now:", 1)[1][:2]
+    assert len(heading) <= len("# Memory for marco: ") + 81 and heading.endswith("…"), heading
+    assert not heading.endswith(" …") and second.startswith("Long-term memory (memctl)."), second
+
+
 def test_cli_recall_json_contract(acme: tuple[Vault, dict]) -> None:
     vault, _ = acme
     r = ok(

@@ -345,7 +345,7 @@ def recall(
     claims.sort(key=lambda c: (-c.score, c.path, c.text))
 
     renderer = Renderer(
-        fmt, f"Memory for {user}: {query.strip()[:80]}", {"user": user, "query": query}
+        fmt, f"Memory for {user}: {_heading(query)}", {"user": user, "query": query}
     )
     packer = Packer(renderer, budget)
     notes = {p: c.score for p, c in cands.items()}
@@ -465,3 +465,17 @@ def recall(
                                     "not ask for output", score))  # fmt: skip
 
     return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")
+
+
+HEADING_CHARS = 80
+
+
+def _heading(query: str) -> str:
+    """The prompt as the block's heading names it: one line (a prompt's line breaks would
+    end the heading and spill its rest into the block; a markdown hard break's backslash goes
+    with its line break), cut at a word, marked when cut."""
+    text = as_data(query.replace("\\\r\n", "\n").replace("\\\n", "\n"))
+    if len(text) <= HEADING_CHARS:
+        return text
+    cut = text[:HEADING_CHARS].rsplit(" ", 1)[0] or text[:HEADING_CHARS]
+    return cut.rstrip(" ,;:\\") + "…"
