@@ -118,11 +118,26 @@ def test_uninstall_removes_only_ours(tmp_path: Path) -> None:
     assert not uninstall(path).changed  # idempotent
 
 
-def test_uninstall_of_a_file_we_created_leaves_an_empty_object(tmp_path: Path) -> None:
+def test_uninstall_of_a_file_we_created_removes_it(tmp_path: Path) -> None:
+    """A settings file that held only memctl's hooks goes with them: an empty `{}` left
+    behind would be a file the project did not have before install."""
     path = tmp_path / "settings.json"
     install(path, None, base=BASE)
-    uninstall(path)
-    assert json.loads(path.read_text()) == {}
+    assert not uninstall(path, dry_run=True).diff.count("+{")
+    assert path.exists()
+    res = uninstall(path)
+    assert res.changed and not path.exists()
+    assert not uninstall(path).changed
+
+
+def test_cli_portable_install_then_uninstall_leaves_the_project_as_it_was(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    ok("hooks", "install", "--project", "--portable", "--user", "dana", cwd=project)
+    assert (project / ".claude" / "settings.json").is_file()
+    r = ok("hooks", "uninstall", "--project", "--portable", cwd=project)
+    assert "removed" in r.out + r.err
+    assert not (project / ".claude" / "settings.json").exists()
 
 
 def test_uninstall_without_a_file_is_a_no_op(tmp_path: Path) -> None:
@@ -218,7 +233,7 @@ def test_project_install_leaves_the_committed_settings_alone(tmp_path: Path) -> 
     shared = json.loads((project / ".claude" / "settings.json").read_text())
     assert _ours(shared, "SessionStart") == ["memctl hook session-start"]
     ok("hooks", "uninstall", "--portable", cwd=project)
-    assert json.loads((project / ".claude" / "settings.json").read_text()) == {}
+    assert not (project / ".claude" / "settings.json").exists()  # install made it: gone again
     assert _ours(json.loads(local.read_text()), "SessionStart")  # the local file is untouched
 
 
@@ -233,7 +248,7 @@ def test_cli_install_user_level_uses_home(tmp_path: Path) -> None:
     # `--as` is still accepted for the user, as hooks installed before wrote it
     ok("--vault", vault, "hooks", "install", "--global", "--as", "dana")
     ok("hooks", "uninstall", "--global")
-    assert json.loads(target.read_text()) == {}
+    assert not target.exists()  # it held only memctl's hooks
 
 
 def test_cli_rejects_unknown_agents_and_both_locations(tmp_path: Path) -> None:

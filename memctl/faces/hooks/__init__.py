@@ -229,10 +229,24 @@ def uninstall(path: Path, *, dry_run: bool = False) -> HooksResult:
                     kept.append(h)
             g["hooks"] = kept
         _prune(data, event)
-    after = _render(data, indent)
     if not res.removed:
         return res
-    return _finish(res, path, before, after, dry_run)
+    if not data:
+        # the file held memctl's hooks and nothing else (install made it): an empty `{}`
+        # left behind would be a file the project never had
+        return _remove(res, path, before, dry_run)
+    return _finish(res, path, before, _render(data, indent), dry_run)
+
+
+def _remove(res: HooksResult, path: Path, before: str, dry_run: bool) -> HooksResult:
+    res.changed = True
+    lines = before.splitlines(keepends=True)
+    res.diff = "".join(difflib.unified_diff(lines, [], f"{path} (before)", "/dev/null"))
+    done = "would remove it" if dry_run else "removed it"
+    res.notes.append(f"{path} held only memctl's hooks: {done}")
+    if not dry_run:
+        path.unlink()  # one unlink: the file is there whole or gone, as an atomic write
+    return res
 
 
 def _prune(data: dict[str, Any], event: str) -> None:
