@@ -100,3 +100,22 @@ def test_each_command_is_loaded_from_the_module_that_registers_it() -> None:
         [module] = {c.callback.__module__ for c in g.typer_instance.registered_commands}
         registered[g.name] = module
     assert {k: f"memctl.faces.cli.{v}" for k, v in HOMES.items()} == registered
+
+
+@pytest.mark.parametrize(
+    ("asked", "same_as"),
+    [
+        (["-h"], ["--help"]),
+        (["help"], ["--help"]),
+        (["help", "search"], ["search", "--help"]),
+        (["search", "-h"], ["search", "--help"]),
+        (["help", "hooks", "install"], ["hooks", "install", "--help"]),
+    ],
+)
+def test_h_and_help_are_what_help_prints(asked: list[str], same_as: list[str]) -> None:
+    """`memctl -h` and `memctl help [COMMAND]` are what a new user types first."""
+    from util import memctl
+
+    got, want = memctl(*asked), memctl(*same_as)
+    assert got.code == 0, got.err
+    assert got.out == want.out and want.out.startswith("Usage: memctl")

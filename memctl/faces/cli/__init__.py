@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     if args == ["--version"]:
         print(f"memctl {__version__}")
         return
+    if args[:1] == ["help"]:
+        args = [*args[1:], "--help"]  # `memctl help [COMMAND...]`, as git and pip spell it
     hook = hook_call(args)
     if hook is not None:
         run_hook(*hook)

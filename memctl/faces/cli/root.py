@@ -21,6 +21,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode=None,
+    # `-h` as well: it is what people try first, and no command uses it for anything else
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
