@@ -314,3 +314,21 @@ def test_the_llm_curator_needs_a_model(kim_vault: Path) -> None:
     proc = memctl(kim_vault, "curate", "--curator", "llm", check=False)
     assert proc.returncode == 2
     assert "the llm curator needs a model: pass --model" in proc.stderr
+
+
+def test_a_missing_key_is_named_before_the_model_is_called(
+    kim_vault: Path, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Without OPENAI_API_KEY the provider's client fails seconds later as a server error
+    ("InternalServerError ... Missing credentials"); memctl names the variable instead."""
+    vault = copy(kim_vault, tmp_path / "v")
+    head = git(vault, "rev-parse", "HEAD")
+    env = llm_env(fake_llm)
+    del env["OPENAI_API_KEY"]
+    proc = memctl(vault, "curate", "--model", MODEL, check=False, env=env)
+    assert proc.returncode != 0
+    assert "OPENAI_API_KEY" in proc.stderr and "InternalServerError" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert fake_llm.chat_requests == []
+    assert git(vault, "rev-parse", "HEAD") == head
+    assert git(vault, "status", "--porcelain") == ""

@@ -185,12 +185,28 @@ class LLMCurator:
 
         litellm.drop_params = True  # providers without JSON mode still get the request
         litellm.suppress_debug_info = True
+        self._check_keys(litellm)
         ext = Extraction()
         for first, last in self._chunks(batch):
             msgs = self.messages(batch, first, last)
             claims = self._ask(litellm, msgs, ext, batch)
             ext.claims += [to_proposal(c) for c in claims]
         return ext
+
+    def _check_keys(self, litellm: Any) -> None:
+        """Name the variable a model's key is read from when it is not set, before any call:
+        the provider's client would fail later, retried, as a server error."""
+        try:
+            env = litellm.validate_environment(model=self.model, api_base=self.api_base)
+        except Exception:  # a provider litellm cannot judge: the call itself will tell
+            return
+        # a missing *_API_BASE has a default (ollama on localhost); a missing key has none
+        keys = [k for k in env.get("missing_keys") or [] if k.endswith(("_KEY", "_TOKEN"))]
+        if keys:
+            raise CurationError(
+                f"model {self.model} needs {' or '.join(keys)}: set it in the environment "
+                "(memctl never stores a key); nothing was written"
+            )
 
     def _ask(
         self, litellm: Any, msgs: list[dict[str, str]], ext: Extraction, batch: Batch
