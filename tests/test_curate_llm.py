@@ -203,7 +203,7 @@ def run(
     fake.reset()
     fake.enqueue("Sure! Here are the claims you asked for.", {"json": REPLY})
     vault = copy(kim_vault, tmp_path_factory.mktemp("run") / "vault")
-    proc = memctl(vault, "curate", "--model", MODEL, env=llm_env(fake))
+    proc = memctl(vault, "curate", "--model", MODEL, "--verbose", env=llm_env(fake))
     requests = list(fake.chat_requests)
     fake.reset()
     return Run(vault, proc, requests)
@@ -332,3 +332,17 @@ def test_a_missing_key_is_named_before_the_model_is_called(
     assert fake_llm.chat_requests == []
     assert git(vault, "rev-parse", "HEAD") == head
     assert git(vault, "status", "--porcelain") == ""
+
+
+def test_without_verbose_the_rejections_are_one_summary_line(
+    kim_vault: Path, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """A new user reads the checks' refusals as alarms ("shares no word with its quotes"):
+    plain output counts them; `--verbose` (the `run` fixture above) lists each."""
+    vault = copy(kim_vault, tmp_path / "v")
+    fake_llm.enqueue({"json": REPLY})
+    proc = memctl(vault, "curate", "--model", MODEL, env=llm_env(fake_llm))
+    said = [line for line in proc.stdout.splitlines() if "left out" in line]
+    assert len(said) == 1 and "--verbose" in said[0], proc.stdout
+    assert "rejected " not in proc.stdout and "not verbatim" not in proc.stdout
+    assert "Kim prefers Rust over Go and Zig." not in proc.stdout

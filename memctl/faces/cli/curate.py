@@ -36,6 +36,9 @@ def curate(
     curator: Annotated[
         str | None, typer.Option(help="builtin (default), llm, or an installed plugin.")
     ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="List each candidate claim left out, and why.")
+    ] = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Turn uncurated turns into cited notes: verify every quote, merge, one commit."""
@@ -73,9 +76,14 @@ def curate(
                     f"{n(row['calls'], 'model call')} · "
                     f"{row['tokens_in']}+{row['tokens_out']} tokens · cost {each}"
                 )
-    for r in res.rejected:
-        where = f" [{r.ref}]" if r.ref else ""
-        out(f"  rejected {r.store}: {r.text[:70]!r}{where}: {r.reason}")
+    if verbose:
+        for r in res.rejected:
+            where = f" [{r.ref}]" if r.ref else ""
+            out(f"  rejected {r.store}: {r.text[:70]!r}{where}: {r.reason}")
+    elif res.rejected:
+        # checks refusing a candidate is curation working, not a fault: a count, not a list
+        out(f"  {n(len(res.rejected), 'candidate claim')} left out by the checks on quotes, "
+            "stores and secrets; --verbose lists each and why")  # fmt: skip
     out(f"  {n(len(res.notes), 'note')} changed in {res.seconds:.2f}s")
     if dry_run:
         out("dry run: nothing was written")
