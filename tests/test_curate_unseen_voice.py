@@ -214,3 +214,16 @@ def test_prose_is_not_split_inside_code_links_or_paths(line: str) -> None:
         assert s.count("`") % 2 == 0, s
         assert s.count("[") == s.count("]") and s.count("<") == s.count(">"), s
         assert s in line
+
+
+def test_a_question_about_a_topic_is_no_suggestion() -> None:
+    """'What about the logs?' asks about a topic: no 'suggested that the assistant the logs';
+    'how about using Redis?' still suggests something to do."""
+    from memctl.curate.builtin.coding import requests
+    from memctl.curate.builtin.coding.structure import Coding, Human
+
+    s = Coding([Human(1, ["What about the logs?"]), Human(3, ["How about using Redis for it?"])],
+               [], [], [], set(), False, "the assistant", None, None, None, 1)  # fmt: skip
+    got = [r.text for r in requests.read(s, "Marco")]
+    assert not any("the assistant the logs" in t for t in got), got
+    assert any("use Redis" in t for t in got), got

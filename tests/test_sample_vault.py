@@ -147,7 +147,6 @@ def test_an_entity_cut_from_a_word_is_found(tmp_path: Path) -> None:
     assert len(found) == 2 and all("'Ale'" in f for f in found), found
 
 
-@pytest.mark.xfail(strict=True, reason="sample vault is rebuilt after the curator fix")
 def test_every_sample_vault_claim_reads_as_whole_sentences() -> None:
     said = said_words(SAMPLE)
     found = [f"{rel}: {text!r}: {', '.join(why)}"

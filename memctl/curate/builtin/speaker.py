@@ -45,12 +45,13 @@ class VoiceRules:
         """Rewrite first person into third: "I always write X" -> "Dana always writes X".
 
         A rewrite that fails `faithful`'s check keeps the person's words (`said`, else the
-        sentence being read) verbatim, with who said them.
+        sentence being rewritten) verbatim, with who said them: never another sentence of the
+        turn, which would quote words the claim is not about.
         """
         out = self._third(core)
         if faithful(core, out, self._names()):
             return out
-        return end(verbatim(self.name, said or self.said))
+        return end(verbatim(self.name, said or core))
 
     def _names(self) -> tuple[str, ...]:
         """Who a rewrite may name: the speaker, their team, the person they talk to."""
@@ -157,6 +158,15 @@ class VoiceRules:
         cut = r"\s+[-–—]\s+|,\s+(?:so|which|since then|but|because)\s+"
         if not faithful(anchored, text, self._names()):
             # what it cannot rewrite right it quotes: true, and its own citation
-            return end(verbatim(self.name, re.split(cut, said)[0].rstrip("!").strip()))
+            # the typed sentence this claim is read from, never a neighbour of it in the turn
+            words = said if _head(core) in _head(said, 400) else core
+            return end(verbatim(self.name, re.split(cut, words)[0].rstrip("!").strip()))
         text = re.split(cut, text)[0]
         return end(cap(text.rstrip("!").strip()))
+
+
+def _head(text: str, n: int = 24) -> str:
+    """The first `n` letters and digits of a text, lower case: enough to tell two sentences
+    of one turn apart when links or a greeting were taken off one of them."""
+    plain = re.sub(r"\[\[[^\]|]*\|([^\]]*)\]\]", r"\1", text)
+    return re.sub(r"[^0-9a-z]+", "", plain.lower())[:n]

@@ -212,6 +212,13 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
             return Said(kind, end(checked(core, user, agent) or said), h.turn, s)
         if x is None:
             return Said(kind, end(said), h.turn, s)
+        if kind == "suggest" and x.split(" ", 1)[0].endswith("ing"):
+            head, _, tail = x.partition(" ")
+            x = f"{base_form(head)} {tail}".strip()  # "how about using Redis": use Redis
+        if kind == "suggest" and not _imperative(x):
+            if core.rstrip().endswith("?"):
+                return None  # "What about the logs?": a question about a topic, no suggestion
+            return Said(kind, end(said), h.turn, s)  # not a verb after it: as typed
         if kind == "want" and "x" in m.groupdict() and not _TO_VERB.search(core[: m.start("x")]):
             return Said(kind, end(f"{user} wants {x}"), h.turn, s)  # "I want short answers"
         text = _phrase(kind, x, user, agent, h.kind)
