@@ -27,6 +27,11 @@ class Session:
         self.rows: list[dict[str, Any]] = []
         self._calls = 0
 
+    def turn(self, role: str, content: object) -> Session:
+        """One line of `role` with `content` as Claude Code writes it (text or parts)."""
+        self._add(role, content)
+        return self
+
     def _add(self, role: str, content: object) -> None:
         i = len(self.rows) + 1
         msg: dict[str, object] = {"role": role, "content": content}

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ccsession import Session
 from test_curate import memctl, new_vault
 
 from memctl.core.model import Message
@@ -55,19 +56,10 @@ class _Script:
         return self
 
     def jsonl(self, path: Path, sid: str = "5a1b2c3d-5e6f-4a70-8b91-0c2d3e4f5a6b") -> Path:
-        rows, parent = [], None
-        for i, (role, content) in enumerate(self.turns, 1):
-            uid = f"30000000-0000-4000-8000-{i:012d}"
-            msg: dict[str, Any] = {"role": role, "content": content}
-            if role == "assistant":
-                msg["model"] = "claude-opus-4-6"
-            rows.append({"parentUuid": parent, "isSidechain": False, "userType": "external",
-                         "cwd": CWD, "sessionId": sid, "version": "2.1.42", "type": role,
-                         "message": msg, "uuid": uid,
-                         "timestamp": f"2026-02-16T18:{i % 60:02d}:00.000Z"})  # fmt: skip
-            parent = uid
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-        return path
+        s = Session(cwd=CWD, sid=sid)
+        for role, content in self.turns:
+            s.turn(role, content)
+        return s.write_to(path)
 
     def commands(self, known: list[str] | None = None) -> list[tuple[str, str]]:
         """What `commands.read` makes of the session: (kind, line)."""

@@ -144,17 +144,7 @@ def speaker_voice(text: str, speaker: str) -> str:
             repl = speaker
         out = out[: m.start()] + repl + out[m.end() :]
         tail_at = m.start() + len(repl)
-        tail = re.sub(
-            r"\b(and|or) (\w+)\b",
-            lambda k: (
-                f"{k.group(1)} {conj(k.group(2), True)}"
-                if k.group(2).lower() in COMMON_VERBS
-                else k.group(0)
-            ),
-            out[tail_at:],
-            count=1,
-        )
-        out = out[:tail_at] + tail
+        out = out[:tail_at] + second_verb(out[tail_at:])
     elif my:
         out = out[: my.start()] + f"{speaker}'s" + out[my.end() :]
     return speaker_voice_rest(out)
@@ -350,3 +340,18 @@ def anchor(text: str, said: date) -> str:
         return f"in {season} {year}"
 
     return _WHEN.sub(sub, text)
+
+
+def second_verb(text: str) -> str:
+    """The verb after the first "and"/"or" agrees with the named subject too: "Dana writes
+    tests and fix bugs" -> "... and fixes bugs" (common verbs only)."""
+    return re.sub(
+        r"\b(and|or) (\w+)\b",
+        lambda k: (
+            f"{k.group(1)} {conj(k.group(2), True)}"
+            if k.group(2).lower() in COMMON_VERBS
+            else k.group(0)
+        ),
+        text,
+        count=1,
+    )

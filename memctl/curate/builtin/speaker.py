@@ -13,7 +13,6 @@ from datetime import date
 
 from memctl.curate.builtin.classification import WORK
 from memctl.curate.builtin.faithful import faithful, verbatim
-from memctl.curate.builtin.lexicon import COMMON_VERBS
 from memctl.curate.builtin.resolution import (
     LY,
     addressee_voice,
@@ -23,6 +22,7 @@ from memctl.curate.builtin.resolution import (
     has_addressee,
     has_group,
     prose_only,
+    second_verb,
     speaker_voice,
 )
 from memctl.curate.builtin.sentences import cap, end
@@ -81,16 +81,7 @@ class VoiceRules:
             if m:
                 habitual = bool(re.search(r"always|never|usually|often|ly ", m.group(1)))
                 text = f"{who} {m.group(1)}{conj(m.group(2), habitual)}" + text[m.end() :]
-                text = re.sub(
-                    r"\b(and|or) (\w+)\b",
-                    lambda k: (
-                        f"{k.group(1)} {conj(k.group(2), True)}"
-                        if k.group(2).lower() in COMMON_VERBS
-                        else k.group(0)
-                    ),
-                    text,
-                    count=1,
-                )
+                text = second_verb(text)
         we_lead = {"We're": "is", "We are": "is", "We've": "has", "We'll": "will"}
         for head, verb in we_lead.items():
             if re.match(rf"^{head}\b", text):

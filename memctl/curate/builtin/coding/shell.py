@@ -32,9 +32,10 @@ def first_line(command: str) -> str:
     return re.sub(r"\\\r?\n\s*", " ", command.strip()).split("\n", 1)[0].strip()
 
 
-def balanced(text: str) -> bool:
-    """Quotes closed, brackets matched, and no operator left dangling at the end."""
-    stack: list[str] = []
+def _scan(text: str) -> tuple[list[bool], bool]:
+    """Which characters the shell reads as syntax (outside quotes, not escaped), and whether
+    a quote is left open at the end: one reading for the balance check and the split."""
+    bare = [False] * len(text)
     quote = ""
     i = 0
     while i < len(text):
@@ -48,12 +49,24 @@ def balanced(text: str) -> bool:
             i += 1
         elif ch in "'\"`":
             quote = ch
-        elif ch in _OPEN:
+        else:
+            bare[i] = True
+        i += 1
+    return bare, bool(quote)
+
+
+def balanced(text: str) -> bool:
+    """Quotes closed, brackets matched, and no operator left dangling at the end."""
+    bare, open_quote = _scan(text)
+    stack: list[str] = []
+    for i, ch in enumerate(text):
+        if not bare[i]:
+            continue
+        if ch in _OPEN:
             stack.append(_OPEN[ch])
         elif ch in ")}]" and (not stack or stack.pop() != ch):
             return False
-        i += 1
-    return not quote and not stack and not text.rstrip().endswith(("|", "&", ";", "\\"))
+    return not open_quote and not stack and not text.rstrip().endswith(("|", "&", ";", "\\"))
 
 
 def parts(line: str) -> list[str]:
@@ -74,18 +87,12 @@ def parts(line: str) -> list[str]:
 
 
 def _split(line: str) -> list[str]:
-    pieces, start, depth, quote, i = [], 0, 0, "", 0
+    bare, _ = _scan(line)
+    pieces, start, depth, i = [], 0, 0, 0
     while i < len(line):
         ch = line[i]
-        if quote:
-            if ch == "\\" and quote != "'":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch == "\\":
-            i += 1
-        elif ch in "'\"`":
-            quote = ch
+        if not bare[i]:
+            pass
         elif ch in "({":
             depth += 1
         elif ch in ")}":
