@@ -226,7 +226,7 @@ class History:
             except GitFailed as exc:
                 with contextlib.suppress(GitFailed):
                     self._run("reset", "-q", *by_spec)
-                raise git_error(exc) from None
+                raise self._ignored(paths) or git_error(exc) from None
             if not staged.intersection(paths):
                 return None
             # --only commits exactly `paths` even when the user has other changes staged, but
@@ -250,6 +250,24 @@ class History:
         sha = self._git("rev-parse", "HEAD").strip()
         record_head(self.root, sha)  # the command that commits keeps its derived files in step
         return sha
+
+    def _ignored(self, paths: list[str]) -> MemctlError | None:
+        """git refuses to add a path a `.gitignore` rule covers, and says so over lines
+        that get cut to one: name the rule and the path instead (a pulled `.gitignore`
+        covering raw/ stopped every later ingest with half a sentence)."""
+        proc = subprocess.run(
+            ["git", "check-ignore", "-v", "-z", "--stdin"], cwd=self.root, check=False,
+            input="\0".join(paths).encode("utf-8", "surrogateescape"), capture_output=True,
+        )  # fmt: skip
+        f = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if len(f) < 4:
+            return None
+        source, line, pattern, path = f[:4]
+        return MemctlError(
+            f"{path} is ignored by rule {pattern!r} ({source}:{line}), so it cannot be "
+            f"committed: remove the rule (was it pulled? `git log -p -- {source}`) and run "
+            "the command again"
+        )
 
     def unstage(self, paths: Iterable[str]) -> None:
         """Undo `git add` for paths after a failed command (files are restored separately)."""

@@ -411,11 +411,12 @@ def read_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
         raise MemctlError("unterminated frontmatter (no closing '---')", path, 1) from None
     meta = _plain_yaml(fm)
     if meta is None:
-        import frontmatter
         import yaml
 
+        from memctl.core.raw import load_yaml
+
         try:
-            meta = frontmatter.YAMLHandler().load(fm) or {}
+            meta = load_yaml(fm, path, 1) or {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else 1

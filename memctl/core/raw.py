@@ -15,6 +15,7 @@ so no message text can forge a turn boundary.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -53,6 +54,23 @@ def _yaml() -> tuple[Any, Any, Any]:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return yaml, dumper, loader
+
+
+def load_yaml(text: str, path: str, first_line: int) -> Any:
+    """YAML frontmatter (`text`, starting at line `first_line` of `path`), with no anchor or
+    alias: an alias repeats a node without repeating its bytes, so a few hundred bytes of
+    nested aliases expand into gigabytes once anything walks or prints the tree. memctl never
+    writes one; a note or raw header that holds one is refused, naming the line. YAML errors
+    are raised as YAML raises them."""
+    yaml, _, loader = _yaml()
+    if "&" in text or "*" in text:  # neither can start an anchor or alias without these
+        with contextlib.suppress(yaml.YAMLError):  # the load below names it
+            for tok in yaml.scan(text, Loader=loader):
+                if isinstance(tok, yaml.AliasToken | yaml.AnchorToken):
+                    line = first_line + tok.start_mark.line
+                    raise MemctlError("YAML anchors and aliases are not allowed in frontmatter "
+                                      "(a few nested aliases expand into gigabytes)", path, line)
+    return yaml.load(text, Loader=loader)
 
 
 # json.dumps builds a new encoder whenever it gets options; ingest encodes every message
@@ -426,9 +444,9 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str]:
     end = text.find("\n---\n", 3)
     if end < 0:
         raise MemctlError("unterminated frontmatter (no closing '---')", path, 1)
-    yaml, _, loader = _yaml()
+    yaml, _, _ = _yaml()
     try:
-        data = yaml.load(text[4 : end + 1], Loader=loader) or {}
+        data = load_yaml(text[4 : end + 1], path, 2) or {}
     except RecursionError:
         raise MemctlError("frontmatter nested too deeply", path, 2) from None
     except yaml.YAMLError as exc:

@@ -171,7 +171,8 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
     if base == g.out("rev-parse", upstream):
         return {}  # nothing new there
     note_limit, raw_limit = limits(vault.config.data)
-    came = trust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit)
+    came = trust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit,
+                          vault.session_map())
     if came.refused:
         more = f" (and {len(came.refused) - 3} more)" if len(came.refused) > 3 else ""
         raise ConflictError(

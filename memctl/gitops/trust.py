@@ -159,8 +159,10 @@ def blobs(root: Path, shas: list[str], env: dict[str, str] | None = None) -> dic
 
 
 def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
-             note_limit: int, raw_limit: int) -> Incoming:  # fmt: skip
-    """Judge what `base..upstream` brings, before any of it is checked out."""
+             note_limit: int, raw_limit: int,
+             sessions: dict[str, str] | None = None) -> Incoming:  # fmt: skip
+    """Judge what `base..upstream` brings, before any of it is checked out. `sessions`:
+    session id -> raw path of the sessions this clone holds."""
     git = run_git(root, env)
     res = Incoming()
     res.commits = git("rev-list", f"{base}..{upstream}").split()
@@ -189,6 +191,8 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
     shared: list[tuple[str, str]] = []  # (path, new sha) of the shared config and state
     grown: list[tuple[str, str, str]] = []  # (path, old sha, new sha) of changed raw sessions
     gone: list[str] = []  # notes and raw sessions the pull deletes
+    added_raw: list[tuple[str, str]] = []  # (path, sha) of raw sessions the pull adds
+    ignore: str | None = None  # the sha of a .gitignore the pull brings
     for mode, sha, status, path in entries:
         if path == ".memctl/config.toml":
             res.config_changed = True
@@ -218,31 +222,44 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
             continue
         if path in SHARED_STATE:
             shared.append((path, sha))
+        if path == ".gitignore":
+            ignore = sha
         size = sizes.get(sha, 0)
         is_raw = path.startswith("raw/")
         limit = raw_limit if is_raw else note_limit
-        if path.endswith(".md") and size > limit:
+        if size > limit:  # every file: a 60 MB picture costs each teammate as much as a note
+            kind = "raw session" if is_raw else "note" if path.endswith(".md") else "file"
             res.refused.append(f"{path}: {human_size(size)}, over the {human_size(limit)} limit "
-                               f"for a {'raw session' if is_raw else 'note'}")  # fmt: skip
+                               f"for a {kind}{'' if kind != 'file' else ' (the note limit)'}")
             continue
         if path.endswith(".md") and not is_raw:
             notes.append((path, sha, old_sha[path] if status != "A" else ""))
         elif path.endswith(".md") and status == "M":
             grown.append((path, old_sha[path], sha))
-    texts = blobs(root, sorted({n for _, n, _ in notes} | {s for _, s in shared}
-                               | {s for _, a, b in grown for s in (a, b)}), env)  # fmt: skip
-    for path, sha, _old in notes:
+        elif path.endswith(".md") and not path.endswith("INDEX.md"):
+            added_raw.append((path, sha))
+    texts = blobs(root, sorted({s for _, n, o in notes for s in (n, o) if s}
+                               | {s for _, s in shared} | {s for _, s in added_raw}
+                               | {s for _, a, b in grown for s in (a, b)}
+                               | ({ignore} if ignore else set())), env)  # fmt: skip
+    for path, sha, old in notes:
         text = texts.get(sha, "")
         line = conflict_marker(text)
         if line:
             res.refused.append(f"{path}:{line}: conflict markers")
             continue
-    for path, sha in shared:
-        why = pullcheck.shared_problem(path, texts.get(sha, ""))
+        why = pullcheck.frontmatter_problem(path, text)
         if why:
             res.refused.append(f"{path}: {why}")
-    for path, was, now in grown:
-        why = pullcheck.raw_problem(path, texts.get(was, ""), texts.get(now, ""))
+            continue
+        said = pullcheck.meta_change(path, texts.get(old, ""), text) if old else None
+        if said:
+            res.reported.append(said)
+    _judge_raw(res, texts, added_raw, grown, sessions or {})
+    if ignore:
+        res.refused += _ignored(git, root, upstream, texts.get(ignore, ""))
+    for path, sha in shared:
+        why = pullcheck.shared_problem(path, texts.get(sha, ""))
         if why:
             res.refused.append(f"{path}: {why}")
     if gone:
@@ -252,6 +269,48 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         res.config_before = _show(git, f"{base}:.memctl/config.toml")
         res.config_after = _show(git, f"{upstream}:.memctl/config.toml")
     return res
+
+
+def _judge_raw(res: Incoming, texts: dict[str, str], added: list[tuple[str, str]],
+               grown: list[tuple[str, str, str]], sessions: dict[str, str]) -> None:  # fmt: skip
+    """Raw sessions a pull changes stay verbatim; one it adds is a new session, never a
+    second file of one this clone holds (a copy under another date folder, with a forged
+    turn and a recomputed hash, was served under the real session's short reference)."""
+    for path, was, now in grown:
+        why = pullcheck.frontmatter_problem(path, texts.get(now, "")) or pullcheck.raw_problem(
+            path, texts.get(was, ""), texts.get(now, ""))
+        if why:
+            res.refused.append(f"{path}: {why}")
+    seen: dict[str, str] = {}
+    for path, sha in added:
+        text = texts.get(sha, "")
+        why = pullcheck.frontmatter_problem(path, text)
+        if why:
+            res.refused.append(f"{path}: {why}")
+            continue
+        sid = pullcheck.session_of(path, text)
+        if sid is None:
+            continue
+        other = sessions.get(sid) or seen.get(sid)
+        if other is not None and other != path:
+            res.refused.append(f"{path}: session {sid} is already {other} (a raw session is "
+                               "one file; a second copy of it is never taken from a pull)")
+            continue
+        seen[sid] = path
+
+
+def _ignored(git: Callable[..., str], root: Path, upstream: str, text: str) -> list[str]:
+    """A pulled `.gitignore` may not ignore the vault's own content."""
+    names = [p for p in git("ls-tree", "-r", "--name-only", "-z", upstream).split("\0")
+             if p.endswith(".md")]  # fmt: skip
+    probes = ["raw/2000/01/01/session.md", *{f"{p.split('/', 1)[0]}/note.md" for p in names
+                                              if "/" in p}]  # fmt: skip
+    found = pullcheck.ignore_problems(root, text, sorted(set(names) | set(probes)))
+    if not found:
+        return []
+    more = f" (and {len(found) - 2} more rules)" if len(found) > 2 else ""
+    return [f".gitignore: {'; '.join(found[:2])}{more}: every later ingest, curate and "
+            "remember would fail to commit"]
 
 
 def _show(git: Callable[..., str], spec: str) -> str | None:

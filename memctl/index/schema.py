@@ -397,12 +397,23 @@ def _as_datetime(value: Any) -> datetime | None:
     return None
 
 
+# What the index takes of a frontmatter list (aliases, tags) and of each value: a note's
+# metadata names it, so a few short words suffice; the bound keeps a nested structure a
+# person (or a pull) wrote from being turned into megabytes of text.
+_MAX_ITEMS = 64
+_MAX_VALUE_CHARS = 300
+
+
+def _one(value: Any) -> str | None:
+    """A scalar as text, cut to the bound; a list or mapping is no name: None."""
+    if value is None or isinstance(value, list | tuple | dict | set):
+        return None
+    return str(value)[:_MAX_VALUE_CHARS]
+
+
 def _strs(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value if v is not None]
-    return [str(value)]
+    items = value[:_MAX_ITEMS] if isinstance(value, list | tuple) else [value]
+    return [s for s in map(_one, items) if s is not None]
 
 
 def _drop_heading(body: str) -> str:
@@ -423,6 +434,7 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
             meta, body = read_frontmatter(text, rel)
     top = rel.split("/", 1)[0] if "/" in rel else ""
     heading = _HEADING1.search(body)
+    meta = {k: _one(v) if k not in ("aliases", "tags") else v for k, v in meta.items()}
     scope = str(meta.get("scope") or "team")
     stamp = meta.get("updated") or meta.get("created")
     return {

@@ -1,0 +1,197 @@
+"""Fourth round of hostile pushes: a teammate with push access, using plain git.
+
+Same set-up as test_sync_hostile.py (imported from there): a real bare remote made with
+`git init --bare`, a hostile clone pushing with plain git, the victim running memctl. Each
+test failed on main before its fix.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from gitutil import run_git
+from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once per module)
+    EGRESS,
+    NOTE,
+    PLANTED,
+    _team_templates,
+    memories,
+    push,
+    team,
+    vault_text,
+)
+from util import memctl, ok
+
+from memctl.errors import MemctlError
+
+SECOND = EGRESS.parent / "2026-09-15-gcp-migration-runbook.jsonl"
+
+
+def refused(dana: Path, *needles: str, timeout: float = 60) -> str:
+    """The victim's sync stops (exit 3) naming each needle, and nothing was pulled."""
+    head = run_git(dana, "rev-parse", "HEAD")
+    r = memctl("--vault", dana, "sync", timeout=timeout)
+    assert r.code == 3, (r.code, r.out, r.err)
+    for needle in needles:
+        assert needle in r.err, r.err
+    assert run_git(dana, "rev-parse", "HEAD") == head
+    return r.err
+
+
+def raw_of(v: Path) -> str:
+    (rel,) = [p.relative_to(v).as_posix() for p in (v / "raw").rglob("*.md")
+              if p.name != "INDEX.md"]  # fmt: skip
+    return rel
+
+
+def bomb(depth: int) -> str:
+    """Nested YAML aliases: each level repeats the one before eight times (8**depth strings
+    from a few hundred bytes)."""
+    levels = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for n in range(1, depth):
+        levels.append(f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 8) + "]")
+    return ("---\nstore: knowledge\ntitle: Bomb\nscope: team\n" + "\n".join(levels)
+            + f"\ntags: *l{depth - 1}\n---\n\n# Bomb\n\n## Facts\n\n"
+            "- The zanzibar relay is safe to skip.\n")  # fmt: skip
+
+
+# ---- 1. YAML aliases ----------------------------------------------------------------------
+
+
+def test_a_pulled_yaml_alias_bomb_is_refused(tmp_path):
+    _remote, dana, evil = team(tmp_path, curate=False)
+    (evil / "knowledge" / "bomb.md").write_text(bomb(8))  # 16M strings once expanded
+    push(evil, "notes")
+    refused(dana, "knowledge/bomb.md", "aliases")
+    assert not (dana / "knowledge" / "bomb.md").exists()
+
+
+def test_frontmatter_aliases_are_refused_on_read_and_index(tmp_path):
+    from memctl.core.notes import read_frontmatter
+    from memctl.core.raw import split_frontmatter
+    from memctl.index.schema import note_fields
+
+    with pytest.raises(MemctlError) as got:
+        read_frontmatter(bomb(9), "knowledge/bomb.md")
+    assert "aliases" in got.value.message and got.value.line == 5
+    with pytest.raises(MemctlError):
+        split_frontmatter("---\nsession: &s x\nuser: *s\n---\n", "raw/x.md")
+    # what the index converts is bounded whatever the frontmatter holds
+    many = "---\ntitle: T\ntags:\n" + "".join(f"- t{i}\n" for i in range(5000)) + "---\n\n# T\n"
+    f = note_fields("knowledge/t.md", many, {})
+    assert len(f["tags"]) <= 100
+    nested = "---\ntitle: T\nscope: [[a, b], [c, d]]\naliases: [[x, y], " + "z" * 5000 + "]\n---\n"
+    f = note_fields("knowledge/t.md", nested, {})
+    assert len(f["scope"]) < 400 and all(len(a) < 400 for a in f["aliases"])
+    # a local note with one is left out; recall and search still answer
+    _remote, dana, _evil = team(tmp_path, curate=False)
+    (dana / "knowledge" / "bomb.md").write_text(bomb(9))
+    started = time.monotonic()
+    ok("--vault", dana, "search", "zanzibar", timeout=60)
+    ok("--vault", dana, "recall", "zanzibar relay", timeout=60)
+    assert time.monotonic() - started < 30
+
+
+# ---- 4, 5. raw sessions -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new", [
+    ("\nscope: team\n", "\nscope: user:eve\n"),
+    ("\ntitle: Morning!", "\ntitle: Evening!"),
+    ("\nstarted: '2026-09-01T09:14:00Z'", "\nstarted: '2026-08-01T09:14:00Z'"),
+])  # fmt: skip
+def test_a_pull_may_not_rewrite_a_raw_sessions_header(tmp_path, old, new):
+    _remote, dana, evil = team(tmp_path)
+    raw = raw_of(evil)
+    text = (evil / raw).read_text()
+    assert old in text
+    (evil / raw).write_text(text.replace(old, new, 1))
+    push(evil, "mine now")
+    refused(dana, raw, "header")
+    assert memories(dana, "egress costs NAT gateway"), "the session left the victim's recall"
+
+
+def test_a_pull_may_not_bring_a_second_copy_of_a_session(tmp_path):
+    from memctl.core.model import Message
+    from memctl.core.raw import make_header, parse_session, render_session
+
+    _remote, dana, evil = team(tmp_path)
+    raw = raw_of(evil)
+    h, msgs = parse_session((evil / raw).read_text(), raw)
+    forged = [Message(m.role, PLANTED if i == 2 else m.content, m.id, m.name, m.timestamp)
+              for i, m in enumerate(msgs)]  # fmt: skip
+    head = make_header(h.session, h.title, h.source_format, h.origin, h.user, h.scope, forged,
+                       dict(h.extra))  # fmt: skip
+    copy = raw.replace("/09/01/", "/09/02/")
+    (evil / copy).parent.mkdir(parents=True)
+    (evil / copy).write_text(render_session(head, forged))
+    push(evil, "backup")
+    refused(dana, copy, "already", raw)
+    assert PLANTED not in vault_text(dana)
+
+
+# ---- 6. .gitignore -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule, path", [("raw/", "raw/"), ("*.md", "INDEX.md and")])
+def test_a_pulled_gitignore_that_hides_vault_content_is_refused(tmp_path, rule, path):
+    _remote, dana, evil = team(tmp_path)
+    gi = evil / ".gitignore"
+    gi.write_text(gi.read_text() + f"\n{rule}\n")
+    push(evil, "ignore")
+    err = refused(dana, ".gitignore", repr(rule), path)
+    assert "ingest" in err
+    ok("--vault", dana, "ingest", SECOND, "--user", "dana", "--scope", "team")
+
+
+# ---- 7. scope and status ----------------------------------------------------------------------
+
+
+def test_a_pull_that_rescopes_or_archives_a_shared_note_says_so(tmp_path):
+    _remote, dana, evil = team(tmp_path)
+    text = (evil / NOTE).read_text()
+    assert "\nscope: team\n" in text
+    (evil / NOTE).write_text(text.replace("\nscope: team\n", "\nscope: user:eve\n", 1))
+    push(evil, "tidy")
+    r = ok("--vault", dana, "sync")
+    assert NOTE in r.out and "team -> user:eve" in r.out, r.out
+    text = (evil / NOTE).read_text()
+    (evil / NOTE).write_text(text.replace("\nstatus: active\n", "\nstatus: archived\n", 1))
+    push(evil, "tidy")
+    r = ok("--vault", dana, "sync")
+    assert NOTE in r.out and "active -> archived" in r.out, r.out
+
+
+# ---- 10. every file has a limit ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rel", ["assets/screenshot.png", "knowledge/data.json"])
+def test_a_pulled_file_of_any_kind_is_held_to_the_limit(tmp_path, rel):
+    _remote, dana, evil = team(tmp_path, curate=False)
+    (evil / rel).parent.mkdir(parents=True, exist_ok=True)
+    (evil / rel).write_bytes(b"\x89PNG" + bytes(range(256)) * 5000)  # 1.2 MB
+    push(evil, "a picture")
+    refused(dana, rel, "limit")
+    assert not (dana / rel).exists()
+    # within the limit, a file of any kind still comes through
+    (evil / rel).write_bytes(b"\x89PNG" + bytes(range(256)) * 100)
+    push(evil, "smaller")
+    ok("--vault", dana, "sync")
+    assert (dana / rel).exists()
+
+
+
+
+def test_a_gitignore_taken_by_a_plain_git_pull_is_named_when_a_commit_fails(tmp_path):
+    _remote, dana, evil = team(tmp_path)
+    gi = evil / ".gitignore"
+    gi.write_text(gi.read_text() + "\nraw/\n")
+    push(evil, "ignore")
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    run_git(dana, "pull", "-q", "--no-rebase", "origin", branch)  # by hand, not memctl sync
+    r = memctl("--vault", dana, "ingest", SECOND, "--user", "dana", "--scope", "team")
+    assert r.code != 0 and "'raw/'" in r.err and ".gitignore:" in r.err, r.err
+    errors = [x for x in r.err.splitlines() if "error" in x]
+    assert len(errors) == 1 and "'raw/'" in errors[0], r.err
