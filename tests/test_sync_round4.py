@@ -7,6 +7,7 @@ test failed on main before its fix.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -195,3 +196,42 @@ def test_a_gitignore_taken_by_a_plain_git_pull_is_named_when_a_commit_fails(tmp_
     assert r.code != 0 and "'raw/'" in r.err and ".gitignore:" in r.err, r.err
     errors = [x for x in r.err.splitlines() if "error" in x]
     assert len(errors) == 1 and "'raw/'" in errors[0], r.err
+
+
+# ---- 2. long footnote runs ---------------------------------------------------------------------
+
+
+def runs_note(lines: int, width: int) -> str:
+    """A note of long footnote-marker runs that end in a word (no claim line ends in them)."""
+    run = "[^a]" * (width // 4)
+    return ("---\nstore: knowledge\ntitle: Runs\nscope: team\n---\n\n# Runs\n\n## Facts\n\n"
+            + "".join(f"- zanzibar egress relay {run} x\n" for _ in range(lines)))  # fmt: skip
+
+
+def test_claim_lines_parse_in_linear_time():
+    from memctl.core.notes import parse_claim
+
+    started = time.monotonic()
+    for line in ("- " + "[^a]" * 60_000 + " x", "- x " + "[^a]" * 60_000,
+                 "- " + "[^a" * 60_000 + "]", "- y" + "[^a] " * 60_000):  # fmt: skip
+        parse_claim(line)
+    assert time.monotonic() - started < 1.0
+    c = parse_claim("- Dana chose pnpm. #inferred [^3f2a1c-t1][^3f2a1c-t2]  ")
+    assert c is not None and c.refs == ("3f2a1c-t1", "3f2a1c-t2") and c.inferred
+    assert parse_claim("- a [^x] b").refs == ()  # type: ignore[union-attr]
+
+
+def test_a_pulled_note_of_long_footnote_runs_keeps_sync_recall_and_the_hook_fast(tmp_path):
+    _remote, dana, evil = team(tmp_path, curate=False)
+    (evil / "knowledge" / "runs.md").write_text(runs_note(8, 60_000))  # 480 KB
+    push(evil, "notes")
+    started = time.monotonic()
+    ok("--vault", dana, "sync", timeout=60)
+    ok("--vault", dana, "recall", "zanzibar egress relay", timeout=60)
+    assert time.monotonic() - started < 20
+    ask = json.dumps({"prompt": "what about the zanzibar egress relay?", "session_id": "s1",
+                      "cwd": str(dana)})
+    started = time.monotonic()
+    r = memctl("hook", "user-prompt-submit", input=ask, timeout=60,
+               env={"MEMCTL_VAULT": str(dana), "MEMCTL_HOOK_DEADLINE": "3"})
+    assert r.code == 0 and time.monotonic() - started < 8, r.err

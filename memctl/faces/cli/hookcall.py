@@ -5,8 +5,10 @@ without typer, because Claude Code runs it on every prompt.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
+from typing import Any
 
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
 
@@ -44,6 +46,69 @@ def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | Non
     return None if event is None else (event, vault, user, worker)
 
 
+# What the process guard adds to the deadline: the recall's own deadline (a thread) answers
+# first whenever Python can switch threads; the guard is for when it cannot.
+_GRACE = 0.5
+
+
+def _guarded(name: str, raw: bytes, vault_path: str | None, as_user: str | None) -> Any:
+    """`handle` in a forked child the parent waits for, up to the deadline, then kills.
+
+    The recall's deadline is a thread that waits for the work; but a long call into C (a
+    regex backtracking on a long line, a YAML parser expanding aliases) keeps the GIL, so
+    the waiting thread never wakes and the hook ran past Claude Code's timeout. A separate
+    process waiting on a pipe is never held up by what the work does, and killing the child
+    frees whatever memory it grew.
+    """
+    import select
+    import signal
+    import time
+
+    from memctl.faces.hooks.handlers import deadline, handle, late, root_of
+
+    limit = deadline(os.environ)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: do the work, send the answer, never return into the CLI
+        code = 0
+        try:
+            os.close(r)
+            res = handle(name, raw, vault_path=vault_path, user=as_user)
+            data = json.dumps({"stdout": res.stdout}).encode()
+            while data:
+                data = data[os.write(w, data) :]
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks: list[bytes] = []
+    ends = time.monotonic() + limit + _GRACE
+    done = False
+    while not done:
+        left = ends - time.monotonic()
+        if left <= 0 or not select.select([r], [], [], left)[0]:
+            break
+        chunk = os.read(r, 1 << 16)
+        chunks.append(chunk)
+        done = not chunk
+    os.close(r)
+    if not done:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+    try:
+        stdout = json.loads(b"".join(chunks))["stdout"] if done else None
+    except (ValueError, KeyError, TypeError):
+        stdout = None
+    if stdout is None:
+        return late(root_of(raw, vault_path, os.environ), name, limit)
+    from memctl.faces.hooks.handlers import HookOutcome
+
+    return HookOutcome(stdout=stdout)
+
+
 def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: bool = False) -> None:
     """Run one Claude Code hook: its JSON on stdin, its answer (maybe nothing) on stdout."""
     from memctl.faces.hooks.handlers import handle
@@ -52,7 +117,10 @@ def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: boo
         raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
     except (OSError, ValueError):
         raw = b""
-    res = handle(name, raw, vault_path=vault_path, user=as_user, worker=worker)
+    if name in ("session-start", "user-prompt-submit") and hasattr(os, "fork"):
+        res = _guarded(name, raw, vault_path, as_user)
+    else:
+        res = handle(name, raw, vault_path=vault_path, user=as_user, worker=worker)
     if res.stdout:
         try:
             sys.stdout.write(res.stdout)

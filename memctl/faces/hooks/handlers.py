@@ -85,6 +85,34 @@ def _within(seconds: float, work: Callable[[], T]) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
+def deadline(env: Mapping[str, str]) -> float:
+    """The prompt hooks' deadline in seconds: MEMCTL_HOOK_DEADLINE, else DEADLINE."""
+    try:
+        return float(env.get("MEMCTL_HOOK_DEADLINE") or DEADLINE)
+    except ValueError:
+        return DEADLINE
+
+
+def late(root: Path | None, name: str, limit: float) -> HookOutcome:
+    """The answer of a prompt hook whose recall outran its deadline: no memory, and why."""
+    why = f"{'recall' if name == 'user-prompt-submit' else 'context'} took over {limit:g}s"
+    line = log(root, name, f"failed: {why}; answered without memory")
+    alert = take_alerts(root)
+    note = f"memctl: {why}, so this prompt has no memory; `memctl doctor` checks the vault"
+    return HookOutcome(stdout=_alert_json(alert + ("\n" if alert else "") + note),
+                       logged=line, late=True)  # fmt: skip
+
+
+def root_of(raw: bytes | str, vault_path: str | None, env: Mapping[str, str]) -> Path | None:
+    """The vault a hook's input and flags name, or None (never raises)."""
+    try:
+        return _vault_root(_payload(raw), vault_path, env)
+    except Exception:  # a bad payload: the flag, env and cwd may still name it
+        with contextlib.suppress(Exception):
+            return _vault_root({}, vault_path, env)
+    return None
+
+
 def _vault_root(
     payload: Mapping[str, Any], vault_path: str | None, env: Mapping[str, str]
 ) -> Path | None:
@@ -261,19 +289,11 @@ def handle(
                 return vault.context(user=user, project=project).text
             return vault.recall(str(prompt), user=user, project=project).text
 
-        try:
-            limit = float(env.get("MEMCTL_HOOK_DEADLINE") or DEADLINE)
-        except ValueError:
-            limit = DEADLINE
+        limit = deadline(env)
         try:
             text = _within(limit, work)
         except _Late:
-            why = f"{'recall' if prompt else 'context'} took over {limit:g}s"
-            line = log(root, name, f"failed: {why}; answered without memory")
-            alert = take_alerts(root)
-            note = f"memctl: {why}, so this prompt has no memory; `memctl doctor` checks the vault"
-            return HookOutcome(stdout=_alert_json(alert + ("\n" if alert else "") + note),
-                               logged=line, late=True)  # fmt: skip
+            return late(root, name, limit)
         return HookOutcome(
             stdout=_context_json(EVENT_NAMES[name], text, take_alerts(root))
         )
