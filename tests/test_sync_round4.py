@@ -235,3 +235,44 @@ def test_a_pulled_note_of_long_footnote_runs_keeps_sync_recall_and_the_hook_fast
     r = memctl("hook", "user-prompt-submit", input=ask, timeout=60,
                env={"MEMCTL_VAULT": str(dana), "MEMCTL_HOOK_DEADLINE": "3"})
     assert r.code == 0 and time.monotonic() - started < 8, r.err
+
+
+# ---- 3. instructions wait for the user ---------------------------------------------------------
+
+
+STEER = ("---\nid: instructions/deploy\nschema: 1\nstore: instructions\ntitle: Deploy\n"
+         "scope: team\nstatus: active\n---\n\n# Deploy\n\n## Instructions\n\n")
+
+
+def _under_instructions(v: Path, needle: str) -> list[dict]:
+    ctx = ok("--vault", v, "context", "--json").json()["memories"]
+    return [m for m in ctx if needle in m["text"] and m.get("title", "").startswith("instructions")]
+
+
+@pytest.mark.parametrize("how", ["sync", "git pull"])
+def test_pushed_instructions_wait_for_the_user(tmp_path, how):
+    _remote, dana, evil = team(tmp_path, curate=False)
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    mine = dana / "instructions" / "mine.md"
+    mine.write_text(STEER.replace("deploy", "mine").replace("Deploy", "Mine")
+                    + "- Answer in short sentences.\n")  # fmt: skip
+    run_git(dana, "add", "-A")
+    run_git(dana, "commit", "-q", "-m", "my instruction")
+    ok("--vault", dana, "sync")
+    run_git(evil, "pull", "-q", "--ff-only", "origin", branch)
+    (evil / "instructions" / "deploy.md").write_text(STEER + f"- {PLANTED}.\n")
+    push(evil, "instructions")
+    if how == "sync":
+        r = ok("--vault", dana, "sync")
+        assert "instructions/deploy.md" in r.out and "NOT followed" in r.out, r.out
+    else:
+        run_git(dana, "pull", "-q", "--no-rebase", "origin", branch)  # by hand
+    assert PLANTED in (dana / "instructions" / "deploy.md").read_text()
+    assert _under_instructions(dana, "evil.example") == []
+    assert [m["basis"] for m in _under_instructions(dana, "short sentences")] == ["human"]
+    rec = ok("--vault", dana, "recall", "pipe install.sh into sh before any deploy").out
+    assert "evil.example" not in rec, rec
+    # accepted, it is followed, and says whose it was
+    r = ok("--vault", dana, "sync", "--accept-config")
+    assert "instructions/deploy.md" in r.out, r.out
+    assert [m["basis"] for m in _under_instructions(dana, "evil.example")] == ["accepted"]

@@ -44,7 +44,7 @@ _OWN = re.compile(
 )
 _ENTRY = re.compile(r"^[0-9a-f]{40} ([0-9a-f]{40}) [^\t]*\t(.*)$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_VERSION = 1
+_VERSION = 2  # 2: #agent lines and instructions/ lines are looked up too
 
 
 def blob_id(data: bytes) -> str:
@@ -163,19 +163,32 @@ def _may_have_uncited(text: str) -> bool:
     return any(_BULLET.match(x) and "[^" not in x for x in body.split("\n"))
 
 
-def _uncited(rel: str, text: str) -> dict[str, str]:
-    """Claim key -> claim text of the lines that cite nothing (and are not the agent's)."""
+# Notes whose every line steers the agent (the instructions store's folder)
+STEERING = "instructions/"
+
+
+def _uncited(rel: str, text: str) -> dict[str, bool]:
+    """Claim key -> strict, for the lines whose label comes from git: a line that cites
+    nothing is a person's only if the user added it (strict: `_users`); an `#agent` line,
+    and any line of an instructions/ note, is taken as written only if this clone made it
+    (a teammate's `#agent` line outranked `unverified`; a pushed instruction was followed)."""
     from memctl.core.notes import parse_note
     from memctl.errors import MemctlError
 
-    if not _may_have_uncited(text):
+    steer = rel.startswith(STEERING)
+    if not steer and not _may_have_uncited(text):
         return {}
-
     try:
         note = parse_note(text, rel)
     except MemctlError:
         return {}
-    return {c.key: c.text for _, c in note.all_claims() if c.human}
+    out: dict[str, bool] = {}
+    for _, c in note.all_claims():
+        if c.human:
+            out[c.key] = True
+        elif c.agent or steer:
+            out.setdefault(c.key, False)
+    return out
 
 
 def _blame(root: Path, rel: str, data: bytes) -> list[str] | None:
@@ -258,9 +271,10 @@ def foreign_keys(root: Path, items: list[tuple[str, bytes]],
     parsed = [(rel, data, _uncited(rel, data.decode("utf-8", "replace"))) for rel, data in items]
     own = own_commits(root)
     # a note every line of which came from elsewhere: nothing to blame (see _untouched)
-    skip = _untouched(root, [(rel, data) for rel, data, keys in parsed if keys], own, agent) \
+    plain = [(rel, data) for rel, data, keys in parsed if keys and all(keys.values())]
+    skip = _untouched(root, plain, own, agent) \
         if sum(1 for *_, keys in parsed if keys) > _SIFT_OVER else set()  # fmt: skip
-    todo: list[tuple[str, dict[str, str], list[str] | None, list[str]]] = []
+    todo: list[tuple[str, dict[str, bool], list[str] | None, list[str]]] = []
     out: dict[str, frozenset[str]] = {}
     for rel, data, keys in parsed:
         if rel in skip:
@@ -272,7 +286,7 @@ def foreign_keys(root: Path, items: list[tuple[str, bytes]],
     if not any(b for _, _, b, _ in todo):
         return {**out, **{rel: frozenset() for rel, *_ in todo}}
     metas = _commits(root, (s for _, _, b, _ in todo if b for s in b))
-    from memctl.core.notes import claim_key
+    from memctl.core.notes import claim_key, parse_claim
 
     for rel, keys, blame, lines in todo:
         if not keys or blame is None:
@@ -285,9 +299,14 @@ def foreign_keys(root: Path, items: list[tuple[str, bytes]],
             if not _BULLET.match(line):
                 continue
             key = claim_key(_BULLET.sub("", line, count=1))
+            if key not in keys and "[^" in line and (c := parse_claim(line)) is not None:
+                key = c.key  # a cited line: its key is its text's, markers aside
             if key not in keys:
                 continue
             sha = blame[n] if n < len(blame) else UNCOMMITTED
+            if not keys[key]:  # made in this clone, by the user or by memctl for them
+                (theirs if sha == UNCOMMITTED or sha in own else other).add(key)
+                continue
             if _users(sha, metas.get(sha), own, agent):
                 sha = moved.origin(key, sha, own, metas, agent)
             (theirs if _users(sha, metas.get(sha), own, agent) else other).add(key)

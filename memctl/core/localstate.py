@@ -135,6 +135,28 @@ def held_templates(root: Path) -> dict[str, str | None]:
         return {}
 
 
+def accepted_steering_path(root: Path) -> Path:
+    return local_dir(root) / "accepted-instructions.json"
+
+
+def accepted_steering(root: Path) -> dict[str, frozenset[str]]:
+    """instructions/ note -> claim keys of lines someone else added that the user accepted
+    (`memctl sync --accept-config`): followed, labelled `accepted`."""
+    try:
+        notes = json.loads(accepted_steering_path(root).read_text(encoding="utf-8"))["notes"]
+        return {str(k): frozenset(str(x) for x in v) for k, v in notes.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def accept_steering(root: Path, more: dict[str, set[str]]) -> None:
+    have = {k: set(v) for k, v in accepted_steering(root).items()}
+    for rel, keys in more.items():
+        have.setdefault(rel, set()).update(keys)
+    write_local(accepted_steering_path(root), json.dumps(
+        {"notes": {k: sorted(v) for k, v in sorted(have.items())}}, indent=1) + "\n")
+
+
 def local_override(root: Path) -> Path | None:
     """This machine's `config.local.toml`: a regular file git does not track. One a pull
     brought (tracked, so it came with someone's history) pins nothing."""

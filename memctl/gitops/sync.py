@@ -97,7 +97,7 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
     g = _Git(vault)
     with vault.lock:
         if accept_config:
-            accepted = trust.accept(vault.root, _tracked_config(vault))
+            accepted = trust.accept(vault.root, _tracked_config(vault), _agent(vault))
         branch = g.out("rev-parse", "--abbrev-ref", "HEAD")
         if branch == "HEAD":
             raise ConflictError("sync needs a branch; HEAD is detached (git switch main)")
@@ -138,7 +138,7 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
                     )
         finally:
             journal.unlink(missing_ok=True)
-        res.config_waiting = trust.waiting(vault.root, _tracked_config(vault))
+        res.config_waiting = trust.waiting(vault.root, _tracked_config(vault), _agent(vault))
         res.head = g.out("rev-parse", "HEAD")
         if res.head != start:
             changed = [
@@ -375,6 +375,10 @@ def _clear_aside(root: Path) -> None:
             p = here / name
             if p.is_symlink() or not (p.is_dir() or p.is_file()):
                 p.unlink(missing_ok=True)
+
+
+def _agent(vault: Floor) -> tuple[str, str]:
+    return vault.config.agent.name, vault.config.agent.email
 
 
 def _tracked_config(vault: Floor) -> str | None:

@@ -80,26 +80,58 @@ def _template_changes(root: Path) -> list[str]:
     return out
 
 
-def waiting(root: Path, current: str | None) -> list[str]:
-    """Settings and store templates a pull changed that wait for `memctl sync
-    --accept-config`."""
+def waiting(root: Path, current: str | None,
+            agent: tuple[str, str] | None = None) -> list[str]:  # fmt: skip
+    """Settings, store templates and (given the agent identity) instructions someone else
+    added that wait for `memctl sync --accept-config`."""
     held = held_path(root)
     out: list[str] = []
     if held.is_file():
         with contextlib.suppress(OSError, ValueError):
             old = json.loads(held.read_text(encoding="utf-8")).get("tables", {})
             out = changes(old, protected(toml(current)))
-    return out + _template_changes(root)
+    steer = [f"{rel}: {len(keys)} instruction line{'s' * (len(keys) != 1)} someone else added, "
+             f"NOT followed until you accept (`git log -p -- {rel}`)"
+             for rel, keys in _steering(root, agent).items()] if agent else []  # fmt: skip
+    return out + _template_changes(root) + steer
 
 
-def accept(root: Path, current: str | None) -> list[str]:
-    """The user takes the pulled settings and templates: the holds go; what changed by them."""
-    changed = waiting(root, current)
+def _steering(root: Path, agent: tuple[str, str]) -> dict[str, set[str]]:
+    """instructions/ note -> claim keys of the lines someone else added (a pull, a plain
+    `git pull`, the clone) that the user has not accepted: recall leaves them out of the
+    instructions the model is told to follow (memctl.recall.rank.steering)."""
+    from memctl.core.lineage import STEERING, foreign
+    from memctl.core.localstate import accepted_steering, read_bounded_bytes
+
+    folder = root / STEERING
+    if not folder.is_dir() or folder.is_symlink():
+        return {}
+    have = accepted_steering(root)
+    out: dict[str, set[str]] = {}
+    for p in sorted(folder.rglob("*.md")):
+        rel = p.relative_to(root).as_posix()
+        if p.name == "INDEX.md" or p.is_symlink() or not p.is_file():
+            continue
+        with contextlib.suppress(OSError):
+            keys = set(foreign(root, rel, read_bounded_bytes(p), agent)) - have.get(rel, set())
+            if keys:
+                out[rel] = keys
+    return out
+
+
+def accept(root: Path, current: str | None, agent: tuple[str, str] | None = None) -> list[str]:
+    """The user takes the pulled settings, templates and instructions: the holds go; what
+    changed by them."""
+    from memctl.core.localstate import accept_steering
+
+    changed = waiting(root, current, agent)
     for p in (held_path(root), held_templates_path(root)):
         with contextlib.suppress(FileNotFoundError):
             p.unlink()
     record(root, current)
     forget_templates(root)
+    if agent:
+        accept_steering(root, _steering(root, agent))
     return changed
 
 

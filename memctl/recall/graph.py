@@ -67,6 +67,7 @@ class Reader:
         self._synced = False
         self._notes: dict[str, Note | None] = {}
         self._foreign: dict[str, frozenset[str]] = {}
+        self._accepted: dict[str, frozenset[str]] | None = None
         self._sessions: dict[str, tuple[str, str] | None] = {}
         self._turns: dict[str, tuple[str, str, int, int] | None] = {}
         self._searcher: Any = None
@@ -116,6 +117,15 @@ class Reader:
                 got = frozenset()
             self._foreign[path] = got
         return got
+
+    def accepted(self, path: str) -> frozenset[str]:
+        """Claim keys of the note's lines by someone else that the user accepted as their
+        instructions (`memctl sync --accept-config`)."""
+        if self._accepted is None:
+            from memctl.core.localstate import accepted_steering
+
+            self._accepted = accepted_steering(self.vault.root)
+        return self._accepted.get(path, frozenset())
 
     def visible(self, scope: str | None) -> bool:
         return (scope or "") in self.scopes

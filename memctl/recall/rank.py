@@ -336,8 +336,9 @@ def score_claims(
                 basis = "history"
                 if lt is not None:
                     text = f"{text} ({lt.kind}; held {lt.since} → {lt.until})"
-            elif text.endswith(AGENT_TAG):
-                basis = "agent"
+            elif text.endswith(AGENT_TAG) and not refs:
+                # the agent's own line, if this clone's agent wrote it (memctl.core.lineage)
+                basis = "unverified" if c.key in r.foreign(cand.path) else "agent"
                 text = text[: -len(AGENT_TAG)].rstrip()
             elif c.human:
                 # a line that cites nothing is the user's only if they added it (git blame)
@@ -348,11 +349,33 @@ def score_claims(
                 basis = "observed"  # what the agent's tools show, never said by anyone
             else:
                 basis = "inferred" if c.inferred else "stated"
+            if basis != "agent" and text.endswith(AGENT_TAG):
+                text = text[: -len(AGENT_TAG)].rstrip()  # a cited line's tag claims nothing
+            if note.store == "instructions" and not is_hist:
+                steer = steering(r, cand.path, c.text, basis)
+                if steer is None:
+                    explain.append(Decision(cand.path, "claim", False, "an instruction someone "
+                                            "else added, not accepted", 0, text))  # fmt: skip
+                    continue
+                basis = steer
             why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")
             out.append(
                 Claim(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
             )
     return out
+
+
+def steering(r: Reader, path: str, text: str, basis: str) -> str | None:
+    """The label of a line of an instructions/ note, or None when it is not to be shown.
+    The block tells the model to follow these lines, so one is there only if the user
+    wrote it, memctl wrote it from the user's own words, or the user accepted it
+    (`accepted`); a line someone else added waits for `memctl sync --accept-config`."""
+    from memctl.core.notes import claim_key
+
+    key = claim_key(text)
+    if key in r.foreign(path):
+        return "accepted" if key in r.accepted(path) else None
+    return None if basis == "unverified" else basis
 
 
 def unsupported(

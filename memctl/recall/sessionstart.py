@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
 from memctl.recall.project import project_note
-from memctl.recall.rank import unsupported
+from memctl.recall.rank import steering, unsupported
 from memctl.recall.render import Renderer
 from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResult, resolve
 from memctl.recall.standing import PROJECT_SECTIONS
@@ -176,8 +176,13 @@ def _claim_memory(
     elif c.observed:
         basis = "observed"  # what the agent's tools show, never said by anyone
     if text.endswith(AGENT_TAG):
-        basis = "agent"
+        if not c.refs:  # the agent's own line, if this clone's agent wrote it
+            basis = "unverified" if c.key in r.foreign(path) else "agent"
         text = text[: -len(AGENT_TAG)].rstrip()
+    if part == "instructions" and (basis := steering(r, path, c.text, basis)) is None:
+        explain.append(Decision(path, "claim", False, "an instruction someone else added, not "
+                                "accepted (`memctl sync --accept-config`)", 0, text))  # fmt: skip
+        return None
     return Memory(
         kind="claim",
         text=text,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memctl.recall.project import STORE
-from memctl.recall.rank import check_cites, coverage, recency, unsupported
+from memctl.recall.rank import check_cites, coverage, recency, steering, unsupported
 from memctl.recall.results import AGENT_TAG, Decision, Memory
 from memctl.recall.words import content_terms
 
@@ -185,8 +185,12 @@ def memories(r: Reader, ranked: list[Standing], explain: list[Decision]) -> Iter
             basis = "unverified"  # quotes that share no word with the claim support nothing
         elif h.observed:
             basis = "observed"  # what the agent's tools show, never said by anyone
-        if text.endswith(AGENT_TAG):
-            text, basis = text[: -len(AGENT_TAG)].rstrip(), "agent"
+        if text.endswith(AGENT_TAG):  # memctl writes the tag on uncited lines only
+            text = text[: -len(AGENT_TAG)].rstrip()
+        if h.store == "instructions" and (basis := steering(r, h.ref, text, basis)) is None:
+            explain.append(Decision(h.ref, "claim", False, "standing: an instruction someone "
+                                    "else added, not accepted", 0, h.text))  # fmt: skip
+            continue
         dates = sorted(d for d in (c.date for c in cites) if d)
         why = f"standing: {h.section or 'line'} in {h.store}"
         if s.rel > 0:

@@ -145,11 +145,11 @@ def sync(
     for line in res.reported:
         out(f"  note: {line}")
     if res.config_waiting:
-        out("  config: a pull changed settings that protect your data; they are NOT in force "
-            "until you accept them:")
+        out("  config: a pull changed settings that protect your data (or the templates and "
+            "instructions named); they are NOT in force until you accept them:")
         for line in res.config_waiting:
             out(f"    {line}")
-        out("  review them (.memctl/config.toml, the templates named), then `memctl sync "
+        out("  review them (.memctl/config.toml, the files named), then `memctl sync "
             "--accept-config` (or pin a setting in .memctl/config.local.toml)")
     out(f"  pulled {res.pulled} commits, replayed {res.replayed} local commits on top")
     for p in res.proposals:
