@@ -25,8 +25,16 @@ MAX_PART_BYTES = 255  # one path component: what a file system takes
 
 # A claim may not end in (or hold) what recall prints after a claim: "[stated · Dana
 # 2026-09-01 fe2916#t5]", "[human · knowledge/acme.md]", or a note's own markers.
-_LABEL = re.compile(r"\[\s*(?:stated|inferred|agent|human|standing)\s*·", re.IGNORECASE)
-_MARKER_TAIL = re.compile(r"(?:^|\s)#(?:agent|inferred)\s*$", re.IGNORECASE)
+# Brackets and dots that read as recall's own, in any width or script: a spoofed
+# "［stated · …］" or "【human・Dana】" reads the same to a model.
+_OPEN = "[\\[\uff3b\u3010\u3014\u3016\u301a\u27e6\u2e22\u2045\u298b\u298d\u298f]"
+_CLOSE = "[\\]\uff3d\u3011\u3015\u3017\u301b\u27e7\u2e23\u2046\u298c\u298e\u2990]"
+_DOT = "[\u00b7\u30fb\uff65\u2022\u2219\u22c5\u2027\u16eb\u0387\u2e31|]"
+_BASES = "stated|inferred|observed|agent|human|standing|unverified|history|accepted|rewound|source"
+_LABEL = re.compile(rf"{_OPEN}\s*(?:{_BASES})\s*{_DOT}", re.IGNORECASE)
+_LABEL_SPAN = re.compile(rf"{_OPEN}\s*(?:{_BASES})\s*{_DOT}[^\n]*?(?:{_CLOSE}|$)", re.IGNORECASE)
+_MARKER_TAIL = re.compile(r"(?:^|\s)[#\uff03](?:agent|inferred|observed)\s*$", re.IGNORECASE)
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)|-->", re.DOTALL)
 
 
 def hidden(text: str) -> bool:
@@ -56,6 +64,21 @@ def title(text: str) -> str:
 def label_shaped(text: str) -> bool:
     """Does the claim carry what recall prints as provenance (a label or a note marker)?"""
     return _LABEL.search(text) is not None or _MARKER_TAIL.search(text) is not None
+
+
+def unlabelled(text: str) -> str:
+    """A claim as recall may show it: no text shaped like the provenance label recall
+    prints after it (in any bracket width), no HTML comment (where a payload hides from a
+    reader of the rendered note), no trailing note marker. memctl writes none of these into
+    a claim; a line a person or a pull wrote may hold them, and a model reads a spoofed
+    `[human · Dana …]` as the real label."""
+    if "<!--" in text or "-->" in text:
+        text = _COMMENT.sub(" ", text)
+    if _LABEL.search(text):
+        text = _LABEL_SPAN.sub(" ", text)
+    while _MARKER_TAIL.search(text):
+        text = _MARKER_TAIL.sub("", text)
+    return " ".join(text.split())
 
 
 def too_long_ref(ref: str) -> str | None:

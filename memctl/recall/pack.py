@@ -6,7 +6,7 @@ import functools
 import time
 
 from memctl.core import tokens
-from memctl.recall.render import Renderer, sessions_of
+from memctl.recall.render import Renderer, sessions_of, shown
 from memctl.recall.results import Decision, Memory, RecallResult
 
 # Group headings, source lines and header are costed again for every item tried.
@@ -56,7 +56,7 @@ class Packer:
         c = self.cost(m)
         if self.used + c > self.budget:
             return None
-        packed = Memory(**{**m.__dict__, "tokens": c})
+        packed = Memory(**{**shown(m).__dict__, "tokens": c})  # as the text shows it
         self.items.append(packed)
         self.groups.add("\0turns" if m.kind == "turn" else m.ref)
         self.sources.update(sessions_of(m))

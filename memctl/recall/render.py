@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import replace
 
-from memctl.core.plaintext import hidden, one_line
+from memctl.core.plaintext import hidden, one_line, unlabelled
 from memctl.core.raw import short_digest
 from memctl.recall.results import Memory
 from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
@@ -41,6 +41,10 @@ _ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
 def shown(m: Memory) -> Memory:
     """`m` as a reader may see it: no control, bidi or zero-width character in any of its
     words. Notes are cleaned when memctl writes them, but a person can type anything."""
+    if m.kind != "turn":  # a turn is quoted whole; a claim must not carry its own label
+        text, title = unlabelled(m.text), unlabelled(m.title) if m.title else m.title
+        if (text, title) != (m.text, m.title):
+            m = replace(m, text=text, title=title)
     words = [m.text, m.title or "", m.speaker or ""]
     for c in m.citations:
         words += [c.speaker or "", c.quote]
