@@ -8,11 +8,14 @@ test failed on main before its fix.
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from gitutil import run_git
+from gitutil import PERSON, run_git
 from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once per module)
     EGRESS,
     NOTE,
@@ -321,3 +324,37 @@ def test_remember_refuses_label_shaped_text_in_any_bracket(tmp_path, claim):
     with pytest.raises(MemctlError) as got:
         Vault.open(dana).remember("dana", claim, own=True)
     assert "label" in got.value.message
+
+
+# ---- 9. a deletion of a note changed here -------------------------------------------------------
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_pulled_deletion_of_a_note_i_changed_says_how_to_resolve(tmp_path, keep):
+    _remote, dana, evil = team(tmp_path)
+    run_git(evil, "rm", "-q", NOTE)
+    run_git(evil, "commit", "-q", "-m", "drop acme")
+    run_git(evil, "push", "-q", "origin", "HEAD")
+    mine = dana / NOTE
+    mine.write_text(mine.read_text().replace(
+        "## Facts\n\n", "## Facts\n\n- Dana's own rule: deploys need two reviewers.\n", 1))
+    run_git(dana, "commit", "-q", "-am", "my rule")
+    r = memctl("--vault", dana, "sync")
+    assert r.code != 0 and NOTE in r.err, r.err
+    steps = re.findall(r"`((?:GIT_EDITOR=true )?git [^`]+)`", r.err)
+    assert any(s.startswith("git rebase ") for s in steps) and f"git add {NOTE}" in steps, r.err
+    assert f"git rm {NOTE}" in r.err and "memctl sync" in r.err
+    # the way out it names works, either way
+    for step in steps[:3]:
+        if step == f"git add {NOTE}" and not keep:
+            step = f"git rm -q {NOTE}"
+        editor = step.startswith("GIT_EDITOR=")
+        env = {**os.environ, **PERSON, **({"GIT_EDITOR": "true"} if editor else {})}
+        proc = subprocess.run(step.split()[1 if editor else 0 :], cwd=dana, capture_output=True,
+                              text=True, env=env, check=False)  # fmt: skip
+        if proc.returncode and "rebase --continue" in step and not keep:
+            run_git(dana, "rebase", "--skip")
+    ok("--vault", dana, "sync")
+    assert mine.exists() == keep
+    if keep:
+        assert "two reviewers" in mine.read_text()

@@ -194,6 +194,9 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
         status = g.run("status", "--porcelain", check=False).stdout
         g.run("rebase", "--abort", check=False)
         where = [line[3:] for line in status.splitlines() if line[:2] in ("UU", "AA", "UD", "DU")]
+        gone = [line[3:] for line in status.splitlines() if line[:2] in ("UD", "DU")]
+        if gone:
+            raise ConflictError(_deleted_here(res, upstream, gone))
         raise ConflictError(
             "sync stopped: git could not rebase onto "
             f"{res.remote}/{res.branch} ({', '.join(where[:3]) or proc.stderr.strip()[:200]}); "
@@ -208,6 +211,21 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
         trust.hold(vault.root, came.config_before, came.config_after)
         vault.config = load_config(vault.root, dict(os.environ))
     return fixes
+
+
+def _deleted_here(res: SyncResult, upstream: str, gone: list[str]) -> str:
+    """A pull deletes a file a local commit changed: git stops the rebase, and every later
+    sync stopped the same way with nothing said about a way out. Say both ways."""
+    up = upstream.removeprefix("refs/remotes/")
+    rel = gone[0]
+    more = f" (and {len(gone) - 1} more)" if len(gone) > 1 else ""
+    return (
+        f"sync stopped: {res.remote}/{res.branch} deletes {rel}{more}, which a commit of yours "
+        "changed; your vault is as it was before sync. To keep your version: `git rebase "
+        f"{up}`, `git add {rel}`, `GIT_EDITOR=true git rebase --continue`, then `memctl "
+        f"sync`. To take the deletion: the same with `git rm {rel}` in place of `git add` "
+        "(and `git rebase --skip` if git says nothing is left to commit)"
+    )
 
 
 def _show_at(g: _Git, rev: str, rel: str) -> str | None:
