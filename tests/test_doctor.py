@@ -31,7 +31,7 @@ def test_doctor_reports_a_killed_ingest_then_repairs_it(tmp_path: Path) -> None:
     assert_healthy(vault)
     ids = head_turn_ids(vault)
     assert ids and len(ids) == len(set(ids))
-    assert ok("--vault", vault, "doctor").out.count("ok ") == 12
+    assert ok("--vault", vault, "doctor").out.count("ok ") == 13  # every check ok
 
 
 def test_doctor_finds_secrets_stale_index_files_and_an_unindexed_edit(tmp_path: Path) -> None:

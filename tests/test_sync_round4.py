@@ -199,6 +199,8 @@ def test_a_gitignore_taken_by_a_plain_git_pull_is_named_when_a_commit_fails(tmp_
     assert r.code != 0 and "'raw/'" in r.err and ".gitignore:" in r.err, r.err
     errors = [x for x in r.err.splitlines() if "error" in x]
     assert len(errors) == 1 and "'raw/'" in errors[0], r.err
+    d = memctl("--vault", dana, "doctor")
+    assert d.code != 0 and "'raw/'" in d.out and ".gitignore:" in d.out, d.out
 
 
 # ---- 2. long footnote runs ---------------------------------------------------------------------

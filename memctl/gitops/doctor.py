@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.store import Transaction, read_text, walk_markdown
-from memctl.errors import ReadOnlyVaultError
+from memctl.errors import MemctlError, ReadOnlyVaultError
 from memctl.version import __version__
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ def run(vault: Floor, repair: bool = False) -> DoctorResult:
         checks.append(_interrupted_sync(vault, repair, interrupted, rebasing, temps, fixed))
         checks.append(_conflict_markers(vault))
         checks.append(_sizes(vault))
+        checks.append(_ignore_rules(vault))
         checks.append(_citations(vault))
         checks.append(_secrets(vault))
         checks.append(_hook_alerts(vault))
@@ -301,6 +302,29 @@ def _sizes(vault: Floor) -> Check:
                 f"{localstate.human_size(limit)} limit"
                 + ("; recall and search skip it" if skipped else "")
             )
+    return c
+
+
+def _ignore_rules(vault: Floor) -> Check:
+    """`.gitignore` rules that cover notes or raw sessions (a plain `git pull` may bring
+    one): every later ingest, curate and remember fails to commit what it wrote."""
+    from memctl.core.localstate import run_git
+    from memctl.gitops.pullcheck import ignore_problems
+
+    c = Check("ignore rules")
+    gi = vault.root / ".gitignore"
+    if not gi.is_file() or gi.is_symlink():
+        return c
+    try:
+        text = gi.read_text(encoding="utf-8", errors="replace")
+        names = run_git(vault.root)("ls-files", "-z", "--", "*.md").split("\0")
+    except (OSError, MemctlError):
+        return c
+    names = [n for n in names if n]
+    probes = {"raw/2000/01/01/session.md", *(f"{sc.folder}/note.md"
+                                             for sc in vault.config.stores.values())}  # fmt: skip
+    c.problems += [f".gitignore: {x}; remove the rule (`git log -p -- .gitignore` names who "
+                   "added it)" for x in ignore_problems(vault.root, text, [*names, *probes])]
     return c
 
 

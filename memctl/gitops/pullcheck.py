@@ -22,7 +22,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from memctl.core.localstate import SHARED_STATE
+from memctl.core.localstate import SHARED_STATE, write_local
 
 _MODE_EXEC = "100755"
 _ROOT_FILES = frozenset({".gitignore", ".gitattributes"})
@@ -234,7 +234,7 @@ def ignore_problems(root: Path, gitignore: str, paths: list[str]) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="memctl-ignore-") as tmp:
         env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": tmp, "PATH": _path()}
         subprocess.run(["git", "init", "-q", tmp], capture_output=True, env=env, check=False)
-        Path(tmp, ".gitignore").write_text(gitignore, encoding="utf-8")
+        write_local(Path(tmp, ".gitignore"), gitignore)  # a scratch repository, not the vault
         proc = subprocess.run(
             ["git", "-C", tmp, "-c", "core.excludesFile=", "check-ignore", "--no-index", "-v",
              "-z", "--stdin"],
