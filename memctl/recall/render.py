@@ -125,7 +125,7 @@ class Renderer:
                 "Long-term memory (memctl). Each line cites its turn as <session>#t<n> (see "
                 "Sources): stated = said there, inferred = read from it, observed = what the agent "
                 "did or found there; human = by a person, "
-                "agent = the agent's own note, accepted = a teammate's, accepted by the user. "
+                "agent = the agent's own note. "
                 f"{INSTRUCTIONS_NOTE} {DATA_NOTE}\n"
             )
         if self.fmt == "xml":
