@@ -52,7 +52,7 @@ def _ledger() -> Session:
 def _side_chat(path: Path) -> Path:
     """A chat with no working directory (a ChatGPT-style side project): no project's."""
     rows = [
-        {"role": "user", "content": "For my recipe app I'm torn between SQLite and Postgres."},
+        {"role": "user", "content": "For my recipe app I'm torn between SQLite and MySQL."},
         {"role": "assistant", "content": "For a single-user app SQLite is simpler."},
         {"role": "user", "content": "Let's go with SQLite for the recipe app."},
         {"role": "assistant", "content": "Good choice."},
@@ -105,7 +105,6 @@ def _blocks(text: str) -> dict[str, str]:
 # ---- SessionStart shows this project's memory, not another's ------------------------------
 
 
-@TODO
 def test_an_unrelated_repo_gets_no_projects_sessions_or_decisions(vault: Path) -> None:
     # In an unrelated repository SessionStart listed another project's sessions under
     # "recent sessions", and its decisions.
@@ -114,7 +113,6 @@ def test_an_unrelated_repo_gets_no_projects_sessions_or_decisions(vault: Path) -
         assert said not in text, (said, text)
 
 
-@TODO
 def test_a_projects_block_holds_only_its_own_decisions(vault: Path) -> None:
     # One project's decisions ("Yes" to streaming rows) stood in every project's block, and
     # a side chat's decision ("go with SQLite") stood in the code base's block.
@@ -128,7 +126,6 @@ def test_a_projects_block_holds_only_its_own_decisions(vault: Path) -> None:
     assert "stream rows" in other and "Postgres" not in other, other
 
 
-@TODO
 def test_the_outcomes_of_the_projects_sessions_reach_session_start(vault: Path) -> None:
     # The session notes' Outcomes (the commits made) never reached SessionStart.
     assert "abc1234" in _hook(vault, "SessionStart", SHOP)
@@ -169,7 +166,6 @@ def test_a_same_named_folder_elsewhere_is_another_project(tmp_path: Path) -> Non
 # ---- what the agent remembers in a project belongs to it ----------------------------------
 
 
-@TODO
 def test_what_the_agent_remembers_in_a_project_reaches_that_project(vault: Path, tmp_path: Path
                                                                      ) -> None:  # fmt: skip
     # `remember --store projects` wrote projects/remembered-by-root-s-agent.md with no cwd:

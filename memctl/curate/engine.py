@@ -567,6 +567,9 @@ def _merge_one(
     note = notes.locate(p.store, scope, p.note, p.slug or _slug_hint(spec, p.note), propose, meta)
     if p.entity is not None:
         _merge_meta(note, meta)
+    for key in PROJECT_KEYS:  # a note from before the curator recorded its project
+        if meta.get(key) and not note.meta.get(key):
+            note.meta[key] = meta[key]
     when = turns.date(cites[-1][0]) or batch.today
     text = one_line(p.text)  # a turn's bidi, zero-width and control characters stay in raw/
     # A claim whose quotes share no content word with it is read from the turn, not said in
@@ -603,6 +606,10 @@ def _merge_one(
         "resolved": "resolved",
     }[out.action]
     setattr(res, attr, getattr(res, attr) + 1)
+
+
+# Where a derived note's work was done (memctl.recall.project): kept on notes made before.
+PROJECT_KEYS = ("project", "project_id", "cwd", "remote")
 
 
 def _slug_hint(spec: StoreSpec, title: str) -> str:

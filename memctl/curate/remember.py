@@ -6,6 +6,7 @@ when the store (or a shared scope for an unsupported claim) asks a person first.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -49,6 +50,52 @@ class Remembered:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# Stores whose notes belong to the code base the cited session worked in.
+PROJECT_STORES = ("projects", "decisions", "sessions")
+
+
+def _project_of(
+    vault: Floor, turns: RawTurns, cites: list[tuple[str, str]], store: str
+) -> dict[str, str]:
+    """The project identity of what an agent remembers from a session in a code base (its
+    working directory, recorded portably, and the project's id); for the projects store
+    also that project's note title, so the fact joins the note the project's sessions
+    fill. A claim from no code base (a chat, an agent's own reading) is no project's."""
+    if store not in PROJECT_STORES or not cites:
+        return {}
+    from memctl.curate.builtin.coding.project import find_project_note, project_dir
+    from memctl.recall.project import project_id
+
+    try:
+        header, _ = turns.session(cites[-1][0].split("#", 1)[0])
+    except MemctlError:
+        return {}
+    meta = dict(header.extra).get("source_meta")
+    cwd = meta.get("cwd") if isinstance(meta, dict) else None
+    if not isinstance(cwd, str) or not cwd:
+        return {}
+    where = project_dir(cwd)
+    home = vault.config.home
+    found = find_project_note(vault.root, where, None, home)
+    known: dict[str, Any] = {}
+    if found is not None:
+        with contextlib.suppress(MemctlError, OSError):
+            known = dict(parse_note(read_text(vault.root / found), found).meta)
+    pid = str(known.get("project_id") or "") or project_id(known.get("remote"), where) or ""
+    out = {"cwd": str(known.get("cwd") or where)}
+    if store == "projects":
+        out["project_id"] = pid
+        if found is not None:
+            out["title"] = str(known.get("title") or "")
+        else:
+            spec = engine.load_specs(vault).get("projects")
+            name = where.rstrip("/").rsplit("/", 1)[-1]
+            out["title"] = spec.title.format(topic=name, name=name) if spec else name
+    else:
+        out["project"] = pid
+    return {k: v for k, v in out.items() if v}
 
 
 def _scope_rank(scope: str) -> int:
@@ -201,8 +248,12 @@ def remember(
         notes = NoteSet(
             vault.root, {n: s.config.folder for n, s in specs.items()}, day, turns, label
         )
-        title = (note or "").strip() or f"Remembered by {user}'s agent"
-        target_note = notes.locate(store, want, title, None, propose, {})
+        where = _project_of(vault, turns, cites, store)
+        title = (note or "").strip() or where.pop("title", "") or f"Remembered by {user}'s agent"
+        target_note = notes.locate(store, want, title, None, propose, where)
+        for key in engine.PROJECT_KEYS:  # a note from before notes recorded their project
+            if where.get(key) and not target_note.meta.get(key):
+                target_note.meta[key] = where[key]
         sec = _section_name(section, spec.sections)
         body = f"{text} {AGENT_TAG}" if basis == "agent" else text
         when = turns.date(cites[-1][0]) if cites else day

@@ -95,10 +95,17 @@ def choose(
     here = project_dir(cwd) if cwd else None
     best: tuple[int, str] | None = None
     for ref, meta in notes:
-        theirs = meta.get("remote")
-        if want and theirs and normal_remote(str(theirs)) == want:
+        theirs = normal_remote(str(meta["remote"])) if meta.get("remote") else None
+        if want and theirs == want:
             return ref
-        depth = covers(str(meta.get("cwd") or ""), here, root, home) if here else None
+        if want and theirs:
+            continue  # two remotes: two code bases, wherever their folders are
+        recorded = str(meta.get("cwd") or "")
+        if "/" not in recorded.strip("/") and (want or theirs):
+            # a folder's name alone ("claude-code-log", recorded outside any home folder)
+            # is no proof; with a remote on one side only, another repository of that name
+            continue
+        depth = covers(recorded, here, root, home) if here else None
         if depth is not None and (best is None or depth > best[0]):
             best = (depth, ref)
     return best[1] if best else None
@@ -122,3 +129,58 @@ def covers(where: str, cwd: str, root: Path, home: Path | None) -> int | None:
         if path == where or path.startswith(where + "/"):
             return len(where)
     return None
+
+
+# ---- a note's project: which code base a derived note came from ----------------------------
+
+
+def project_id(remote: str | None, where: str | None) -> str | None:
+    """A project's stable id, made once from how it was first known (its remote, else its
+    working directory as notes record it) and then kept in its note's frontmatter
+    (`project_id`), so a renamed folder or note keeps it: every derived note from work in
+    the code base carries it as `project`."""
+    import hashlib
+
+    key = f"remote:{normal_remote(remote)}" if remote else (f"cwd:{where}" if where else "")
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:12] if key else None
+
+
+class Here:
+    """The project a session or prompt is made in: its note, id, name and directory.
+
+    A note that records another project is off-project here; a note of no project is the
+    person's or the team's, and stands everywhere.
+    """
+
+    def __init__(self, note: str | None, meta: Mapping[str, Any], cwd: str | None,
+                 remote: str | None, home: Path | None) -> None:  # fmt: skip
+        where = project_dir(portable_dir(project_dir(cwd), home)) if cwd else None
+        self.note = note
+        self.cwd = cwd
+        self.id = str(meta.get("project_id") or "") or project_id(
+            str(meta.get("remote") or "") or remote, str(meta.get("cwd") or "") or where
+        )
+        self.ids = {i for i in (self.id, project_id(remote, None), project_id(None, where)) if i}
+        name = str(meta.get("cwd") or where or "").rstrip("/").rsplit("/", 1)[-1]
+        self.name = name or None
+
+    def owns(self, project: str | None) -> bool | None:
+        """True: a note of this project; False: another project's; None: no project's."""
+        if not project:
+            return None
+        return project in self.ids
+
+
+def here(r: Reader, cwd: str | None) -> Here:
+    """Where a prompt is made: the project note for `cwd`, and the project's id."""
+    path = project_note(r, cwd)
+    note = r.note(path) if path else None
+    remote = git_remote(cwd) if cwd else None
+    return Here(path, note.meta if note is not None else {}, cwd, remote, r.vault.config.home)
+
+
+def names(text: str, name: str | None) -> bool:
+    """Does a prompt name a project (its folder or repository name, as a word)?"""
+    if not name:
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, finish
-from memctl.recall.project import project_note
+from memctl.recall.project import here
 from memctl.recall.rank import steering, unsupported
 from memctl.recall.render import Renderer
 from memctl.recall.results import AGENT_TAG, Cite, Decision, Memory, RecallResult, resolve
@@ -23,20 +23,27 @@ if TYPE_CHECKING:
 
 # ---- context: the block for the start of a session ----------------------------------------
 
-# (section title, store, share of the budget, notes to read, claims per note)
-# The user's accepted instructions come first: they govern everything after them, and the
-# block's header tells the model to follow them (and nothing else in the block).
-_CONTEXT_PARTS: tuple[tuple[str, str, float, int, int], ...] = (
-    ("instructions", "instructions", 0.15, 6, 10),
-    ("project", "projects", 0.15, 1, 12),  # only the note of the session's working directory
-    ("profile", "profile", 0.2, 1, 20),
-    ("decisions", "decisions", 0.2, 8, 4),
-    ("open threads", "sessions", 0.15, 10, 4),
-    ("recent sessions", "sessions", 0.15, 6, 3),
-    ("team knowledge", "knowledge", 0.15, 6, 8),
+# (section title, store, share of the budget, notes to read, claims per note, whose notes)
+# In the order an agent starting work in a code base needs them: this project's note,
+# decisions and sessions; then the person's profile and accepted instructions (the block's
+# header tells the model to follow those, and nothing else in it); then what is no
+# project's: their own decisions and chats, and the team's knowledge. Whose: "here" is the
+# note of the session's working directory, "project" notes that record this project,
+# "none" notes of no project, "any" every note; another project's notes never come.
+_CONTEXT_PARTS: tuple[tuple[str, str, float, int, int, str], ...] = (
+    ("project", "projects", 0.15, 1, 12, "here"),
+    ("project decisions", "decisions", 0.15, 8, 4, "project"),
+    ("project sessions", "sessions", 0.15, 6, 4, "project"),
+    ("open threads", "sessions", 0.1, 10, 4, "project"),
+    ("instructions", "instructions", 0.15, 6, 10, "any"),
+    ("profile", "profile", 0.15, 1, 20, "any"),
+    ("decisions", "decisions", 0.1, 8, 4, "none"),
+    ("open threads", "sessions", 0.1, 10, 4, "none"),
+    ("recent sessions", "sessions", 0.1, 6, 3, "none"),
+    ("team knowledge", "knowledge", 0.1, 6, 8, "any"),
 )
 _OPEN_SECTIONS = ("open threads", "open items", "open questions", "next steps")
-_SUMMARY_SECTIONS = ("summary", "goal", "progress", "outcome")
+_SUMMARY_SECTIONS = ("summary", "goal", "progress", "outcome", "outcomes")
 
 
 def context(
@@ -59,39 +66,53 @@ def context(
     r = Reader(vault, user, now)
     explain: list[Decision] = []
     per_part: list[tuple[str, float, list[Memory]]] = []
-    for part, store, share, n_notes, per_note in _CONTEXT_PARTS:
-        if store not in vault.config.stores:
+    at = here(r, project) if project else None
+    for part, store, share, n_notes, per_note, whose in _CONTEXT_PARTS:
+        if store not in vault.config.stores or (at is None and whose in ("here", "project")):
             continue
+        if at is None and whose == "none":
+            whose = "any"  # no working directory: no project to keep to, as before
         filters: dict[str, Any] = {"kind": "note", "store": store, "status": "active"}
         if part == "profile":
             filters["scope"] = [f"user:{user}"]
         elif part == "team knowledge":
             filters["scope"] = ["team", "global"]
-        if part == "project":
-            path = project_note(r, project)
+        if whose == "here":
+            path = at.note if at is not None else None
             if path is None:
                 continue
             hits = [h for h in r.search("", limit=200, **filters) if h.ref == path]
         else:
-            hits = _context_hits(r, filters, n_notes)
+            hits = _context_hits(r, filters, n_notes * (4 if whose != "any" else 1))
         mems: list[Memory] = []
-        for rank, h in enumerate(hits):
+        rank = -1
+        for h in hits:
             note = r.note(h.ref)
             if note is None or not r.visible(note.scope) or note.status != "active":
                 explain.append(
                     Decision(h.ref, "note", False, "unreadable, out of scope or inactive")
                 )
                 continue
+            if at is not None and whose in ("project", "none", "any"):
+                owns = at.owns(str(note.meta.get("project") or "") or None)
+                if owns is False:
+                    explain.append(Decision(h.ref, "note", False, "another project's"))
+                    continue
+                if (whose == "project") != bool(owns):
+                    continue  # in this project's part, or in the part for no project
+            rank += 1
+            if rank >= n_notes:
+                break
             picked = 0
             claims = note.active_claims()
-            if part == "project":  # how to build and test it first, as a prompt's standing does
+            if whose == "here":  # how to build and test it first, as a prompt's standing does
                 rank_of = {s: i for i, s in enumerate(PROJECT_SECTIONS)}
                 claims.sort(key=lambda sc: rank_of.get(sc[0].name.casefold(), len(rank_of)))
             for section, c in claims:
                 sec = section.name.casefold()
                 if part == "open threads" and sec not in _OPEN_SECTIONS:
                     continue
-                if part == "recent sessions" and sec not in _SUMMARY_SECTIONS:
+                if part.endswith("sessions") and sec not in _SUMMARY_SECTIONS:
                     continue
                 if part == "instructions" and sec != "instructions":
                     continue

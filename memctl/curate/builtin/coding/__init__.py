@@ -34,7 +34,7 @@ from memctl.curate.builtin.coding import (
     requests,
     shape,
 )
-from memctl.curate.builtin.coding.project import project_dir, project_name, project_note
+from memctl.curate.builtin.coding.project import identity, project_name, project_note
 from memctl.curate.builtin.coding.structure import Coding, is_coding, read
 from memctl.curate.builtin.sentences import cap, end, topic_words
 
@@ -135,8 +135,10 @@ def extract(
     out: list[Proposal] = []
     stores = batch.stores
     project = project_name(s, batch) if "projects" in stores else None
+    ident: dict[str, str] = {}  # what every note from work in this code base records
     if project is not None:
         project, project_title, project_slug = project_note(s, batch, project)
+        ident = identity(s, batch, project_slug)
 
     decided: list[tuple[frozenset[str], str, str]] = []  # this session's decision notes
 
@@ -156,13 +158,14 @@ def extract(
         if store not in stores or turn in s.noise or (store == "projects" and project is None):
             return
         meta: tuple[tuple[str, object], ...] = ()
+        if store in ("sessions", "decisions"):
+            meta = tuple(ident.items())  # shared: no machine path
         if store == "sessions":
             note, slug = session_note()
         elif store == "projects":
             assert project is not None
             note, slug = project_title, project_slug
-            where = project_dir(s.place) if s.place else None  # shared: no machine path
-            meta = tuple((k, v) for k, v in (("cwd", where), ("remote", _remote(s))) if v)
+            meta = tuple((k if k != "project" else "project_id", v) for k, v in ident.items())
         elif store == "profile":
             who = owner or batch.user
             note, slug = _title(batch, "profile", who, key="user"), who
@@ -228,7 +231,7 @@ def extract(
             first_request = False
             note, slug = session_note()
             out.append(Proposal("sessions", note, "Goal", r.text, (Quote(r.turn, r.quote),),
-                                slug=slug))  # fmt: skip
+                                slug=slug, meta=tuple(ident.items())))  # fmt: skip
         else:
             # an answer or a refusal's reason is the person's words, though a tool result
             # holds them: said, not observed (the engine checks the quote is theirs)
@@ -298,9 +301,3 @@ def _title(batch: Batch, store: str, value: str, key: str = "topic") -> str:
         return batch.stores[store].title.format(**{key: value, "topic": value, "name": value})
     except (KeyError, IndexError, ValueError):
         return value
-
-
-def _remote(s: Coding) -> str | None:
-    from memctl.curate.builtin.coding.project import remote
-
-    return remote(s)

@@ -15,10 +15,11 @@ from pathlib import Path
 from memctl.core.raw import slugify
 from memctl.curate import Batch
 from memctl.curate.builtin.coding.structure import Coding
-from memctl.recall.project import REMOTE, choose, normal_remote, project_dir
+from memctl.recall.project import REMOTE, choose, normal_remote, project_dir, project_id
 
 __all__ = [
     "find_project_note",
+    "identity",
     "normal_remote",
     "project_dir",
     "project_name",
@@ -76,6 +77,23 @@ def project_note(s: Coding, batch: Batch, name: str) -> tuple[str, str, str]:
         return name, title, slugify(name)  # nothing to tell it apart by
     named = f"{name} ({place})"
     return named, _title(batch, named), slugify(place.replace("/", "-"))
+
+
+def identity(s: Coding, batch: Batch, slug: str) -> dict[str, str]:
+    """The project identity a note from this session records in its frontmatter: `cwd`
+    (portable), `remote` when known, and `project`, the stable id the project's note keeps
+    as `project_id` (made from how the project was first known, kept through renames)."""
+    where = project_dir(s.place) if s.place else None
+    url = remote(s)
+    known = None
+    if batch.context is not None:
+        known = next((n for n in batch.context.notes("projects") if Path(n.path).stem == slug),
+                     None)  # fmt: skip
+    pid = str(known.meta.get("project_id") or "") if known is not None else ""
+    if not pid and known is not None:  # a note from before ids: made from what it records
+        pid = project_id(known.meta.get("remote"), known.meta.get("cwd")) or ""
+    pid = pid or project_id(url, where) or ""
+    return {k: v for k, v in (("project", pid), ("cwd", where), ("remote", url)) if v}
 
 
 def _title(batch: Batch, value: str) -> str:
