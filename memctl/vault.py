@@ -543,9 +543,11 @@ class Vault(Floor):
         enabled: bool = True,
         now: datetime | None = None,
         project: str | None = None,
+        session: str | None = None,
     ) -> RecallResult:
         """Cited memories for a prompt, packed into a token budget (see memctl.recall);
-        `project`: the working directory, whose project note then stands."""
+        `project`: the working directory, whose project note then stands; `session`: the
+        session the prompt is made in, whose turns the agent has already."""
         from memctl.recall import recall
 
         return recall(
@@ -558,6 +560,7 @@ class Vault(Floor):
             enabled=enabled,
             now=now,
             project=project,
+            session=session,
         )
 
     def context(

@@ -42,7 +42,7 @@ from memctl.errors import MemctlError
 # 14: a turn's tool calls (name and input strings, index.toolcalls) are searchable with it.
 # 15: without the tools' names: "Write", "Read", "Edit" matched any prompt using the word.
 # 16: a turn on a branch the user rewound carries `rewound`, the turn that replaced it.
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -448,6 +448,8 @@ def note_fields(rel: str, text: str, store_folders: dict[str, str]) -> dict[str,
         "when": _as_datetime(stamp),
         "timestamp": "" if stamp is None else str(stamp),
         "id": str(meta.get("id") or ""),
+        # the code base the note's work was done in (memctl.recall.project), "" for none
+        "project": str(meta.get("project") or meta.get("project_id") or ""),
         "aliases": _strs(meta.get("aliases")),
         "tags": _strs(meta.get("tags")),
         "cites": list(dict.fromkeys(_CITE.findall(body))),
@@ -487,7 +489,10 @@ def note_doc(
         "cites": f["cites"],
         "links": f["links"],
         "text": f["text"],
+        "project": f.get("project", ""),
     }
+    if f.get("project"):
+        d.add_text(KEY, f"project:{f['project']}")
     for target in f["links"]:
         d.add_text(KEY, f"link:{target}")  # backlinks: which notes link to an entity
     d.add_bytes("doc", _dumps(stored))
@@ -531,6 +536,8 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
         f"user:{f['user']}",
         f"scope:{f['scope']}",
     ]
+    if f.get("project"):
+        keys.append(f"project:{f['project']}")
     sess = _sess_key(rel)
     live = int(f["status"] == "active")
     for section, c in note.active_claims():
@@ -565,6 +572,7 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
             "cites": [r for r, _ in cites],
             "quotes": [q for _, q in cites],
             "timestamp": when.date().isoformat() if when is not None else "",
+            "project": f.get("project", ""),
         }
         d.add_bytes("doc", _dumps(stored))
         d.add_text(BODY, body)

@@ -113,6 +113,7 @@ class Hit:
     quotes: tuple[str, ...] = ()  # the verbatim words of each citation, in `cites` order
     inferred: bool = False
     observed: bool = False  # read from what the agent's or a tool's turn shows
+    project: str | None = None  # notes, claims: the project id their note records (not in JSON)
     # turns: the notes whose claim lines matched the query and cite this turn (not in JSON)
     via: tuple[str, ...] = ()
 
@@ -527,6 +528,7 @@ def _hit(score: float, doc: Doc) -> Hit:
             quotes=tuple(str(q) for q in f.get("quotes") or ()),
             inferred=bool(f.get("inferred")),
             observed=bool(f.get("observed")),
+            project=opt("project"),
         )
     return Hit(
         **common,
@@ -535,6 +537,7 @@ def _hit(score: float, doc: Doc) -> Hit:
         status=opt("status"),
         cites=tuple(str(c) for c in f.get("cites") or ()),
         links=tuple(str(x) for x in f.get("links") or ()),
+        project=opt("project"),
     )
 
 

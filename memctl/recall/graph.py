@@ -45,6 +45,7 @@ _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CWD_LINE = re.compile(r"^  cwd: (.+)$", re.MULTILINE)  # a raw header's source_meta.cwd
 _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 
 # ---- reading the vault for one recall -----------------------------------------------------
@@ -179,6 +180,15 @@ class Reader:
                 found = got[0], text, at + 1, len(text) if end < 0 else end
         self._turns[ref] = found
         return found
+
+    def session_place(self, ref: str) -> str | None:
+        """The working directory of a turn's session, as its header records it, or None."""
+        got = self._session(ref.split("#", 1)[0])
+        if got is None:
+            return None
+        end = got[1].find("\n---\n", 3)
+        m = _CWD_LINE.search(got[1], 0, max(end, 0))
+        return m.group(1).strip().strip("'\"") if m else None
 
     def turn_scope(self, ref: str) -> str | None:
         """The scope of the session a turn belongs to; None when the turn cannot be read."""

@@ -160,7 +160,9 @@ class Here:
         self.id = str(meta.get("project_id") or "") or project_id(
             str(meta.get("remote") or "") or remote, str(meta.get("cwd") or "") or where
         )
-        self.ids = {i for i in (self.id, project_id(remote, None), project_id(None, where)) if i}
+        mine = (project_id(remote, None), project_id(None, where),
+                project_id(None, str(meta.get("cwd") or "") or None))  # fmt: skip
+        self.ids = {i for i in (self.id, *mine) if i}
         name = str(meta.get("cwd") or where or "").rstrip("/").rsplit("/", 1)[-1]
         self.name = name or None
 
@@ -184,3 +186,4 @@ def names(text: str, name: str | None) -> bool:
     if not name:
         return False
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
+

@@ -7,8 +7,10 @@ turns behind them, then other turns.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -17,7 +19,7 @@ from memctl.index.toolcalls import calls_text
 from memctl.recall import standing, turns
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
-from memctl.recall.project import project_note
+from memctl.recall.project import Here, here, names, project_id
 from memctl.recall.rank import (
     BACKGROUND_CLAIMS,
     DUP_JACCARD,
@@ -159,6 +161,60 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
 
 # ---- recall -------------------------------------------------------------------------------
 
+
+class Where:
+    """Which lines belong where the prompt is made: not the session in progress (the agent
+    has its turns), not another project's notes or sessions unless the prompt names it."""
+
+    def __init__(self, r: Reader, cwd: str | None, session: str | None, query: str) -> None:
+        self.r = r
+        self.at: Here | None = here(r, cwd) if cwd else None
+        self.note = self.at.note if self.at is not None else None
+        self.query = query
+        digest = hashlib.sha1(session.encode("utf-8")).hexdigest() if session else ""
+        # a raw file is named by its session id's sha1 (6 digits in vaults from before)
+        self.live = (f"-{digest}.md", f"-{digest[:6]}.md") if digest else ()
+
+    def _away(self, pid: str | None, place: str | None) -> bool:
+        if self.at is None or self.at.owns(pid) is not False:
+            return False
+        name = (place or "").rstrip("/").rsplit("/", 1)[-1]
+        return not names(self.query, name)
+
+    def keeps_hit(self, h: Hit) -> bool:
+        """A standing line from the index: not another project's."""
+        if h.store == "projects":
+            return True  # standing picks this project's note already
+        return not self._away(h.project, None)
+
+    def claim_elsewhere(self, c: Claim) -> str | None:
+        meta = c.note.meta
+        pid = str(meta.get("project") or meta.get("project_id") or "") or None
+        if self._away(pid, str(meta.get("cwd") or "") or None):
+            return "another project's note, and the prompt does not name that project"
+        if self.live and c.refs and all(ref.split("#", 1)[0].endswith(self.live)
+                                        for ref, _ in c.refs):  # fmt: skip
+            return "learned only from the session in progress"
+        return None
+
+    def turn_elsewhere(self, ref: str) -> str | None:
+        path = ref.split("#", 1)[0]
+        if self.live and path.endswith(self.live):
+            return "the session in progress: the agent has its turns"
+        if self.at is None:
+            return None
+        place = self.r.session_place(ref)
+        if not place:
+            return None  # a chat of no code base: the person's, anywhere
+        from memctl.recall.project import project_dir
+
+        pid = project_id(None, project_dir(place))
+        if pid in self.at.ids or place.rstrip("/").rsplit("/", 1)[-1] == self.at.name:
+            return None
+        if self._away(pid, place):
+            return "another project's session, and the prompt does not name that project"
+        return None
+
 MATCHES = "matches the query"
 
 
@@ -278,6 +334,7 @@ def _pack_standing(
     notes: dict[str, float],
     explain: list[Decision],
     project: str | None = None,
+    keep: Callable[[Hit], bool] | None = None,
 ) -> dict[tuple[str, str], frozenset[str]]:
     """Pack standing lines into their share of the budget; returns what was given."""
     share = r.vault.config.recall_standing
@@ -287,7 +344,7 @@ def _pack_standing(
     cap = packer.used + int(packer.budget * share)
     misses = 0
     asked = frozenset(qweight)
-    ranked = standing.standing(r, qweight, full, query, notes, project)
+    ranked = standing.standing(r, qweight, full, query, notes, project, keep)
     for m in standing.memories(r, ranked, explain):
         terms = content_terms(m.text)
         if any(near_copy(t, terms, asked, DUP_JACCARD) for t in given.values()):
@@ -320,11 +377,15 @@ def recall(
     enabled: bool = True,
     now: datetime | None = None,
     project: str | None = None,
+    session: str | None = None,
 ) -> RecallResult:
     """Cited memories for `query`, visible to `user`, packed into `budget` tokens.
 
     `project` is the working directory the prompt is made in: that project's note (the
-    projects store) is standing context for it (memctl.recall.project)."""
+    projects store) is standing context for it, and another project's notes and sessions
+    are left out unless the prompt names that project (memctl.recall.project). `session`
+    is the id of the session the prompt is made in: its turns are in the agent's context
+    already, so neither they nor what was learned only from them are given again."""
     started = time.perf_counter()
     user, budget = resolve(vault, user, budget, fmt)
     query = query if isinstance(query, str) else str(query)
@@ -349,8 +410,10 @@ def recall(
     )
     packer = Packer(renderer, budget)
     notes = {p: c.score for p, c in cands.items()}
-    note = project_note(r, project)
-    given = _pack_standing(r, packer, qweight, full, query, notes, explain, note)
+    where = Where(r, project, session, query)
+    given = _pack_standing(
+        r, packer, qweight, full, query, notes, explain, where.note, where.keeps_hit
+    )
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
     kept: list[Claim] = []
@@ -358,8 +421,10 @@ def recall(
     per_note: Counter[str] = Counter()
     background: Counter[str] = Counter()
     for c in claims:
-        reason = None
-        if c.score < floor:
+        reason = where.claim_elsewhere(c)
+        if reason is not None:
+            pass
+        elif c.score < floor:
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
         elif per_note[c.path] >= MAX_CLAIMS_PER_NOTE:
             reason = f"note already gives {MAX_CLAIMS_PER_NOTE} claims"
@@ -415,6 +480,8 @@ def recall(
         scope = hit.scope if hit is not None else r.turn_scope(ref)
         if not r.visible(scope):
             reason = f"out of scope ({scope})"
+        elif (away := where.turn_elsewhere(ref)) is not None:
+            reason = away
         elif score < floor:
             reason = f"scores below {MIN_RELATIVE:.0%} of the best"
         elif capped and per_session[session] >= cap:

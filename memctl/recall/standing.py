@@ -18,7 +18,7 @@ before it is shown, like any claim.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -127,6 +127,7 @@ def standing(
     query: str,
     notes: dict[str, float],
     project: str | None = None,
+    keep: Callable[[Hit], bool] | None = None,
 ) -> list[Standing]:
     """The standing lines for this user and prompt, best first.
 
@@ -138,8 +139,8 @@ def standing(
     for h in _hits(r, query, project):
         if h.store == "profile" and h.scope != f"user:{r.user}":
             continue  # someone else's profile, even when shared, does not govern this user
-        if not r.visible(h.scope):
-            continue
+        if not r.visible(h.scope) or (keep is not None and not keep(h)):
+            continue  # out of scope, or another project's (memctl.recall.project)
         rel = coverage(content_terms(h.text), qweight, full) if qweight else 0.0
         # the prompt is made in the project: its note counts as found
         rel += W_NOTE * (1.0 if h.ref == project else notes.get(h.ref, 0.0))

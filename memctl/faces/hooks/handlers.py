@@ -287,7 +287,9 @@ def handle(
             vault = Vault.open(here, env=dict(env), one_shot=True)
             if name == "session-start":
                 return vault.context(user=user, project=project).text
-            return vault.recall(str(prompt), user=user, project=project).text
+            sid = payload.get("session_id")
+            live = sid if isinstance(sid, str) and sid else None  # its turns: in the context
+            return vault.recall(str(prompt), user=user, project=project, session=live).text
 
         limit = deadline(env)
         try:
