@@ -572,14 +572,17 @@ class Vault(Floor):
         enabled: bool = True,
         now: datetime | None = None,
         project: str | None = None,
+        user_from: str | None = None,
     ) -> RecallResult:
-        """The session-start block: instructions, the project's note (`project`: the working
-        directory), profile, decisions, open threads, team knowledge."""
+        """The session-start block: the project's note (`project`: the working directory),
+        decisions and sessions, profile, instructions, team knowledge; `user_from` says
+        where the user's name came from (a hook that was given none)."""
         from memctl.recall import context
 
         return context(
-            self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now, project=project
-        )
+            self, user=user, budget=budget, fmt=fmt, enabled=enabled, now=now, project=project,
+            user_from=user_from,
+        )  # fmt: skip
 
     def access(self, user: str) -> UserAccess:
         """What `user` may read here: scopes, and notes and INDEX files as they may see them."""

@@ -242,9 +242,11 @@ def test_recall_keeps_the_command_that_answers_over_narration(tmp_path: Path) ->
 # ---- whose memory it is ---------------------------------------------------------------------
 
 
-@TODO
-def test_the_hooks_name_the_user_from_git_config_and_say_so(vault: Path, tmp_path: Path) -> None:
+def test_the_hooks_name_the_user_from_git_config_and_say_so(tmp_path: Path) -> None:
     # Hooks silently used the login name ("Memory for root").
+    vault = init_vault(tmp_path / "vault")
+    ok("--vault", vault, "ingest", _shop().write_to(tmp_path / "s.jsonl"), "--user", "dana")
+    ok("--vault", vault, "curate")
     cfg = tmp_path / "gitconfig"
     cfg.write_text("[user]\n\tname = Dana Reyes\n\temail = dana@example.com\n", "utf-8")
     env = {"GIT_CONFIG_GLOBAL": str(cfg)}
@@ -253,7 +255,6 @@ def test_the_hooks_name_the_user_from_git_config_and_say_so(vault: Path, tmp_pat
     assert "git config user.name" in text, text
 
 
-@TODO
 def test_a_teammates_words_are_labelled_with_their_name(tmp_path: Path) -> None:
     # A teammate's claims showed as `[stated · user …]`, without the teammate's name.
     v = init_vault(tmp_path / "vault")

@@ -10,6 +10,7 @@ INDEX files and the search index in step, so that a feature changes the vault on
 from __future__ import annotations
 
 import getpass
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,26 @@ class Floor:
         except Exception:
             name = email = ""
         return Identity(str(name) or "memctl user", str(email) or "user@memctl.invalid")
+
+    def whoami(self) -> tuple[str, str]:
+        """The memctl user a hook acts as when told none, and where that name came from:
+        the config's `user`, else the first name of `git config user.name` (a hook runs as
+        a person, not as a login account), else the login name."""
+        if self.config.user:
+            return self.config.user, "the config's user"
+        import subprocess
+
+        try:
+            got = subprocess.run(
+                ["git", "config", "--get", "user.name"], cwd=self.root, capture_output=True,
+                text=True, timeout=5, check=False,
+            ).stdout.split()  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            got = []
+        first = re.sub(r"[^\w.@-]", "", got[0]).lower() if got else ""
+        if first:
+            return first, "git config user.name"
+        return self.default_user(), "the login name"
 
     def default_user(self) -> str:
         if self.config.user:

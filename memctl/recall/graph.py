@@ -45,6 +45,7 @@ _SCOPE_LINE = re.compile(r"^scope: ([^\n]*)$", re.MULTILINE)
 _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_USER_LINE = re.compile(r"^user: ([\w.@-]+)$", re.MULTILINE)  # a raw header's user
 _CWD_LINE = re.compile(r"^  cwd: (.+)$", re.MULTILINE)  # a raw header's source_meta.cwd
 _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 
@@ -209,6 +210,9 @@ class Reader:
                 # the person's answer or refusal reason, which the harness keeps in a result
                 if quote_in(quote, said_in_result(self.turn_text(ref) or "")):
                     speaker = "user"
+            if speaker == "user":  # a transcript that names no one: the session's user
+                m = _USER_LINE.search(text, 0, max(text.find("\n---\n", 3), 0))
+                speaker = m.group(1) if m else speaker
         return Cite(ref, day, speaker, quote)
 
     def turn_role(self, ref: str) -> str | None:

@@ -55,6 +55,7 @@ def context(
     enabled: bool = True,
     now: datetime | None = None,
     project: str | None = None,
+    user_from: str | None = None,
 ) -> RecallResult:
     """Accepted instructions, the project's note (`project`: the working directory),
     profile, active decisions, open threads, recent sessions and
@@ -124,9 +125,10 @@ def context(
                     picked += 1
         per_part.append((part, share, mems))
 
-    renderer = Renderer(
-        fmt, f"Memory for {user}: start of session", {"user": user, "kind": "context"}
-    )
+    head = f"Memory for {user}: start of session"
+    if user_from:  # the hook was told no user: say whose memory this is taken to be
+        head += f" (user {user}, from {user_from})"
+    renderer = Renderer(fmt, head, {"user": user, "kind": "context"})
     packer = Packer(renderer, budget)
     # each part first gets its share, then what the others left over, in priority order
     leftovers: list[Memory] = []

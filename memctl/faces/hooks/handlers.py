@@ -285,11 +285,12 @@ def handle(
 
         def work() -> str:
             vault = Vault.open(here, env=dict(env), one_shot=True)
+            who, source = (user, None) if user else vault.whoami()
             if name == "session-start":
-                return vault.context(user=user, project=project).text
+                return vault.context(user=who, project=project, user_from=source).text
             sid = payload.get("session_id")
             live = sid if isinstance(sid, str) and sid else None  # its turns: in the context
-            return vault.recall(str(prompt), user=user, project=project, session=live).text
+            return vault.recall(str(prompt), user=who, project=project, session=live).text
 
         limit = deadline(env)
         try:
@@ -362,7 +363,7 @@ def _stop_work(
     res = vault.ingest(
         [path],
         fmt="claude_code",
-        user=user,
+        user=user or vault.whoami()[0],  # the person SessionStart said the memory is for
         session=session if isinstance(session, str) and session else None,
     )
     if not res.changed:
