@@ -213,7 +213,6 @@ def test_the_prompt_hook_gives_another_projects_lines_only_when_named(vault: Pat
 # ---- recall gives the line that answers ----------------------------------------------------
 
 
-@TODO
 def test_recall_keeps_the_command_that_answers_over_narration(tmp_path: Path) -> None:
     # "How do we run the type checker?": the `ty check` line was over the budget and a
     # long "insight" paragraph about the type checker was kept.

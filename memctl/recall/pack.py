@@ -63,6 +63,17 @@ class Packer:
         self.used += c
         return packed
 
+    def remove(self, i: int) -> Memory:
+        """Take the i-th item out, counting the others again (headings and sources shared
+        with it stay when another item still needs them); rare: the best answer's room."""
+        gone = self.items[i]
+        rest = self.items[:i] + self.items[i + 1 :]
+        self.items, self.groups, self.sources = [], set(), set()
+        self.used = _count(self.r.head() + self.r.tail()) if self.budget > 0 else 0
+        for m in rest:
+            self.add(m)
+        return gone
+
     def finish(self) -> tuple[str, int, list[Memory]]:
         """Render; if joining items cost more than their sum, drop from the end until it fits."""
         dropped: list[Memory] = []

@@ -28,6 +28,7 @@ from memctl.recall.rank import (
     MIN_RELATIVE,
     TURN_TOKENS,
     Claim,
+    answers,
     check_cites,
     coverage,
     gather,
@@ -157,6 +158,24 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
     if least > room:
         return least
     return item + packer.extra(shell)
+
+
+def _make_room(
+    r: Reader, packer: Packer, c: Claim, n_standing: int, explain: list[Decision]
+) -> str | None:
+    """Give up standing lines, the lowest first, until the best answer fits; None when it
+    then fits (it is packed by the caller), else why not. A standing line governs every
+    prompt; the line that answers this one matters more to it."""
+    cites, reason = check_cites(r, c.refs)
+    if reason is not None:
+        return reason
+    m = _claim_memory(c, cites)
+    while n_standing > 0 and packer.used + packer.cost(m) > packer.budget:
+        n_standing -= 1
+        gone = packer.remove(n_standing)
+        explain.append(Decision(gone.ref, "claim", False, "standing line given up for the "
+                                "line that answers", gone.score, gone.text))  # fmt: skip
+    return None if packer.used + packer.cost(m) <= packer.budget else "over the token budget"
 
 
 # ---- recall -------------------------------------------------------------------------------
@@ -414,6 +433,7 @@ def recall(
     given = _pack_standing(
         r, packer, qweight, full, query, notes, explain, where.note, where.keeps_hit
     )
+    n_standing = len(packer.items)  # the standing lines packed, first in the packer
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
     kept: list[Claim] = []
@@ -455,6 +475,11 @@ def recall(
             reason = "over the token budget"  # known before its citations are read
         if reason is None:
             cites, reason = check_cites(r, c.refs)
+        if reason == "over the token budget" and not kept and answers(c.section, c.text):
+            reason = _make_room(r, packer, c, n_standing, explain)  # never the best answer
+            n_standing = min(n_standing, len(packer.items))
+            if reason is None:
+                cites, reason = check_cites(r, c.refs)
         if reason is None:
             m = _claim_memory(c, cites)
             if packer.add(m) is None:

@@ -277,6 +277,19 @@ def coverage(terms: frozenset[str], weight: dict[str, float], full: float) -> fl
     return min(1.0, sum(weight[t] for t in terms & weight.keys()) / full)
 
 
+# A line that states an answer: a command to run, a setting, where something runs, a
+# pitfall, a decision; narration about the same words (a session's goal, an agent's
+# "insight") ranks below it when both carry the question.
+ANSWER_SECTIONS = frozenset(("commands", "environments", "gotchas", "settings", "decision"))
+W_ANSWER = 1.25
+_CODE_SPAN = re.compile(r"`[^`\n]{2,}`")
+
+
+def answers(section: str, text: str) -> bool:
+    """Does a claim state an answer (see ANSWER_SECTIONS), not narrate around one?"""
+    return section.casefold() in ANSWER_SECTIONS or _CODE_SPAN.search(text) is not None
+
+
 def score_claims(
     r: Reader,
     cands: dict[str, NoteCand],
@@ -330,6 +343,8 @@ def score_claims(
             # additive, so a claim that says what was asked beats a bystander in a top note
             score = (W_NOTE * cand.score + (1 - W_NOTE) * rel) * weight * recency(day, r.now)
             score *= SECTION_WEIGHT.get(section.casefold(), 1.0)
+            if rel > 0 and answers(section, text):
+                score *= W_ANSWER  # the line that says how, above the narration around it
             if is_hist:
                 score *= 0.5
                 lt = c.lifetime
