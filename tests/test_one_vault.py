@@ -268,3 +268,27 @@ def test_a_teammates_words_are_labelled_with_their_name(tmp_path: Path) -> None:
     assert lines, text
     assert all("· user " not in ln for ln in lines), lines
     assert any("marco" in ln.casefold().split("[", 1)[-1] for ln in lines), lines
+
+
+def test_standing_lines_give_way_to_the_line_that_answers(tmp_path: Path) -> None:
+    # The best answer was dropped "over the token budget" while standing decisions that
+    # say nothing about the question kept their room.
+    v = init_vault(tmp_path / "vault")
+    s = Session(SHOP, SHOP_ID)
+    s.user("Make the type checker happy about the discount module.")
+    for q, a in (("Which queue should the email worker use?", "Redis streams"),
+                 ("Which CSS framework for the admin pages?", "Tailwind"),
+                 ("Which logger for the backend services?", "structlog"),
+                 ("Which date library for the frontend?", "date-fns"),
+                 ("Where should uploaded invoices be stored?", "S3 with lifecycle rules")):
+        s.ask(q, a)  # fmt: skip
+    s.bash("uv run ty check", "All checks passed!")
+    ok("--vault", v, "ingest", s.write_to(tmp_path / "s.jsonl"))
+    ok("--vault", v, "curate")
+    config = v / ".memctl" / "config.toml"
+    text = config.read_text("utf-8")
+    assert "\nstanding = 0.25 " in text
+    config.write_text(text.replace("\nstanding = 0.25 ", "\nstanding = 0.9  "), "utf-8")
+    for budget in ("300", "400"):
+        got = ok("--vault", v, "recall", "--budget", budget, "--", "How do we run the checker?")
+        assert "uv run ty check" in got.out, (budget, got.out)

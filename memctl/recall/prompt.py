@@ -475,20 +475,20 @@ def recall(
             reason = "over the token budget"  # known before its citations are read
         if reason is None:
             cites, reason = check_cites(r, c.refs)
+        if reason is None and packer.add(_claim_memory(c, cites)) is None:
+            reason = "over the token budget"
         if reason == "over the token budget" and not kept and answers(c.section, c.text):
             reason = _make_room(r, packer, c, n_standing, explain)  # never the best answer
             n_standing = min(n_standing, len(packer.items))
             if reason is None:
                 cites, reason = check_cites(r, c.refs)
+                if reason is None and packer.add(_claim_memory(c, cites)) is None:
+                    reason = "over the token budget"
         if reason is None:
-            m = _claim_memory(c, cites)
-            if packer.add(m) is None:
-                reason = "over the token budget"
-            else:
-                kept.append(c)
-                kept_terms.append(c.terms)
-                per_note[c.path] += 1
-                background[c.path] += c.rel <= 0
+            kept.append(c)
+            kept_terms.append(c.terms)
+            per_note[c.path] += 1
+            background[c.path] += c.rel <= 0
         explain.append(Decision(c.path, "claim", reason is None, reason or c.why, c.score, c.text))
 
     # then the turns: the query's and the kept claims', one list in score order
