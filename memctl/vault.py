@@ -332,29 +332,21 @@ class Vault(Floor):
         cite: str | Iterable[str] | None = None,
         link: str | Iterable[str] | None = None,
         snippets: bool = True,
+        project: str | None = None,
     ) -> SearchResult:
-        """Ranked hits over turns, notes and claims; every filter narrows, none widens."""
+        """Ranked hits over turns, notes and claims; every filter narrows, none widens.
+        `project` (a directory, or a project note's name or id) keeps the project's notes
+        and the turns of sessions worked in it."""
         from memctl.index.search import search
 
-        return search(
-            self,
-            query,
-            kind=kind,
-            store=store,
-            user=user,
-            scope=scope,
-            speaker=speaker,
-            status=status,
-            since=since,
-            until=until,
-            limit=limit,
-            sync=sync,
-            now=now,
-            section=section,
-            cite=cite,
-            link=link,
-            snippets=snippets,
-        )
+        kw = dict(kind=kind, store=store, user=user, scope=scope, speaker=speaker,
+                  status=status, since=since, until=until, sync=sync, now=now,
+                  section=section, cite=cite, link=link, snippets=snippets)  # fmt: skip
+        if project:
+            from memctl.gitops.projects import project_hits
+
+            return project_hits(self, project, lambda n: search(self, query, limit=n, **kw), limit)
+        return search(self, query, limit=limit, **kw)
 
     def reindex(self, paths: Iterable[str | Path] | None = None) -> ReindexResult:
         """Rebuild the search index from the files (only `paths` and what moved, if given)."""
@@ -461,6 +453,12 @@ class Vault(Floor):
 
     # ---- history of what was learned (memctl/gitops/) --------------------------------------
 
+    def project_dir(self, project: str) -> str | None:
+        """The working directory a project (its note's name, path or id) records."""
+        from memctl.recall.project import resolve_project
+
+        return resolve_project(self.root, project, self.config.home)[1] or None
+
     def diff(
         self,
         *,
@@ -468,11 +466,20 @@ class Vault(Floor):
         rev_range: str | None = None,
         store: str | list[str] | None = None,
         uncommitted: bool | None = None,
+        project: str | None = None,
+        session: str | None = None,
     ) -> DiffResult:
-        """Claim-level changes: what the agent learned, changed and dropped."""
+        """Claim-level changes: what the agent learned, changed and dropped; `project`: only
+        that project's notes and claims; `session`: only what that session taught (claims
+        citing its turns)."""
         from memctl.gitops.learned import diff
 
-        return diff(self, since=since, rev_range=rev_range, store=store, uncommitted=uncommitted)
+        res = diff(self, since=since, rev_range=rev_range, store=store, uncommitted=uncommitted)
+        if project or session:
+            from memctl.gitops.projects import narrow_diff
+
+            res = narrow_diff(self, res, project, session)
+        return res
 
     def forget(
         self,

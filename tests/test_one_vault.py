@@ -292,3 +292,35 @@ def test_standing_lines_give_way_to_the_line_that_answers(tmp_path: Path) -> Non
     for budget in ("300", "400"):
         got = ok("--vault", v, "recall", "--budget", budget, "--", "How do we run the checker?")
         assert "uv run ty check" in got.out, (budget, got.out)
+
+
+# ---- --project and diff --session ----------------------------------------------------------
+
+
+def test_project_narrows_search_recall_context_and_diff(vault: Path) -> None:
+    def refs(*args: str) -> list[str]:
+        return [h["ref"] for h in ok("--vault", vault, "search", "--json", *args).json()["hits"]]
+
+    both = refs("--", "export OR discount OR tests")
+    assert any("ledger" in r for r in both) and any("discount" in r for r in both), both
+    for project in ("ledger", LEDGER):
+        mine = refs("--project", project, "--", "export OR discount OR tests")
+        assert mine and all("discount" not in r and "shop" not in r for r in mine), mine
+        assert any(r.startswith("raw/") for r in mine) and any("ledger" in r for r in mine)
+    recall = ok("--vault", vault, "recall", "--project", "shop", "--", "how do I run the tests?")
+    assert "uv run pytest" in recall.out and "cargo test" not in recall.out, recall.out
+    context = ok("--vault", vault, "context", "--project", "ledger").out
+    assert "cargo test" in context and "Postgres" not in context, context
+    diff = ok("--vault", vault, "diff", "--since", "100y", "--json", "--project", "ledger").json()
+    paths = [n["path"] for notes in diff["stores"].values() for n in notes]
+    assert "projects/ledger.md" in paths and "projects/shop.md" not in paths, paths
+    assert not [p for p in paths if "postgres" in p or "discount" in p], paths
+
+
+def test_diff_session_says_what_one_session_taught(vault: Path) -> None:
+    got = ok("--vault", vault, "diff", "--json", "--session", LEDGER_ID).json()
+    paths = [n["path"] for notes in got["stores"].values() for n in notes]
+    assert "projects/ledger.md" in paths, paths
+    assert "projects/shop.md" not in paths and not [p for p in paths if "postgres" in p], paths
+    text = ok("--vault", vault, "diff", "--session", LEDGER_ID).out
+    assert "cargo test" in text and "uv run pytest" not in text, text

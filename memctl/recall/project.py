@@ -187,3 +187,61 @@ def names(text: str, name: str | None) -> bool:
         return False
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
 
+
+
+# ---- --project: a project named by its folder, note or id ---------------------------------
+
+
+def project_notes(root: Path, folder: str = STORE) -> list[tuple[str, dict[str, Any]]]:
+    """(vault path, frontmatter) of every active project note, read from the files (no index
+    needed); hand-broken notes are doctor's business and left out."""
+    from memctl.core.notes import parse_note
+    from memctl.core.store import read_text
+
+    base = root / folder
+    if not base.is_dir():
+        return []
+    out = []
+    for f in sorted(base.rglob("*.md")):
+        rel = f.relative_to(root).as_posix()
+        if f.name == "INDEX.md" or "proposals" in rel:
+            continue
+        try:
+            note = parse_note(read_text(f), rel)
+        except Exception:  # any unreadable note is simply not a candidate
+            continue
+        if note.status == "active":
+            out.append((rel, {**note.meta, "title": note.title}))
+    return out
+
+
+def resolve_project(root: Path, value: str, home: Path | None) -> tuple[set[str], str]:
+    """The ids notes of a project carry and a working directory of it, for `--project`:
+    a directory (the project it is in), or a project note's name, path or id."""
+    from memctl.errors import InputError
+
+    notes = project_notes(root)
+    d = Path(value).expanduser()
+    if value.startswith(("/", "~", ".")) or d.is_dir():
+        cwd = str(d.resolve()) if d.is_dir() else str(d)
+        ref = choose(notes, cwd, git_remote(cwd), root, home)
+        meta = next((m for r, m in notes if r == ref), {})
+        return Here(ref, meta, cwd, git_remote(cwd), home).ids, cwd
+    want = value.strip().removesuffix(".md").casefold()
+    for ref, meta in notes:
+        keys = {Path(ref).stem.casefold(), ref.removesuffix(".md").casefold(),
+                str(meta.get("title") or "").casefold(), str(meta.get("project_id") or ""),
+                str(meta.get("cwd") or "").rstrip("/").rsplit("/", 1)[-1].casefold()}  # fmt: skip
+        if want in keys or f"project: {want}" in keys:
+            where = str(meta.get("cwd") or "")
+            return Here(ref, meta, None, None, home).ids, where
+    known = ", ".join(Path(r).stem for r, _ in notes) or "none yet"
+    raise InputError(f"no project {value!r}: give a directory, or a project of {known}")
+
+
+def in_project(project: str | None, place: str | None, ids: set[str]) -> bool:
+    """Is a note (its recorded project id) or a session (its working directory) the
+    project's? A note of no project and a session of no directory are not."""
+    if project:
+        return project in ids
+    return bool(place) and project_id(None, project_dir(str(place))) in ids

@@ -201,12 +201,27 @@ def diff_cmd(
         list[str] | None,
         typer.Option("--store", metavar="STORE", help="Only this store (repeatable)."),
     ] = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", metavar="PROJECT",
+                     help="Only this project's notes and claims: a directory, or a project "
+                     "note's name."),
+    ] = None,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", metavar="ID",
+                     help="What this session taught: the claims that cite its turns."),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """What the agent learned: claim-level changes by store and note, with sources and authors."""
     if rev_range and since:
         raise typer.BadParameter("give either REV..REV or --since, not both")
-    res = open_vault().diff(since=since, rev_range=rev_range, store=store or None)
+    if session and not rev_range and not since:
+        since = "100y"  # a session's lessons, whenever they were learned
+    res = open_vault().diff(
+        since=since, rev_range=rev_range, store=store or None, project=project, session=session
+    )
     if json_out:
         emit_json("diff", res.to_json())
         return

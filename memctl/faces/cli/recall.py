@@ -35,8 +35,10 @@ _In = Annotated[
     str | None,
     typer.Option(
         "--in",
-        help="The working directory the prompt is made in: its project note (projects store) "
-        "stands. The hooks pass Claude Code's cwd.",
+        "--project",
+        help="The working directory the prompt is made in (or a project note's name): its "
+        "project note stands, other projects' lines are left out unless named. The hooks "
+        "pass Claude Code's cwd.",
     ),
 ]
 _Project = Annotated[
@@ -51,6 +53,15 @@ _Global = Annotated[
     bool, typer.Option("--global", help="Your ~/.claude/settings.json (every project).")
 ]
 _DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the change, write nothing.")]
+
+
+def _where(value: str | None) -> str | None:
+    """A directory as given; a project's name becomes the directory its note records."""
+    if not value or Path(value).expanduser().is_dir() or value.startswith(("/", "~", ".")):
+        return value
+    from memctl.vault import Vault
+
+    return Vault.project_dir(open_vault(), value) or value
 
 
 def _enabled(none: bool) -> bool:
@@ -117,7 +128,7 @@ def recall(
         fmt=fmt,
         history=history,
         enabled=_enabled(none),
-        project=where,
+        project=_where(where),
     )
     _show(res, "recall", json_out, explain)
 
@@ -137,7 +148,7 @@ def context(
     """The start-of-session block: instructions, profile, decisions, open threads, sessions,
     team knowledge."""
     res = open_vault().context(
-        user=user, budget=budget, fmt=fmt, enabled=_enabled(none), project=where
+        user=user, budget=budget, fmt=fmt, enabled=_enabled(none), project=_where(where)
     )
     _show(res, "context", json_out, explain)
 

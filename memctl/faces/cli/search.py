@@ -64,6 +64,14 @@ def search(
     turns: Annotated[bool, typer.Option("--turns", help="Only raw turns.")] = False,
     notes: Annotated[bool, typer.Option("--notes", help="Only notes.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", help="How many hits.")] = 10,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project", metavar="PROJECT",
+            help="Only this project's notes and the turns of its sessions: a directory, or a "
+            "project note's name.",
+        ),
+    ] = None,
     json_out: JsonFlag = False,
 ) -> None:
     """Ranked search over every turn and note (BM25, phrases in quotes, filters)."""
@@ -79,6 +87,7 @@ def search(
         since=since,
         until=until,
         limit=limit,
+        project=project,
     )
     for notice in res.notices:
         sys.stderr.write(f"memctl: {notice}\n")

@@ -115,21 +115,6 @@ def find_project_note(
     Read from the files (no index needed), decided by recall's rule (`recall.project.choose`):
     a remote first, else the note whose recorded working directory holds `cwd`.
     """
-    from memctl.core.notes import parse_note
-    from memctl.core.store import read_text
+    from memctl.recall.project import project_notes
 
-    folder = root / "projects"
-    if not folder.is_dir():
-        return None
-    found = []
-    for f in sorted(folder.rglob("*.md")):
-        rel = f.relative_to(root).as_posix()
-        if f.name == "INDEX.md" or "proposals" in rel:
-            continue
-        try:
-            note = parse_note(read_text(f), rel)
-        except Exception:  # a hand-broken note is doctor's business, not a lookup's
-            continue
-        if note.status == "active":
-            found.append((rel, note.meta))
-    return choose(found, cwd, remote_url, root, home)
+    return choose(project_notes(root), cwd, remote_url, root, home)
