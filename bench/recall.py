@@ -2,6 +2,7 @@
 
     python bench/recall.py [--data ../shared/data/locomo/locomo-dev.json] [--jobs 2]
     python bench/recall.py --only real --against 3f53ba5   # real sessions, old code same run
+    python bench/recall.py --only real --one-vault   # per-vault and one vault for all
 
 Real sessions (`--gold`, ../shared/data/claude-code/gold.json): each annotated Claude Code
 session becomes its own vault (`memctl init`, `memctl ingest` of the session file, `memctl
@@ -11,6 +12,10 @@ citation), `memctl search --json -n 6` when one of its six hits is an evidence t
 are printed per session, in the same run. `--against REV` builds the same vaults with the
 code at git revision REV (checked out in a temporary worktree) and asks them the same
 questions in the same run: per question, better / worse / same for recall and search.
+`--one-vault` takes gold.json and `--more` (bench/gold/claude-code-more.json) together and
+asks each question twice: of its session's own vault, and of one vault that holds every
+annotated session (as a user keeps one vault for all their code bases), asked in the
+session's working directory (`recall --in`, as the prompt hook passes it).
 
 Each conversation becomes one vault: `memctl init`, then `memctl ingest` of one memctl-JSONL
 transcript per session (id = dia_id, name = the speaker, timestamp = the session date),
@@ -52,6 +57,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 DEFAULT_GOLD = HERE.parent.parent / "shared" / "data" / "claude-code" / "gold.json"
+DEFAULT_MORE = HERE / "gold" / "claude-code-more.json"
 SEARCH_K = 6  # search hits a person reads: what recall has to beat
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10, 20)
@@ -115,10 +121,42 @@ def build_real(session: dict, gold_dir: Path, root: Path, code: Path | None) -> 
     return vault
 
 
-def ask_real(vault: Path, question: str, code: Path | None) -> tuple[list[str], list[str]]:
-    """The refs recall's memories hold (turns and claim citations), and search's top turns."""
-    r = memctl("--vault", str(vault), "recall", "--json", "--user", "dev", "--", question,
-               code=code)  # fmt: skip
+def build_one(sessions: list[tuple[dict, Path]], root: Path, code: Path | None) -> Path:
+    """One vault for every annotated session, as a user keeps one for all their code bases:
+    init, ingest each log, curate once (builtin)."""
+    vault = root / "one-vault"
+    steps = [("init", str(vault))]
+    steps += [("--vault", str(vault), "ingest", str(d / "sessions" / s["file"]), "--user", "dev")
+              for s, d in sessions]  # fmt: skip
+    steps.append(("--vault", str(vault), "curate"))
+    for args in steps:
+        r = memctl(*args, code=code)
+        if r.returncode != 0:
+            raise SystemExit(f"memctl {' '.join(args)} failed: {r.stderr}")
+    return vault
+
+
+def session_cwd(path: Path) -> str | None:
+    """The working directory a Claude Code log records: where its questions are asked."""
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                cwd = json.loads(line).get("cwd")
+            except ValueError:
+                continue
+            if isinstance(cwd, str) and cwd:
+                return cwd
+    return None
+
+
+def ask_real(
+    vault: Path, question: str, code: Path | None, where: str | None = None
+) -> tuple[list[str], list[str]]:
+    """The refs recall's memories hold (turns and claim citations), and search's top turns;
+    `where`: the directory the question is asked in (as the prompt hook passes it)."""
+    inside = ("--in", where) if where else ()
+    r = memctl("--vault", str(vault), "recall", "--json", "--user", "dev", *inside, "--",
+               question, code=code)  # fmt: skip
     if r.returncode != 0:
         raise SystemExit(f"recall failed for {question!r}: {r.stderr}")
     refs: list[str] = []
@@ -134,19 +172,35 @@ def ask_real(vault: Path, question: str, code: Path | None) -> tuple[list[str], 
     return list(dict.fromkeys(refs)), hits
 
 
-def run_real(gold_path: Path, work: Path, code: Path | None, jobs: int) -> list[dict]:
-    """Per question: whether recall and search@6 hold an evidence turn."""
-    gold = json.loads(gold_path.read_text(encoding="utf-8"))
-    jobs_: list[tuple[Path, dict[str, str], str, dict]] = []
-    for session in gold["sessions"]:
-        vault = build_real(session, gold_path.parent, work, code)
-        ids = turn_ids(vault)
+def load_gold(paths: list[Path]) -> list[tuple[dict, Path]]:
+    """(session, folder its file is under) of every annotated session with questions; a
+    gold file outside the data folder (bench/gold/) names files of DEFAULT_GOLD's folder."""
+    out: list[tuple[dict, Path]] = []
+    for p in paths:
+        gold = json.loads(p.read_text(encoding="utf-8"))
+        folder = p.parent if (p.parent / "sessions").is_dir() else DEFAULT_GOLD.parent
+        out += [(s, folder) for s in gold["sessions"] if s.get("questions")]
+    return out
+
+
+def run_real(gold_path: Path | list[Path], work: Path, code: Path | None, jobs: int,
+             one: bool = False) -> list[dict]:  # fmt: skip
+    """Per question: whether recall and search@6 hold an evidence turn; `one`: every session
+    in one vault, each question asked in its session's working directory."""
+    sessions = load_gold(gold_path if isinstance(gold_path, list) else [gold_path])
+    jobs_: list[tuple[Path, dict[str, str], str, dict, str | None]] = []
+    shared = build_one(sessions, work, code) if one else None
+    shared_ids = turn_ids(shared) if shared is not None else {}
+    for session, folder in sessions:
+        vault = shared or build_real(session, folder, work, code)
+        ids = shared_ids or turn_ids(vault)
         name = Path(session["file"]).stem[:8]
-        jobs_ += [(vault, ids, name, q) for q in session["questions"]]
+        where = session_cwd(folder / "sessions" / session["file"]) if one else None
+        jobs_ += [(vault, ids, name, q, where) for q in session["questions"]]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        answers = list(pool.map(lambda j: ask_real(j[0], j[3]["question"], code), jobs_))
+        answers = list(pool.map(lambda j: ask_real(j[0], j[3]["question"], code, j[4]), jobs_))
     rows = []
-    for (_, ids, name, q), (recalled, searched) in zip(jobs_, answers, strict=True):
+    for (_, ids, name, q, _), (recalled, searched) in zip(jobs_, answers, strict=True):
         ev = set(q["evidence"])
         rows.append({"session": name, "question": q["question"], "evidence": sorted(ev),
                      "recall": any(ids.get(ref) in ev for ref in recalled),
@@ -324,6 +378,19 @@ def real(args: argparse.Namespace, work: Path) -> None:
     shutil.rmtree(base, ignore_errors=True)
     (base / "new").mkdir(parents=True)
     t0 = time.perf_counter()
+    if args.one_vault:
+        gold = [Path(args.gold), Path(args.more)]
+        rows = run_real(gold, base / "new", None, args.jobs)
+        report_real(rows, f"a vault per session, {time.perf_counter() - t0:.0f} s")
+        (base / "one").mkdir()
+        t0 = time.perf_counter()
+        one = run_real(gold, base / "one", None, args.jobs, one=True)
+        report_real(one, f"one vault for all, {time.perf_counter() - t0:.0f} s")
+        compare_real(one, rows, "a vault per session")
+        if args.json:
+            Path(args.json).with_suffix(".real.json").write_text(
+                json.dumps({"per-vault": rows, "one-vault": one}, indent=1) + "\n", "utf-8")
+        return
     rows = run_real(Path(args.gold), base / "new", None, args.jobs)
     report_real(rows, f"this tree, {time.perf_counter() - t0:.0f} s")
     out = {"new": rows}
@@ -358,6 +425,11 @@ def main() -> None:
     ap.add_argument("--json", help="also write per-question results to this file")
     ap.add_argument("--gold", default=str(DEFAULT_GOLD),
                     help="real sessions with gold questions (claude-code/gold.json)")  # fmt: skip
+    ap.add_argument("--more", default=str(DEFAULT_MORE),
+                    help="with --one-vault: more annotated sessions (gold.json's format)")
+    ap.add_argument("--one-vault", action="store_true",
+                    help="real sessions: also all in one vault, as a user keeps one for "
+                    "every code base; each question asked in its session's folder")
     ap.add_argument("--only", choices=["real", "locomo"], help="run one part only")
     ap.add_argument("--against", metavar="REV",
                     help="real sessions: also ask git revision REV's code, same run")  # fmt: skip

@@ -324,3 +324,62 @@ def test_diff_session_says_what_one_session_taught(vault: Path) -> None:
     assert "projects/shop.md" not in paths and not [p for p in paths if "postgres" in p], paths
     text = ok("--vault", vault, "diff", "--session", LEDGER_ID).out
     assert "cargo test" in text and "uv run pytest" not in text, text
+
+
+# ---- five projects in one vault: no line of another project --------------------------------
+
+_FIVE = {
+    "shop": ("Add a discount code field to checkout.", "Which database for discount codes?",
+             "Postgres", "uv run pytest tests/", "12 passed"),
+    "ledger": ("Make the ledger export faster.", "Should the export stream rows?",
+               "Stream them", "cargo test", "test result: ok. 40 passed"),
+    "blog": ("Add an RSS feed to the blog.", "Which feed format for the blog?",
+             "Atom", "npm test", "Tests: 8 passed"),
+    "infra": ("Move the staging cluster to arm64 nodes.", "Which node pool for staging?",
+              "Graviton pool", "make plan", "Plan: 3 to add"),
+    "mobile": ("Add offline mode to the mobile app.", "Which store for offline data?",
+               "SQLite", "flutter test", "All tests passed!"),
+}
+
+
+def _digest(sid: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(sid.encode("utf-8")).hexdigest()[:6]
+
+
+@pytest.fixture(scope="module")
+def five(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    base = tmp_path_factory.mktemp("five")
+    v = init_vault(base / "vault")
+    sids: dict[str, str] = {}
+    for i, (name, (ask, q, a, cmd, out)) in enumerate(_FIVE.items()):
+        sid = f"{i + 1:08d}-aaaa-4aaa-8aaa-{i + 1:012d}"
+        s = Session(f"/home/dana/src/{name}", sid)
+        s.user(ask).ask(q, a).bash(cmd, out).say(f"Done: the change is in and {cmd} passes.")
+        s.user("Now the tests, the database and the export: all fine?")
+        s.say("Yes: the tests pass and the change is committed.")
+        ok("--vault", v, "ingest", s.write_to(base / f"{name}.jsonl"))
+        sids[name] = sid
+    ok("--vault", v, "curate")
+    return v, sids
+
+
+def _cited(text: str) -> set[str]:
+    """The session digests the block's lines cite (its Sources list left out)."""
+    import re
+
+    body = text.split("\n## Sources", 1)[0]
+    return set(re.findall(r"\b([0-9a-f]{6})#t\d+", body))
+
+
+def test_five_projects_in_one_vault_give_no_line_of_another(five: tuple[Path, dict]) -> None:
+    v, sids = five
+    for name in _FIVE:
+        own = {_digest(sids[name])}
+        start = _hook(v, "SessionStart", f"/home/dana/src/{name}")
+        assert _cited(start) and _cited(start) <= own, (name, start)
+        for prompt in ("are the tests, the database and the export all fine?",
+                       "which database did we pick, and how do I run the tests?"):
+            text = _hook(v, "UserPromptSubmit", f"/home/dana/src/{name}", prompt=prompt)
+            assert _cited(text) <= own, (name, prompt, text)

@@ -57,8 +57,8 @@ _DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the change, write
 
 def _where(value: str | None) -> str | None:
     """A directory as given; a project's name becomes the directory its note records."""
-    if not value or Path(value).expanduser().is_dir() or value.startswith(("/", "~", ".")):
-        return value
+    if not value or "/" in value or Path(value).expanduser().is_dir() or value.startswith("~"):
+        return value  # a directory, here or as another machine recorded it
     from memctl.vault import Vault
 
     return Vault.project_dir(open_vault(), value) or value
