@@ -383,3 +383,20 @@ def test_five_projects_in_one_vault_give_no_line_of_another(five: tuple[Path, di
                        "which database did we pick, and how do I run the tests?"):
             text = _hook(v, "UserPromptSubmit", f"/home/dana/src/{name}", prompt=prompt)
             assert _cited(text) <= own, (name, prompt, text)
+
+
+def test_one_decision_in_two_projects_is_two_notes(tmp_path: Path) -> None:
+    # "Postgres" chosen in two code bases went into one note recording the first project:
+    # the second project's SessionStart never showed its own decision.
+    v = init_vault(tmp_path / "vault")
+    for name, sid, why in (("shop", SHOP_ID, "Which database for the orders?"),
+                           ("ledger", LEDGER_ID, "Which database for the entries?")):
+        s = Session(f"/home/dana/src/{name}", sid)
+        s.user(f"Set up the {name} storage.").ask(why, "Postgres").say("Done.")
+        ok("--vault", v, "ingest", s.write_to(tmp_path / f"{name}.jsonl"))  # fmt: skip
+    ok("--vault", v, "curate")
+    for name, why in (("shop", "orders"), ("ledger", "entries")):
+        text = _hook(v, "SessionStart", f"/home/dana/src/{name}")
+        assert f"database for the {why}" in text, (name, text)
+        other = "entries" if why == "orders" else "orders"
+        assert f"database for the {other}" not in text, (name, text)

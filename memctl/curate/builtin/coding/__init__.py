@@ -34,7 +34,12 @@ from memctl.curate.builtin.coding import (
     requests,
     shape,
 )
-from memctl.curate.builtin.coding.project import identity, project_name, project_note
+from memctl.curate.builtin.coding.project import (
+    identity,
+    own_note,
+    project_name,
+    project_note,
+)
 from memctl.curate.builtin.coding.structure import Coding, is_coding, read
 from memctl.curate.builtin.sentences import cap, end, topic_words
 
@@ -179,6 +184,8 @@ def extract(
                 # "Yes", "Option C": the answer names nothing; the question names the decision
                 topic = cap(" ".join(asked.group("q").rstrip("?").split()[:8]))
             note, slug = _title(batch, "decisions", topic.rstrip(".")), slugify(topic, 50)
+            if project is not None:  # a decision of the same words in another code base
+                note, slug = own_note(batch, "decisions", ident, note, slug, project_slug)
             # "Postgres" (the answer to the agent's question) and "postgres for the audit log"
             # (the person's own words after it) are one decision: one note, the first one's.
             words = topic_words(topic)

@@ -21,6 +21,7 @@ __all__ = [
     "find_project_note",
     "identity",
     "normal_remote",
+    "own_note",
     "project_dir",
     "project_name",
     "project_note",
@@ -94,6 +95,21 @@ def identity(s: Coding, batch: Batch, slug: str) -> dict[str, str]:
         pid = project_id(known.meta.get("remote"), known.meta.get("cwd")) or ""
     pid = pid or project_id(url, where) or ""
     return {k: v for k, v in (("project", pid), ("cwd", where), ("remote", url)) if v}
+
+
+def own_note(
+    batch: Batch, store: str, ident: dict[str, str], note: str, slug: str, project: str
+) -> tuple[str, str]:
+    """The (title, slug) for a decision of this project: "Postgres" decided in two code
+    bases is two notes, each recording its project, never one note that mixes them."""
+    pid = ident.get("project")
+    if not pid or batch.context is None:
+        return note, slug
+    for n in batch.context.notes(store):
+        theirs = n.meta.get("project")
+        if n.title.casefold() == note.casefold() and theirs and theirs != pid:
+            return f"{note} ({project})", slugify(f"{slug}-{project}", 60)
+    return note, slug
 
 
 def _title(batch: Batch, value: str) -> str:
