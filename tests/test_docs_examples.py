@@ -110,6 +110,10 @@ def _base(root: Path) -> Path:
     run_git(home, "init", "-q", "--bare", "-b", "main", "remote.git")
     run_git(vault, "remote", "add", "origin", "../remote.git")
     ok("--vault", vault, "sync", env=env)
+    # a code base's session, curated, so `--project ledger` has a project note to name
+    ok("--vault", vault, "ingest", DATA / "claude_code_project" / "ledger-session.jsonl",
+       "--user", "sam", "--scope", "team", env=env)  # fmt: skip
+    ok("--vault", vault, "curate", env=env)
     projects = home / ".claude" / "projects" / "myproj"
     projects.mkdir(parents=True)
     shutil.copy(DATA / "claude_code_project" / "ledger-session.jsonl", projects)

@@ -235,8 +235,9 @@ def resolve_project(root: Path, value: str, home: Path | None) -> tuple[set[str]
         if want in keys or f"project: {want}" in keys:
             where = str(meta.get("cwd") or "")
             return Here(ref, meta, None, None, home).ids, where
-    known = ", ".join(Path(r).stem for r, _ in notes) or "none yet"
-    raise InputError(f"no project {value!r}: give a directory, or a project of {known}")
+    known = ", ".join(Path(r).stem for r, _ in notes)
+    hint = f"one of: {known}" if known else "this vault has no project notes yet"
+    raise InputError(f"no project {value!r}: give a directory, or a project's name ({hint})")
 
 
 def in_project(project: str | None, place: str | None, ids: set[str]) -> bool:
