@@ -176,6 +176,46 @@ def check(turns: RawTurns, ref: str, quote: str) -> str | None:
     return None
 
 
+# Shorter quotes occur anywhere: a few letters of prose prove nothing about what was said.
+MIN_QUOTE_CHARS = 8
+# A comment a reader never sees, closed or not: an unclosed `<!--` hides the rest of the
+# turn in every markdown renderer, and hidden text is where prompt injections wait.
+_HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.S)
+
+
+def visible(text: str) -> str:
+    """`text` without its HTML comments (an unclosed one runs to the end)."""
+    return _HIDDEN.sub(" ", text)
+
+
+def verify_quote(m: Message, quote: str, *, observed: bool = False) -> str | None:
+    """Why a claim may not rest on `quote` from turn `m`, or None when it may.
+
+    The one check every writer applies (curation and `remember` alike), so that a quote one
+    of them refuses cannot come in through the other: the turn is a person's (or the
+    person's own words inside a tool result); `observed` lets what an agent did be cited as
+    what happened, never as said. The quote is long enough to mean something (a whole
+    command an agent ran is exact however short), verbatim, outside hidden comments, and
+    holds no secret: memory never copies one.
+    """
+    from memctl.core.redact import find_secrets
+
+    person = by_person(m) or quote_in(quote, person_words(m))
+    if not person and not observed:
+        who = m.role if m.role != "user" else "spawning agent"
+        return f"cites a turn by the {who}; only what people said becomes memory"
+    if len(squash(quote)) < MIN_QUOTE_CHARS and not (observed and tool_argument(quote, m)):
+        return "quote is too short to support a claim"
+    said = citable(m)
+    if not quote_in(quote, said):
+        return "quote is not verbatim in the cited turn"
+    if not quote_in(quote, visible(said)):
+        return "quote comes from a hidden HTML comment"
+    if find_secrets(quote):
+        return "quote contains a secret; memory never copies one"
+    return None
+
+
 def supports(claim: str, quotes: list[str]) -> bool:
     """Does a quote share a content word (stemmed, stopwords out) with the claim? A real
     turn quoted verbatim under an unrelated claim verifies as a quote, not as support: the

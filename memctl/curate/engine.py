@@ -16,7 +16,6 @@ The order of work is the safety argument:
 from __future__ import annotations
 
 import difflib
-import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,15 +27,11 @@ from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
     by_person,
-    citable,
     inference_supported,
-    person_words,
-    quote_in,
-    squash,
     supports,
-    tool_argument,
     turn_texts,
     unquoted_links,
+    verify_quote,
 )
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -67,8 +62,6 @@ from memctl.version import __version__
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
 
-_HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.S)
-MIN_QUOTE_CHARS = 8
 MAX_CLAIM_CHARS = 600
 
 
@@ -518,37 +511,9 @@ def _merge_one(
             )
             return
         m = batch.messages[q.turn - 1]
-        # the person's answer or refusal reason inside a tool result is theirs, said there
-        person = by_person(m) or quote_in(q.quote, person_words(m))
-        if not person and not (p.observed and not forced_proposal(spec.config)):
-            # What the agent did or found is evidence of what happened in the session; it is
-            # never a source of instructions, and never of anything said by a person.
-            _reject(
-                res,
-                p,
-                f"cites a turn by the {m.role if m.role != 'user' else 'spawning agent'}; "
-                "only what people said becomes memory",
-                ref,
-                q.quote,
-            )
-            return
-        if len(squash(q.quote)) < MIN_QUOTE_CHARS and not (
-            p.observed and tool_argument(q.quote, m)
-        ):
-            # a few letters of prose occur anywhere; a whole command or path the agent ran or
-            # opened (`pytest`, `uv sync`) is exact however short
-            _reject(res, p, "quote is too short to support a claim", ref, q.quote)
-            return
-        said = citable(m)
-        if not quote_in(q.quote, said):
-            _reject(res, p, "quote is not verbatim in the cited turn", ref, q.quote)
-            return
-        if not quote_in(q.quote, _HIDDEN.sub(" ", said)):
-            # Text a reader never sees is where prompt injections hide.
-            _reject(res, p, "quote comes from a hidden HTML comment", ref, q.quote)
-            return
-        if find_secrets(q.quote):
-            _reject(res, p, "quote contains a secret; memory never copies one", ref, q.quote)
+        why = verify_quote(m, q.quote, observed=p.observed and not forced_proposal(spec.config))
+        if why:
+            _reject(res, p, why, ref, q.quote)
             return
         fresh = fresh or q.turn > marks.get(p.store, 0)
         cites.append((ref, q.quote))

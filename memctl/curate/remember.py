@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import claim_key, parse_note
 from memctl.core.plaintext import MAX_NAME_CHARS, MAX_TITLE_CHARS, hidden, label_shaped
-from memctl.core.provenance import RawTurns, check, quote_in, squash
+from memctl.core.provenance import (
+    MIN_QUOTE_CHARS,
+    RawTurns,
+    check,
+    quote_in,
+    squash,
+    verify_quote,
+    visible,
+)
 from memctl.core.redact import redact
 from memctl.core.refs import Ref
 from memctl.core.store import Transaction, read_text
@@ -29,8 +37,6 @@ if TYPE_CHECKING:
     from memctl.core.floor import Floor
 
 MAX_CLAIM_CHARS = 600
-MIN_QUOTE_CHARS = 8
-_HIDDEN = re.compile(r"<!--.*?-->", re.DOTALL)
 # A section is a heading name: words, spaces and a little punctuation, never markup.
 _SECTION = re.compile(r"[^\W_][\w .,'&()/+-]{0,59}")
 
@@ -193,16 +199,16 @@ def remember(
                 f"{ref} is private ({header.scope}); a note citing it cannot be {want}: "
                 "use scope='user'"
             )
-        if msg.role != "user":
-            raise InputError(
-                f"{ref} is a {msg.role} turn; only what people said is cited (or use own=true)"
-            )
+        # the check curation applies: a quote it would refuse is refused here too
         problem = check(turns, ref, q)
-        if problem:
-            raise InputError(problem)
-        if not quote_in(q, _HIDDEN.sub(" ", msg.content)):
-            # text a reader never sees is where prompt injections hide
-            raise InputError(f"{ref}: the quote is inside a hidden HTML comment")
+        why = problem or verify_quote(msg, q)
+        if why and why.startswith("cites a turn by"):
+            who = "a spawning agent's" if msg.role == "user" else (
+                f"{'an' if msg.role[:1] in 'aeiou' else 'a'} {msg.role}")
+            raise InputError(f"{ref} is {who} turn; only what people said is cited "
+                             "(or use own=true)")
+        if why:
+            raise InputError(problem or f"{ref}: {why}")
         notice = unsupported(text, q)
         if notice is None:
             cites.append((ref, q))
@@ -345,7 +351,7 @@ def _turn_holding(turns: RawTurns, named: Ref, quote: str) -> Ref:
     found = [
         n
         for n, m in enumerate(messages, 1)
-        if m.role == "user" and quote_in(quote, _HIDDEN.sub(" ", m.content))
+        if m.role == "user" and quote_in(quote, visible(m.content))
     ]
     if not found:
         raise InputError(
