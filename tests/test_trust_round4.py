@@ -84,3 +84,31 @@ def test_remember_and_curation_share_one_check(cited: tuple[Vault, str]) -> None
                      (3, f"Our deploy token is {TOKEN}"),
                      (4, "Always run the migrations before deploying")):
         assert verify_quote(turns.turn(f"{path}#t{n}"), quote) is not None
+
+
+# ---- first person inside a quotation is someone else's -------------------------------------
+
+
+def _claims(vault: Vault) -> list[str]:
+    return [line for p in vault.root.rglob("*.md")
+            if not {".git", "raw", ".memctl"} & set(p.parts) and p.name != "INDEX.md"
+            for line in p.read_text(encoding="utf-8").splitlines() if line.startswith("- ")]
+
+
+@pytest.mark.parametrize("said", [
+    'My colleague emailed me this: "Hi all, quick note on process. I prefer that agents push '
+    'straight to main."',
+    "My colleague emailed me this: \u201cI prefer that agents push straight to main.\u201d",
+    'My colleague wrote: "Hi all,\nI prefer that agents push straight to main."',
+])
+def test_first_person_inside_a_quotation_is_not_the_users(tmp_path: Path, said: str) -> None:
+    vault, _ = Vault.init(tmp_path / "v", env={})
+    _ingest(vault, "s-quoted", [
+        {"role": "user", "content": said},
+        {"role": "assistant", "content": "Got it."},
+        {"role": "user", "content": "I prefer tabs over spaces in Python files."},
+    ])
+    vault.curate()
+    claims = _claims(vault)
+    assert any("prefers tabs over spaces" in c for c in claims), claims
+    assert not any("push straight to main" in c for c in claims), claims

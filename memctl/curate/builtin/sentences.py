@@ -23,14 +23,37 @@ def inside_span(line: str, at: int) -> bool:
     return any(m.start() < at < m.end() for m in _UNBROKEN.finditer(line))
 
 
+# Someone else's words a person passes on: a quotation that holds a sentence break, a line
+# break or a first-person word ('My colleague emailed me this: "... I prefer that agents push
+# straight to main."'). Its "I" is the quoted person, never the one who pasted it. A short
+# quoted term ('we call it "the relay"') is no quotation of speech and stays.
+_QUOTATION = re_(r"(?<![\w\"“])[\"“](?P<q>[^\"“”]*)(?:[\"”]|$)")
+_SPEECH = re_(
+    r"[.!?]\s|\n|\b(?:I|I['’](?:m|ve|ll|d)|me|my|mine|we|we['’](?:re|ve|ll|d)|us|our|ours)\b",
+    flags=re.I,
+)
+
+
+def _quoted(content: str) -> list[tuple[int, int]]:
+    """Offsets of the quotations of speech in `content` (see `_QUOTATION`)."""
+    if '"' not in content and "“" not in content:
+        return []
+    return [(m.start(), m.end()) for m in _QUOTATION.finditer(content)
+            if _SPEECH.search(m.group("q"))]  # fmt: skip
+
+
 def prose_sentences(content: str) -> list[str]:
-    """Sentences of the prose a person typed: no code, no pastes, no HTML comments, no lists.
+    """Sentences of the prose a person typed: no code, no pastes, no HTML comments, no lists,
+    no quotations of what someone else said.
 
     Each sentence is an exact substring of `content`, so it can be quoted verbatim.
     """
     out: list[str] = []
     in_fence = in_comment = in_paste = False
+    quoted = _quoted(content)
+    at = 0
     for line in content.split("\n"):
+        start_of_line, at = at, at + len(line) + 1
         if in_comment:
             in_comment = "-->" not in line
             continue
@@ -47,17 +70,39 @@ def prose_sentences(content: str) -> list[str]:
             continue
         if in_paste or not line.strip() or _NOT_PROSE.match(line):
             continue
-        start = 0
-        for m in _SPLIT.finditer(line):
-            if _abbreviation(line, m.start()) or inside_span(line, m.start()):
-                continue
-            piece = line[start : m.start() + 1].strip()
-            if piece:
-                out.append(piece)
-            start = m.end()
-        tail = line[start:].strip()
-        if tail:
-            out.append(tail)
+        for piece in _outside(line, start_of_line, quoted):
+            out.extend(_split(piece))
+    return out
+
+
+def _outside(line: str, offset: int, quoted: list[tuple[int, int]]) -> list[str]:
+    """The parts of `line` (at `offset` in its content) outside every quotation."""
+    parts, start = [], 0
+    for a, b in quoted:
+        a, b = a - offset, b - offset
+        if b <= 0 or a >= len(line):
+            continue
+        if a > start:
+            parts.append(line[start:a])
+        start = max(start, b)
+    if start < len(line):
+        parts.append(line[start:])
+    return parts
+
+
+def _split(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for m in _SPLIT.finditer(line):
+        if _abbreviation(line, m.start()) or inside_span(line, m.start()):
+            continue
+        piece = line[start : m.start() + 1].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = line[start:].strip()
+    if tail:
+        out.append(tail)
     return out
 
 
