@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
+from util import memctl, new_vault
 
 from memctl.curate.remember import remember
 from memctl.errors import InputError
@@ -112,3 +114,25 @@ def test_first_person_inside_a_quotation_is_not_the_users(tmp_path: Path, said: 
     claims = _claims(vault)
     assert any("prefers tabs over spaces" in c for c in claims), claims
     assert not any("push straight to main" in c for c in claims), claims
+
+
+# ---- a file name that is not UTF-8 ----------------------------------------------------------
+
+
+def test_a_non_utf8_file_name_is_one_line_and_the_rest_go_in(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(2):
+        (folder / f"good{i}.jsonl").write_text(
+            json.dumps({"role": "user", "content": f"We deploy service {i} on Fridays."}) + "\n")
+    bad = os.fsencode(folder) + b"/bad\xff\xfename.jsonl"
+    Path(os.fsdecode(bad)).write_text(
+        json.dumps({"role": "user", "content": "The bad name file."}) + "\n")
+    vault = new_vault(tmp_path)
+    r = memctl("--vault", vault, "ingest", folder)
+    assert "Traceback" not in r.err, r.err
+    assert r.code != 0
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "bad\\xff\\xfename.jsonl" in lines[0] and "UTF-8" in lines[0]
+    raws = [p for p in (vault / "raw").rglob("*.md") if p.name != "INDEX.md"]
+    assert len(raws) == 2

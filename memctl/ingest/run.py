@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -111,6 +112,8 @@ def ingest(
                 known = dict(sessions) if alone else sessions
                 done: list[SessionChange] = []
                 try:
+                    if isinstance(unit, Path):
+                        _utf8_name(unit)
                     for tr in formats.read_transcripts(unit, fmt, session=session):
                         who, source = (chosen, "flag") if chosen else _speaker(tr, login)
                         where = fixed_scope or _valid_scope(f"user:{who}")
@@ -172,6 +175,19 @@ def ingest(
                 vault.history.unstage(stager.staged)
             raise
     return IngestResult(changes, sha, len(units), failed, skipped)
+
+def _utf8_name(path: Path) -> None:
+    """A file name becomes a session's origin in YAML, a commit trailer and a line of output,
+    all UTF-8: a name that is not (bytes from another system's locale) is refused by name,
+    alone, and the folder's other files go in."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise InputError(
+            "the file name is not UTF-8; rename the file to ingest it", Path(shown)
+        ) from None
+
 
 def _session_id(vault: Floor, tr: Transcript, sessions: dict[str, str]) -> str:
     """The id a transcript's session goes by (see `raw.file_name_id` for the rule).
