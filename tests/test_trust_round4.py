@@ -136,3 +136,31 @@ def test_a_non_utf8_file_name_is_one_line_and_the_rest_go_in(tmp_path: Path) -> 
     assert len(lines) == 1 and "bad\\xff\\xfename.jsonl" in lines[0] and "UTF-8" in lines[0]
     raws = [p for p in (vault / "raw").rglob("*.md") if p.name != "INDEX.md"]
     assert len(raws) == 2
+
+
+# ---- MCP read errors name nothing the caller may not see -----------------------------------
+
+
+def test_mcp_read_errors_name_no_private_session(tmp_path: Path) -> None:
+    from memctl.faces.mcp import Tools
+
+    vault, _ = Vault.init(tmp_path / "v", env={})
+    secret = _ingest(vault, "2026-09-02-dana-acquisition-talks", [
+        {"role": "user", "content": "Zephyrcorp wants to acquire us; keep it quiet."}],
+        scope="user:dana")
+    team = _ingest(vault, "2026-09-02-standup", [
+        {"role": "user", "content": "Standup moved to ten."}], scope="team")
+    tools = Tools(vault, "marco")
+    secret_name = secret.rsplit("/", 1)[-1].removesuffix(".md")
+    leaks = ("acquisition", "zephyr", secret_name, secret)
+    for ref in ("2026-09-02", "2026-09-02-dana", "2026-09-02-d", secret_name[:8],
+                "2026", secret):
+        try:
+            got = tools.read(ref)
+        except InputError as exc:
+            said = exc.message.casefold().replace(ref.casefold(), "")  # the caller's own words
+            assert not any(leak.casefold() in said for leak in leaks), (ref, exc.message)
+        else:
+            assert got["ref"] == team or got["ref"].startswith(team), (ref, got)
+    # what marco may read still resolves by a prefix all its own
+    assert tools.read("2026-09-02-st")["ref"] == team

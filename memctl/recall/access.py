@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memctl.core.notes import has_frontmatter, parse_note, read_frontmatter, render_note
 from memctl.core.plaintext import too_long_ref
 from memctl.core.raw import read_header
-from memctl.core.refs import digest_of
+from memctl.core.refs import Ref, digest_of
 from memctl.core.store import inside, read_text
 from memctl.errors import InputError, MemctlError, PathEscapeError
 from memctl.recall.results import visible_scopes
@@ -43,6 +43,30 @@ class UserAccess:
     def session_key(rel: str, session: str) -> str:
         """The short name a session goes by in a resource URI: its digest, else its id."""
         return digest_of(rel) or session
+
+    def resolve(self, ref: str) -> Ref:
+        """What `ref` names among what this user may read, or an InputError that names nothing
+        else: not another user's session id or file name (a prefix such as a date matches
+        theirs too), not even whether it exists."""
+        from memctl.core.refs import resolve
+
+        # one answer for "there is none" and "there is one, not yours"
+        hidden = InputError(f"{ref.strip()!r} is not visible to {self.user}: no note or "
+                            "session by that name that they can read")
+        try:
+            try:
+                r = resolve(self.floor, ref)
+            except InputError as exc:
+                if "ambiguous" not in exc.message:
+                    raise
+                r = resolve(_Readable(self), ref)  # among this user's sessions: maybe unique
+        except InputError as exc:
+            if exc.message.startswith(("no note or session", "no session")):
+                raise hidden from None
+            raise
+        if r.kind != "index" and not self.visible(r.path):
+            raise hidden
+        return r
 
     # ---- scope checks ---------------------------------------------------------------------
 
@@ -140,3 +164,15 @@ class UserAccess:
                 out.append(line)
         return "\n".join(out) + "\n"
 
+
+
+class _Readable:
+    """A vault as one user sees it, for resolving references: its root and their sessions."""
+
+    def __init__(self, access: UserAccess) -> None:
+        self.root = access.floor.root
+        self._access = access
+
+    def session_map(self) -> dict[str, str]:
+        every = self._access.floor.session_map()
+        return {sid: rel for sid, rel in every.items() if self._access.visible(rel)}
