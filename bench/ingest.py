@@ -131,6 +131,9 @@ def main() -> None:
     floor = time.perf_counter() - t
     vault = tmp / "v1"
     run(["init", str(vault)], tmp)
+    # one 100k-turn session is past a vault's default raw limit (16 MB): this vault takes it
+    with (vault / ".memctl" / "config.toml").open("a", encoding="utf-8") as fh:
+        fh.write('\n[limits]\nraw = "256MB"\n')
     wall, _, out = run(["--vault", str(vault), "ingest", str(jsonl), "--json"], tmp)
     res = json.loads(out)
     assert res["turns_added"] == a.turns
