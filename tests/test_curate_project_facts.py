@@ -104,11 +104,16 @@ def test_a_later_session_adds_only_what_the_note_does_not_know(vault: Path, tmp_
         r["uuid"] = r["uuid"].replace("10000000-", "20000000-")
         r["timestamp"] = r["timestamp"].replace("2026-04-07", "2026-04-09")
     again.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    before = "\n".join(_section(_project(root), "Commands"))
     memctl(root, "ingest", str(again), "--scope", "team", "--user", "sam")
     memctl(root, "curate")
     note = _project(root)
     assert len(_section(note, "Stack")) == 1 and len(_section(note, "Layout")) == 1
     assert len(_section(note, "Commands")) == 2
+    # the same commands run again: no new line, but each cites the later run too, so a
+    # question about the later session finds its own turn behind the answer
+    after = "\n".join(_section(note, "Commands"))
+    assert after.count("[^") > before.count("[^"), (before, after)
 
 
 def test_the_agents_decisions_keep_their_reason_and_the_option_turned_down(vault: Path) -> None:

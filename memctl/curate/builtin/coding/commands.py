@@ -132,15 +132,15 @@ def read(session: Coding, known: list[str] | None = None) -> list[Command]:
         for turn, first in _chosen(kind, runs_of_kind, have):
             text = line_for(kind, first)
             old = have.get(_key(first))
-            if old == text:
-                continue
+            # the same line again: proposed all the same, so the note's line gains this
+            # session's run as evidence (merge reinforces it) and recall can cite it
             if old is not None and breadth(_cmd(old)) > breadth(first):
                 continue  # the note already knows a broader way to run this tool
             if old is None and len(have) >= PER_NOTE:
                 continue
             # the same command's first use in the session, beside the run that shows it works
             used = min((t for t in uses.get(first, ()) if t != turn), default=None)
-            out.append(Command(kind, text, turn, first, old, used))
+            out.append(Command(kind, text, turn, first, None if old == text else old, used))
     return sorted(out, key=lambda c: c.turn)
 
 
