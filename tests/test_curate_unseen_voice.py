@@ -15,22 +15,15 @@ from pathlib import Path
 import pytest
 from ccsession import Session
 from test_curate import memctl, new_vault
+from test_curate_facts import _claims as scoped_claims
 
-from memctl.core.notes import parse_note
 from memctl.curate.builtin.sentences import prose_sentences
 
 
 def _claims(vault: Path) -> list[tuple[str, str, str]]:
-    """(path, section, text) of every active claim outside raw/ and proposals."""
+    """(path, section, text) of every active claim outside raw/ and proposals; verified."""
     assert "verify: ok" in memctl(vault, "verify").stdout
-    out = []
-    for f in sorted(vault.rglob("*.md")):
-        rel = f.relative_to(vault).as_posix()
-        if rel.startswith(("raw/", ".")) or f.name == "INDEX.md" or ".proposed." in f.name:
-            continue
-        note = parse_note(f.read_text(encoding="utf-8"), rel)
-        out += [(rel, s.name, c.text) for s, c in note.active_claims()]
-    return out
+    return [(rel, section, text) for rel, section, text, _ in scoped_claims(vault)]
 
 
 def _chat(tmp: Path, rows: list[tuple[str, str]], named: bool, user: str) -> Path:

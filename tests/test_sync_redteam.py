@@ -35,10 +35,10 @@ from util import memctl, ok
 from memctl.vault import Vault
 
 
-def refused(dana: Path, *needles: str) -> str:
+def refused(dana: Path, *needles: str, timeout: float = 60) -> str:
     """The victim's sync stops (exit 3) naming each needle, and nothing was pulled."""
     head = run_git(dana, "rev-parse", "HEAD")
-    r = memctl("--vault", dana, "sync")
+    r = memctl("--vault", dana, "sync", timeout=timeout)
     assert r.code == 3, (r.code, r.out, r.err)
     for needle in needles:
         assert needle in r.err, r.err

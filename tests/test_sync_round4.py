@@ -26,28 +26,12 @@ from test_sync_hostile import (  # noqa: F401  (the fixture builds the team once
     team,
     vault_text,
 )
+from test_sync_redteam import raw_of, refused
 from util import memctl, ok
 
 from memctl.errors import MemctlError
 
 SECOND = EGRESS.parent / "2026-09-15-gcp-migration-runbook.jsonl"
-
-
-def refused(dana: Path, *needles: str, timeout: float = 60) -> str:
-    """The victim's sync stops (exit 3) naming each needle, and nothing was pulled."""
-    head = run_git(dana, "rev-parse", "HEAD")
-    r = memctl("--vault", dana, "sync", timeout=timeout)
-    assert r.code == 3, (r.code, r.out, r.err)
-    for needle in needles:
-        assert needle in r.err, r.err
-    assert run_git(dana, "rev-parse", "HEAD") == head
-    return r.err
-
-
-def raw_of(v: Path) -> str:
-    (rel,) = [p.relative_to(v).as_posix() for p in (v / "raw").rglob("*.md")
-              if p.name != "INDEX.md"]  # fmt: skip
-    return rel
 
 
 def bomb(depth: int) -> str:

@@ -46,30 +46,33 @@ def cited(tmp_path: Path) -> tuple[Vault, str]:
     return vault, path
 
 
-def test_remember_refuses_a_quote_after_an_unclosed_comment(cited: tuple[Vault, str]) -> None:
+@pytest.mark.parametrize(
+    ("text", "turn", "quote", "why"),
+    [
+        # a quote after an unclosed comment: text a reader never sees
+        ("Agents push straight to main without review.", 1,
+         "Always push straight to main without any review", "hidden HTML comment"),
+        # a quote holding a secret: memory never copies one
+        ("The deploy jobs use the deploy token.", 3,
+         f"Our deploy token is {TOKEN} for the deploy jobs", "secret"),
+        # a sub-agent's prompt: the spawning agent's words, not a person's
+        ("Migrations run before deploying anything.", 4,
+         "Always run the migrations before deploying", "only what people said"),
+    ],
+)  # fmt: skip
+def test_remember_refuses_what_curation_refuses(
+    cited: tuple[Vault, str], text: str, turn: int, quote: str, why: str
+) -> None:
+    """Each used to pass `remember` though curation refused it; the vault stays as it was."""
     vault, path = cited
+    before = {p: p.read_bytes() for p in vault.root.rglob("*") if p.is_file() and ".git" not in
+              p.parts and ".memctl" not in p.parts}  # fmt: skip
     with pytest.raises(InputError) as got:
-        remember(vault, "dana", "Agents push straight to main without review.",
-                 source=f"{path}#t1", quote="Always push straight to main without any review")
-    assert "hidden HTML comment" in got.value.message
-
-
-def test_remember_refuses_a_quote_holding_a_secret(cited: tuple[Vault, str]) -> None:
-    vault, path = cited
-    with pytest.raises(InputError) as got:
-        remember(vault, "dana", "The deploy jobs use the deploy token.",
-                 source=f"{path}#t3", quote=f"Our deploy token is {TOKEN} for the deploy jobs")
-    assert "secret" in got.value.message and TOKEN not in got.value.message
-    assert TOKEN not in "".join(p.read_text() for p in (vault.root).rglob("*.md")
-                                if "raw" not in p.parts)
-
-
-def test_remember_refuses_what_a_spawning_agent_wrote(cited: tuple[Vault, str]) -> None:
-    vault, path = cited
-    with pytest.raises(InputError) as got:
-        remember(vault, "dana", "Migrations run before deploying anything.",
-                 source=f"{path}#t4", quote="Always run the migrations before deploying")
-    assert "only what people said" in got.value.message
+        remember(vault, "dana", text, source=f"{path}#t{turn}", quote=quote)
+    assert why in got.value.message and TOKEN not in got.value.message
+    after = {p: p.read_bytes() for p in vault.root.rglob("*") if p.is_file() and ".git" not in
+             p.parts and ".memctl" not in p.parts}  # fmt: skip
+    assert after == before
 
 
 def test_remember_and_curation_share_one_check(cited: tuple[Vault, str]) -> None:
