@@ -368,3 +368,21 @@ def test_what_the_session_did_is_its_outcome_not_a_project_fact(tmp_path: Path) 
     session = [c for n, cs in notes.items() if n.startswith("sessions/") for c in cs]
     assert not any("have been updated" in c or "Fixed by" in c for c in project), project
     assert any("have been updated" in c for c in session), session
+
+
+def test_code_a_multi_edit_replaced_is_no_project_fact(tmp_path: Path) -> None:
+    """The same as a single edit, for a MultiEdit: its edits' old texts are what it replaced."""
+    s = Session()
+    s.user("The sidechain group header colour differs from its items, fix it.")
+    s.read("web/timeline.js", "const groups = [{id: 'side', style: 'background: #e8f5e8'}]")
+    s.say("The sidechain group header has `#e8f5e8` while its items use `#ffeee1`.")
+    p = f"{s.cwd}/web/timeline.js"
+    s.tool("MultiEdit", {"file_path": p, "edits": [
+        {"old_string": "background: #e8f5e8", "new_string": "background: #ffeee1"}]},
+        f"Applied 1 edit to {p}")  # fmt: skip
+    s.bash("npm test", "Tests: 4 passed, 4 total")
+    notes = learn(tmp_path, s)
+    project = [c for n, cs in notes.items() if n.startswith("projects/") for c in cs]
+    assert not any("#e8f5e8" in c for c in project), project
+    assert any("#e8f5e8" in c for n, cs in notes.items() if n.startswith("sessions/")
+               for c in cs), notes  # fmt: skip

@@ -10,6 +10,7 @@ from functools import cache
 
 from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.structure import Call, Coding
+from memctl.curate.builtin.coding.written import written
 from memctl.curate.builtin.lexicon import table
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
@@ -101,11 +102,11 @@ def _end_state(out: list[Change], session: Coding) -> list[Change]:
     for c in session.calls:
         if c.name not in _EDITS or not c.path or c.result is None or c.error:
             continue
-        old = str(c.input.get("old_string") or "").strip()
-        for turn, new in wrote.get(c.path, ()):
-            if len(new) >= 10 and len(old) >= 10 and (new in old or old in new):
-                undone.add(turn)
-        new = str(c.input.get("new_string") or c.input.get("content") or "").strip()
+        for old in (o.strip() for o in c.replaced()):
+            for turn, new in wrote.get(c.path, ()):
+                if len(new) >= 10 and len(old) >= 10 and (new in old or old in new):
+                    undone.add(turn)
+        new = written(c).strip()
         wrote.setdefault(c.path, []).append((c.turn, new))
     keep = []
     for ch in out:

@@ -254,8 +254,7 @@ def _changed_after(sentence: str, turn: int, session: Coding) -> bool:
             continue
         if c.path.rsplit("/", 1)[-1].lower() in names:
             return True
-        old = str(c.input.get("old_string") or "")
-        if old and any(len(sp) >= 4 and sp in old for sp in spans):
+        if any(len(sp) >= 4 and sp in old for old in c.replaced() for sp in spans):
             return True
     return False
 

@@ -62,6 +62,14 @@ class Call:
         p = self.input.get("file_path") or self.input.get("notebook_path") or ""
         return p if isinstance(p, str) else ""
 
+    def replaced(self) -> list[str]:
+        """The texts an edit replaced: its `old_string`, or each of a MultiEdit's."""
+        edits = self.input.get("edits")
+        olds = [e.get("old_string") for e in edits if isinstance(e, dict)] if isinstance(
+            edits, list
+        ) else [self.input.get("old_string") or self.input.get("old_str")]  # fmt: skip
+        return [o for o in olds if isinstance(o, str) and o.strip()]
+
     def ran(self) -> bool:
         """The command ran (its output may report failures, but the tool was there)."""
         if self._ran is None:  # asked by several extractors: read the output once
