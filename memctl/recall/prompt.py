@@ -26,6 +26,7 @@ from memctl.recall.rank import (
     MAX_CLAIMS_PER_NOTE,
     MAX_TURNS_PER_SESSION,
     MIN_RELATIVE,
+    TURN_SHARE,
     TURN_TOKENS,
     Claim,
     answers,
@@ -440,7 +441,11 @@ def recall(
     kept_terms: list[frozenset[str]] = []  # each kept claim's terms, for near_copy_of
     per_note: Counter[str] = Counter()
     background: Counter[str] = Counter()
+    # after the best claim, claims leave the turns their share (see TURN_SHARE)
+    full_budget = budget
+    claim_budget = full_budget - int(full_budget * TURN_SHARE) if turn_hits else full_budget
     for c in claims:
+        budget = packer.budget = claim_budget if kept else full_budget
         reason = where.claim_elsewhere(c)
         if reason is not None:
             pass
@@ -491,6 +496,7 @@ def recall(
             background[c.path] += c.rel <= 0
         explain.append(Decision(c.path, "claim", reason is None, reason or c.why, c.score, c.text))
 
+    budget = packer.budget = full_budget
     # then the turns: the query's and the kept claims', one list in score order
     queue, output = _turn_queue(r, turn_hits, kept, query, qweight, full)
     shown: set[str] = set()

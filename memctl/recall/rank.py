@@ -77,6 +77,12 @@ SECTION_WEIGHT = {
 }
 MAX_CLAIMS_PER_NOTE = 8
 MAX_TURNS_PER_SESSION = 2
+# Share of the budget claims leave to turns when the query found any. Claims are read
+# first and are short, so without a share a vault of many sessions fills the budget with
+# near-relevant claims of the project and the turn that holds the answer, which no claim
+# restates, never gets in; what turns do not use goes back to nobody, as every item is
+# packed in rank order.
+TURN_SHARE = 0.3
 TURN_TOKENS = 120  # a turn is cut to this many tokens around what it says
 DUP_JACCARD = 0.7  # word overlap at which two claims count as one fact
 
