@@ -216,6 +216,20 @@ def test_a_question_that_asks_for_output_gets_the_latest_run_first(tmp_path: Pat
         assert got.index(said["run2"]) < got.index(said["run1"])
 
 
+def test_which_tests_fail_asks_for_the_run_that_names_them(tmp_path: Path) -> None:
+    # "Which tests fail after the display name change?": the run's output names them, and
+    # output was held back as if the question asked for an explanation.
+    log = Log()
+    log.user("I changed how the project display name is picked, please check the tests.")
+    log.call("Bash", command="uv run pytest tests/test_display.py", description="Run tests")
+    run = log.result("===== 2 failed, 9 passed in 0.8s =====\nFAILED test_display_nested_dirs"
+                     " - AssertionError\nFAILED test_display_home - AssertionError")  # fmt: skip
+    log.said("Two display name tests need a look; I will go through them one by one.")
+    v = _vault(tmp_path, log)
+    mems, ids = _recall(v, "Which display name tests fail?")
+    assert run in _turn_ids(mems, ids), [m["text"][:40] for m in mems]
+
+
 def test_a_turn_that_only_ran_a_command_is_shown_as_its_command(tmp_path: Path) -> None:
     # An assistant line that only calls a tool has no text: it was recalled as "" (or not at
     # all), while the command is what "how do we run ..." asks for.
