@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import subprocess
 import sys
 import tempfile
@@ -139,6 +140,8 @@ def main() -> None:
         print(f"{name:20s} turn with 2 secrets: {best_us_per_call(fn, [secret_turn], 100):8.2f} us")
     for name, fn in impls:
         corpus(name, fn)
+    for name, fn in impls:
+        real_sessions(name, fn)
 
 
 def corpus(name: str, fn: Callable[[str], tuple[str, list[object]]]) -> None:
@@ -160,6 +163,40 @@ def corpus(name: str, fn: Callable[[str], tuple[str, list[object]]]) -> None:
         f"{sum(caught_kinds.values())}/{len(KINDS)} kinds fully, "
         f"{touched}/{len(NON_SECRETS)} non-secrets touched"
     )
+
+
+REAL = ROOT.parent / "shared" / "data" / "claude-code" / "sessions"
+
+
+def _strings(obj: object) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+def real_sessions(name: str, fn: Callable[[str], tuple[str, list[object]]]) -> None:
+    """False positives on real Claude Code sessions (none holds a secret): every string of
+    every line is redacted and each finding is printed, so any count above 0 is a defect."""
+    if not REAL.is_dir():
+        print(f"{name:20s} real sessions: {REAL} not found, skipped")
+        return
+    strings = findings = 0
+    for path in sorted(REAL.rglob("*.jsonl")):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            for text in _strings(json.loads(line)):
+                strings += 1
+                for f in fn(text)[1]:
+                    findings += 1
+                    at = getattr(f, "start", 0)
+                    where = f"{path.relative_to(REAL)}:{n}: {getattr(f, 'kind', '?')}"
+                    print(f"  {where}: {text[max(0, at - 40) : at + 40]!r}")
+    print(f"{name:20s} real sessions: {strings} strings, {findings} false positives")
 
 
 if __name__ == "__main__":

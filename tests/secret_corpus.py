@@ -497,6 +497,99 @@ _ISSUE_23: dict[str, tuple[Callable[[], str], list[str]]] = {
 KINDS.update(_ISSUE_23)
 
 
+
+# ---------------------------------------------------------------------------------------
+# Round four: private keys in the shapes tools print them (PuTTY, JWK, openssl -text), a
+# .env handed over in base64, and three vendor formats. A multi-line secret must lose
+# every line ({s} puts it with real line breaks, {e} JSON-escaped).
+# ---------------------------------------------------------------------------------------
+
+
+def _b64_lines(n_bytes: int) -> str:
+    body = base64.b64encode(bytes(_rng.randrange(256) for _ in range(n_bytes))).decode()
+    return "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+
+
+def _hex_block(n_bytes: int) -> str:
+    octets = [f"{_rng.randrange(256):02x}" for _ in range(n_bytes)]
+    rows = [":".join(octets[i : i + 15]) for i in range(0, n_bytes, 15)]
+    return ":\n".join("    " + row for row in rows)
+
+
+def _b64url(n_bytes: int) -> str:
+    return base64.urlsafe_b64encode(bytes(_rng.randrange(256) for _ in range(n_bytes))).decode().rstrip("=")
+
+
+def _env_b64() -> str:
+    env = (
+        f"DATABASE_URL=postgres://app:{r(ALNUM, 18)}@db.internal:5432/prod\n"
+        f"STRIPE_SECRET_KEY=sk_live_{r(ALNUM, 24)}\nSESSION_SECRET={r(ALNUM, 32)}\n"
+    )
+    return base64.b64encode(env.encode()).decode()
+
+
+def _env_b64_plain() -> str:
+    """A .env of names and values no detector knows by itself: the .env target says it."""
+    env = f"APP_ENV=production\nRELEASE_CHANNEL=stable\nLICENSE_SEED={r(ALNUM, 12)}\n"
+    return base64.b64encode(env.encode()).decode()
+
+
+def _azdo_pat() -> str:
+    return r(ALNUM, 52) + "JQQJ9" + _rng.choice("9DH") + r(ALNUM, 18) + "AZDO" + r(ALNUM, 4)
+
+
+_PPK_PUB = f"AAAAC3NzaC1lZDI1NTE5AAAAI{r(B64, 43)}"
+_RSA_PUB = "\n".join(r(B64, 64) for _ in range(5)) + "\n" + r(B64, 24)
+_PPK_MAC = r(HEX, 64)
+_MODULUS = "\n".join("    " + ":".join(f"{_rng.randrange(256):02x}" for _ in range(15)) + ":" for _ in range(3))
+_ROUND4: dict[str, tuple[Callable[[], str], list[str]]] = {
+    "putty-ppk-ed25519": (lambda: _b64_lines(48), [
+        f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20260301\nPublic-Lines: 2\n{_PPK_PUB}\nPrivate-Lines: 1\n{{s}}\nPrivate-MAC: {_PPK_MAC}",
+        f"cat ~/.ssh/deploy.ppk\\nPuTTY-User-Key-File-2: ssh-ed25519\\nEncryption: none\\nComment: deploy\\nPublic-Lines: 2\\n{_PPK_PUB}\\nPrivate-Lines: 1\\n{{e}}\\nPrivate-MAC: {_PPK_MAC}\\n",
+    ]),
+    "putty-ppk-rsa": (lambda: _b64_lines(_rng.choice((600, 900, 1190))), [
+        f"here is the key from puttygen:\n\nPuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: rsa-key-20260301\nPublic-Lines: 6\n{_RSA_PUB}\nPrivate-Lines: 14\n{{s}}\nPrivate-MAC: {_PPK_MAC}\n",
+        "Private-Lines: 10\r\n{s}\r\nPrivate-MAC: " + _PPK_MAC,
+    ]),
+    "jwk-ec-d": (lambda: _b64url(32), [
+        f'{{{{"kty": "EC", "crv": "P-256", "x": "{_b64url(32)}", "y": "{_b64url(32)}", "d": "{{s}}"}}}}',
+        f'{{{{\\n  \\"kty\\": \\"EC\\",\\n  \\"crv\\": \\"P-384\\",\\n  \\"d\\": \\"{{s}}\\",\\n  \\"x\\": \\"{_b64url(48)}\\"\\n}}}}',
+        f"jwk:\n  kty: OKP\n  crv: Ed25519\n  x: {_b64url(32)}\n  d: '{{s}}'",
+    ]),
+    "jwk-rsa-d": (lambda: _b64url(256), [
+        f'{{{{"keys": [{{{{"kty": "RSA", "kid": "signing-2026", "use": "sig", "n": "{_b64url(256)}", "e": "AQAB", "d": "{{s}}", "p": "{_b64url(128)}"}}}}]}}}}',
+        f'const jwk = {{{{ kty: "RSA", e: "AQAB", n: "{_b64url(256)}", "d": "{{s}}" }}}};',
+    ]),
+    "env-base64": (_env_b64, [
+        "echo '{s}' | base64 -d > .env", 'echo "{s}" | base64 --decode > .env.production',
+        "base64 -d <<< {s} > /srv/app/.env && systemctl restart app",
+    ]),
+    "env-base64-plain": (_env_b64_plain, [
+        "echo '{s}' | base64 -d > .env", "printf %s {s} | base64 -D > ./.env.local",
+    ]),
+    "openssl-rsa-text": (lambda: _hex_block(_rng.choice((128, 256, 384))), [
+        f"$ openssl rsa -in server.key -text -noout\nPrivate-Key: (2048 bit, 2 primes)\nmodulus:\n{_MODULUS}\npublicExponent: 65537 (0x10001)\nprivateExponent:\n{{s}}\nprime1:\n    00:d1:7f",
+        "RSA Private-Key: (1024 bit)\\nmodulus:\\n    00:c4:11\\npublicExponent: 65537 (0x10001)\\nprivateExponent:\\n{e}\\nprime1:\\n",
+        "...\nprime2:\n    00:c9:7e:21\nexponent1:\n{s}\ncoefficient:\n    0a:1b",
+    ]),
+    "openssl-ec-priv": (lambda: _hex_block(32), [
+        "$ openssl ec -in ec.key -text -noout\nread EC key\nPrivate-Key: (256 bit)\npriv:\n{s}\npub:\n    04:5a:11\nASN1 OID: prime256v1",
+    ]),
+    "posthog-personal": (lambda: "phx_" + r(ALNUM, _rng.choice((43, 47))), [
+        "POSTHOG_PERSONAL_API_KEY={s}", "posthog personal key {s}", 'curl -H "Authorization: Bearer {s}" https://eu.posthog.com/api/projects/',
+    ]),
+    "azure-devops-pat": (_azdo_pat, [
+        "AZURE_DEVOPS_EXT_PAT={s}", "my ado pat is {s}", "echo {s} | az devops login --organization https://dev.azure.com/acme",
+        "git clone https://dana:{s}@dev.azure.com/acme/api/_git/api",
+    ]),
+    "launchdarkly-sdk": (lambda: "sdk-" + _guid(), [
+        "LAUNCHDARKLY_SDK_KEY={s}", 'ldclient.set_config(Config("{s}"))', "the launchdarkly server key is {s}",
+    ]),
+}  # fmt: skip
+
+KINDS.update(_ROUND4)
+
+
 def _build() -> list[tuple[str, str, str]]:
     out = []
     for kind, (make, templates) in KINDS.items():
@@ -508,7 +601,9 @@ def _build() -> list[tuple[str, str, str]]:
                 PIECES[s] = (a, b)
                 line = t.replace("{a}", a).replace("{b}", b)
             else:
-                line = t.replace("{s}", s)
+                line = t.replace("{s}", s).replace("{e}", s.replace("\n", "\\n"))
+            if "\n" in s:  # a block of lines: every line must go (a 2-digit tail says nothing)
+                PIECES[s] = tuple(ln.strip() for ln in s.split("\n") if len(ln.strip()) >= 8)
             out.append((kind, s, line.replace("{{", "{").replace("}}", "}")))
     return out
 
@@ -816,4 +911,31 @@ NON_SECRETS += [
     "the Mailchimp data center is us21, see https://us21.admin.mailchimp.com",
     "access-sandbox-* tokens only work against the sandbox",
     "EAAB is the start of a Facebook app token",
+]
+
+
+# Round four: what the new detectors must leave alone, and the GitHub Actions cache keys
+# that were taken for generic secrets.
+NON_SECRETS += [
+    f"Cache restored from key: setup-uv-1-x86_64-unknown-linux-gnu-0.7.13-{r(HEX, 64)}",
+    f"Cache saved with key: setup-uv-1-aarch64-apple-darwin-0.8.2-{r(HEX, 64)}",
+    f"key: node-cache-Linux-x64-npm-{r(HEX, 64)}",
+    f"[CI/test-2]   | Cache hit occurred on key setup-uv-1-x86_64-unknown-linux-gnu-0.7.13-{r(HEX, 64)}, not saving cache.",
+    f"Received 12582912 of 48211968 (26.1%), cache key: setup-python-Linux-22.04-Ubuntu-python-3.11.9-pip-{r(HEX, 64)}",
+    f"  key: ${{{{ runner.os }}}}-cargo-registry-{r(HEX, 40)}",
+    f"CACHE_KEY=pnpm-store-Linux-x64-{r(HEX, 40)}",
+    f'{{"kty": "EC", "crv": "P-256", "x": "{_b64url(32)}", "y": "{_b64url(32)}", "use": "sig"}}',
+    f'{{"kty": "RSA", "e": "AQAB", "kid": "2026-signing", "n": "{_b64url(256)}"}}',
+    "a JWK's private part is \"d\"; the public key leaves it out",
+    "Public-Key: (2048 bit)\nModulus:\n    00:c3:5e:91:7a:44:0b:1f:9e:2d:6a:53:88:17:c4:e2:\n    9a:71\nExponent: 65537 (0x10001)",
+    f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: aes256-cbc\nComment: laptop\nPublic-Lines: 2\n{_PPK_PUB}",
+    "Private-Lines: is followed by the key in base64, one line per 64 characters",
+    "echo 'aGVsbG8gZnJvbSB0aGUgZGVwbG95IHNjcmlwdA==' | base64 -d > greeting.txt",
+    "base64 --decode payload.b64 > .env  # the file comes from the vault",
+    f"posthog.init('phc_{r(ALNUM, 43)}', {{{{ api_host: 'https://eu.i.posthog.com' }}}})",
+    "phx_ keys are PostHog's personal API keys",
+    f"LaunchDarkly client-side id {r(HEX, 24)} is public by design",
+    "pip install launchdarkly-server-sdk-ai and use sdk-python's Config",
+    f"the sdk-{r(HEX, 8)} build is on the mirror",
+    "Azure DevOps PATs are 84 characters and carry JQQJ and AZDO signatures",
 ]

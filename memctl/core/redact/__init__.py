@@ -46,6 +46,7 @@ import json
 
 from memctl.core.lazyre import lazy
 from memctl.core.redact import joins as _joins
+from memctl.core.redact import keyfiles as _keys
 from memctl.core.redact import shapes as _shapes
 from memctl.core.redact.base import (
     GLUED_RUN_RE,
@@ -106,7 +107,7 @@ _PREFILTER = lazy(
     r"|(?<=pscale_)|(?<=rubygems_)|(?<=ntn_)|(?<=gsk_)|(?<=r8_)|(?<=ops_)|(?<=fo1_)"
     r"|(?<=pnu_)|(?<=clojars_)|(?<=sbp_)|(?<=figd_)|(?<=lsv2_)|(?<=pcsk_)|(?<=napi_)"
     r"|(?<=sq[pua]_)|(?<=bkua_)|(?<=aio_)|(?<=shippo_)|(?<=ccipat_)|(?<=re_)|(?<=api_)(?=org_)"
-    r"|(?<=tfp_)|(?<=rdme_)|(?<=duffel_)"
+    r"|(?<=tfp_)|(?<=rdme_)|(?<=duffel_)|(?<=phx_)"
     rf"{_shapes.PREFILTER_LOOKS['_']})"
     r"|-(?:(?<=[a-z-]-)(?:(?<=sk-)|(?<=glpat-)|(?<=xox[abposre]-)|(?<=xapp-)|(?<=pypi-)|(?<=glrt-)"
     r"|(?<=gldt-)|(?<=glptt-)|(?<=glft-)|(?<=glsoat-)|(?<=glcbt-)|(?<=gloas-)|(?<=glimt-)"
@@ -114,35 +115,37 @@ _PREFILTER = lazy(
     r"|(?<=pplx-)|(?<=xai-)|(?<=sq0atp-)|(?<=sq0csp-)|(?<=fio-u-)|(?<=nrak-)|(?<=nrii-)"
     r"|(?<=nrjs-)"
     r"|(?<=tskey-)|(?<=cfpat-)|(?<=access-)(?=sandbox-|development-|production-)"
-    r"|(?<=flwseck-)|(?<=_test-)|(?<=tk-)(?=us-)|(?<=ico-)"
+    r"|(?<=flwseck-)|(?<=_test-)|(?<=tk-)(?=us-)|(?<=ico-)|(?<=sdk-)(?=[0-9a-f]{8}-)"
+    r"|(?<=private-)lines(?=:)"
     r"|(?<=--)(?=[a-z0-9-]{0,30}?(?:pass|pwd|secret|token|key)[a-z]{0,6}[ \t])"
     rf"{_shapes.PREFILTER_LOOKS['-']})"
     # a mailchimp key's "-us<dc>" follows a hex digit; curl's cookie flag a space
-    r"|(?<=[0-9a-f]-)(?=us[0-9])|b(?=[ \t]+[\"']))"
+    r"|(?<=[0-9a-f]-)(?=us[0-9])|b(?=[ \t]+[\"'])|(?<=base64 -)(?:d|-decode))"
     r"|\.(?:(?<=dp\.)|(?<=dt0c01\.)|(?<=hv[sb]\.)|(?<=sk\.)(?=eyj)"
     r"|(?=[a-z0-9_-]{6}\.[a-z0-9_-]{27})|(?<=sl\.)(?=[a-z0-9_-]{100})|(?<=v1\.)(?=0-)"
     r"|(?<=ya29\.)|(?=atlasv1\.)|(?<=pat[a-z0-9]{14}\.))"
     rf"|j(?:(?<=eyj){_shapes.PREFILTER_LOOKS['j']})|g\.(?<=sg\.)|z(?:(?<=aiz)a|(?<=authoriz)ation)|3(?:t(?<=a3t)|(?<=atatt3))"
-    r"|sia(?<=asia)|q(?<=mysq)l"
+    r"|sia(?<=asia)|q(?:(?<=mysq)l|(?<=jqq)j)"
     rf"|w(?:(?<=aw)s(?![a-z]){_shapes.PREFILTER_LOOKS['w']})"
     rf"|k(?:ia(?<=akia)|(?<=tok)en{_ASSIGN_AHEAD}|(?<=tok)en{_PROSE_AHEAD}|ey{_ASSIGN_AHEAD}"
     rf"|ey{_PROSE_AHEAD}|(?<=sk)(?=[0-9a-f]{{32}})|(?<=ez[at]k)|(?<=access[ _-]k)e(?=y)"
     r"|(?<=accessk)e(?=y)"
-    r"|(?<=dock)er[ \t]+login"
+    r"|(?<=dock)er[ \t]+login|ty(?=\\?[\"']?[ \t]*[:=])"
     rf"{_shapes.PREFILTER_LOOKS['k']})"
     r"|b(?:ia(?<=abia)|earer|asic|(?<=mariadb))"
     rf"|c(?:ca(?<=acca)|(?<=sec)ret{_ASSIGN_AHEAD}|(?<=sec)ret{_PROSE_AHEAD}"
     rf"|redential{_ASSIGN_AHEAD}|url)"
     rf"|p(?:ass{_ASSIGN_AHEAD}|wd{_ASSIGN_AHEAD}|ass(?:word|wd|phrase){_PW_AHEAD}"
     rf"|ass{_PROSE_AHEAD}|w{_PW_SAID_AHEAD}"
-    r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key)"
+    r"|(?<=akcp)|i(?<=dapi)(?=[0-9a-f]{32})|(?<=sshp)ass[ \t]|rivate key|rivateexponent"
+    r"|riv:(?=[ \t]*(?:\r?\n|\\n))|rime[12]:)"
     rf"|:(?://|(?<=[0-9]:)aa(?=[a-z0-9_-]{{33}}){_shapes.PREFILTER_LOOKS[':']})"
     r"|~(?<=q~)"  # an Azure AD client secret
     rf"|{_shapes.PREFILTER_BRANCHES}"
 )
 _TOKEN_FAMILY = {
     "_": "_", "-": "-", "~": "~", "j": "J", "g.": "G", ".": ".", "3": "3", "i": "i", "k": "k",
-    "p": "p", "pi": "p", ":aa": "t",
+    "p": "p", "pi": "p", ":aa": "t", "qj": "Z",
     "za": "A", "3t": "A", "sia": "A", "kia": "A", "bia": "A", "cca": "A", "://": ":",
 }  # fmt: skip
 _PROSE_WORD = {
@@ -234,11 +237,31 @@ def _scan_ascii(a: str) -> list[Span]:
         spans.extend(find_cli_passwords(a, low))
     if not hits.isdisjoint(_shapes.HITS):
         spans.extend(_shapes.scan(a, low, hits))
+    if not hits.isdisjoint(_KEYFILE_HITS):
+        spans.extend(_key_files(a, low, hits))
     if "A" in families or aws_words:
         spans.extend(list(aws_secrets(a, low, "A" in families, aws_words, spans)))
     # Token characters glued to the end of a secret ("AIza<35 chars>AKIA...") belong to
     # the same run: mask them too rather than leave a tail of it in the vault.
     return [(s, GLUED_RUN_RE.match(a, e).end(), k) for s, e, k in spans]  # type: ignore[union-attr]
+
+
+_OPENSSL_HITS = frozenset(("privateexponent", "priv:", "prime1:", "prime2:"))
+_KEYFILE_HITS = frozenset(("-lines", "kty", "-d", "--decode")) | _OPENSSL_HITS
+
+
+def _key_files(a: str, low: str, hits: set[str]) -> list[Span]:
+    """Private keys in the shapes tools print them (keyfiles.py), by the hit that found them."""
+    spans: list[Span] = []
+    if "-lines" in hits:
+        spans.extend(_keys.find_ppk(a, low))
+    if "kty" in hits:
+        spans.extend(_keys.find_jwk(a, low))
+    if not hits.isdisjoint(_OPENSSL_HITS):
+        spans.extend(_keys.find_openssl_text(a, low))
+    if "-d" in hits or "--decode" in hits:
+        spans.extend(_keys.find_b64_files(a, low, _scan))
+    return spans
 
 
 def _merge(spans: list[Span]) -> list[Finding]:

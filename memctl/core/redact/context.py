@@ -184,6 +184,25 @@ _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 _LINE_END_RE = lazy(r"[ \t]*(?:$|[\r\n\"'`,;})\]#]|\\n)")
 
 
+# A cache key or build id: words, versions and platform names joined by "-", ending in a
+# digest (GitHub Actions' "setup-uv-1-x86_64-unknown-linux-gnu-0.7.13-<sha256>"). Its
+# digest names file contents, not a credential.
+_SLUG_PART_RE = lazy(r"[A-Za-z]+[0-9]{0,2}|[0-9]+(?:\.[0-9]+)*|[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+_SLUG_WORD_RE = lazy(r"[A-Za-z]{2,}")
+_DIGEST_RE = lazy(r"[0-9a-f]{8,128}")
+
+
+def _slug_with_digest(value: str) -> bool:
+    parts = value.split("-")
+    head = parts[:-1]
+    return (
+        len(head) >= 3
+        and _DIGEST_RE.fullmatch(parts[-1]) is not None
+        and all(_SLUG_PART_RE.fullmatch(p) for p in head)
+        and sum(_SLUG_WORD_RE.fullmatch(p) is not None for p in head) >= 2
+    )
+
+
 def _key_start(text: str, kw_start: int) -> int:
     i = kw_start
     while i > 0 and text[i - 1] in _KEY_CHARS:
@@ -202,6 +221,8 @@ def _generic_value_ok(
     op = m.group("op").strip()
     env_style = m.group("op") == "=" and key == key.upper() and key[:1].isalpha()
     strong = env_style or _STRONG_LABEL_RE.search(label) is not None
+    if _PASSWORD_LABEL_RE.search(label) is None and _slug_with_digest(value.strip()):
+        return False
     if quoted:
         if not strong:
             return looks_random(value) and not is_placeholder(value)
@@ -411,6 +432,7 @@ def find_prose(text: str, low: str, found: list[tuple[str, int]]) -> Iterator[Sp
                 looks_random(value)
                 and not is_placeholder(value)
                 and (strong is not None or _HEXISH_RE.fullmatch(value) is None)
+                and not _slug_with_digest(value)
             )
         if ok:
             yield start, end, "generic-secret"
