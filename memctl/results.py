@@ -61,6 +61,7 @@ class IngestResult:
     files_read: int
     failed: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)
+    bad_lines: list[FileProblem] = field(default_factory=list)  # left out (skip_bad_lines)
 
     @property
     def turns_added(self) -> int:

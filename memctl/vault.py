@@ -295,8 +295,10 @@ class Vault(Floor):
         redact: bool | None = None,
         stdin: IO[bytes] | None = None,
         progress: Callable[[int, int, str], None] | None = None,
+        skip_bad_lines: bool = False,
     ) -> IngestResult:
-        """Write transcripts verbatim as raw sessions; all of it, or none of it."""
+        """Write transcripts verbatim as raw sessions; all of it, or none of it (but with
+        `skip_bad_lines`, a Claude Code line that cannot be read is left out and listed)."""
         from memctl.ingest.run import ingest
 
         return ingest(
@@ -309,6 +311,7 @@ class Vault(Floor):
             redact=redact,
             stdin=stdin,
             progress=progress,
+            skip_bad_lines=skip_bad_lines,
         )
 
     # ---- search (memctl/index/) ------------------------------------------------------------

@@ -62,8 +62,13 @@ def ingest(
     redact: bool | None = None,
     stdin: IO[bytes] | None = None,
     progress: ProgressFn | None = None,
+    skip_bad_lines: bool = False,
 ) -> IngestResult:
-    """Write transcripts verbatim as raw sessions; all of it, or none of it."""
+    """Write transcripts verbatim as raw sessions; all of it, or none of it.
+
+    `skip_bad_lines` is the Stop hook's: a line of a Claude Code session it cannot read is
+    left out and listed in the result's `bad_lines` instead of refusing the whole file.
+    """
     from memctl.index import writer  # tantivy loads only when a command needs it
     from memctl.ingest import formats
 
@@ -92,6 +97,7 @@ def ingest(
     if not files and not use_stdin:
         raise InputError("no transcript files found", paths[0] if paths else None)
     changes: list[SessionChange] = []
+    bad: list[InputError] | None = [] if skip_bad_lines else None
     with vault.lock:
         sessions = vault.session_map()
         tx = Transaction(vault.root, command="ingest", redact=do_redact)
@@ -114,7 +120,9 @@ def ingest(
                 try:
                     if isinstance(unit, Path):
                         _utf8_name(unit)
-                    for tr in formats.read_transcripts(unit, fmt, session=session):
+                    for tr in formats.read_transcripts(
+                        unit, fmt, session=session, bad_lines=bad
+                    ):
                         who, source = (chosen, "flag") if chosen else _speaker(tr, login)
                         where = fixed_scope or _valid_scope(f"user:{who}")
                         change = _write_transcript(
@@ -174,7 +182,8 @@ def ingest(
             with contextlib.suppress(Exception):
                 vault.history.unstage(stager.staged)
             raise
-    return IngestResult(changes, sha, len(units), failed, skipped)
+    bad_lines = [FileProblem(str(e.path or ""), e.line, e.message) for e in bad or []]
+    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines)
 
 def _utf8_name(path: Path) -> None:
     """A file name becomes a session's origin in YAML, a commit trailer and a line of output,

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -365,14 +365,39 @@ def _stop_work(
         fmt="claude_code",
         user=user or vault.whoami()[0],  # the person SessionStart said the memory is for
         session=session if isinstance(session, str) and session else None,
+        skip_bad_lines=True,  # one corrupt line must not stop every save of a live session
     )
+    told = _tell_bad_lines(root, path, res.bad_lines)
     if not res.changed:
-        return log(root, "stop", f"{path.name}: no new turns")
+        return told or log(root, "stop", f"{path.name}: no new turns")
     cur = vault.curate()
     added = getattr(cur, "added", "?")
-    return log(
+    return told or log(
         root,
         "stop",
         f"{path.name}: ingested {res.turns_added} turns; curated: {added} claims added, "
         f"commit {str(getattr(cur, 'commit', None))[:10]}",
     )
+
+
+_BAD_LINES_REL = ".memctl/cache/hook-bad-lines"
+
+
+def _tell_bad_lines(root: Path, path: Path, bad: Sequence[Any]) -> str | None:
+    """A transcript line the Stop worker left out, told once: logged as a failure (doctor
+    lists it) and kept as an alert the next hook (SessionStart) shows in one line."""
+    seen_path = root / _BAD_LINES_REL
+    try:
+        seen = set(seen_path.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        seen = set()
+    new = [b for b in bad if f"{path}:{b.line}" not in seen]
+    if not new:
+        return None
+    first = new[0]
+    more = f" and {len(new) - 1} more line{'s' * (len(new) > 2)}" if len(new) > 1 else ""
+    what = f"{path}:{first.line} ({first.message}){more}"
+    with contextlib.suppress(OSError), seen_path.open("a", encoding="utf-8") as fh:
+        fh.write("".join(f"{path}:{b.line}\n" for b in new))
+    _alert(root, f"saving the session failed at {what}: left out, the turns around it are saved")
+    return log(root, "stop", f"failed: could not read {what}; saved the turns around it")

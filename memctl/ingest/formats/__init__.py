@@ -61,18 +61,21 @@ def read_transcripts(
     *,
     name: str | None = None,
     session: str | None = None,
+    bad_lines: list[InputError] | None = None,
 ) -> Iterator[Transcript]:
     """Yield one `Transcript` per conversation in `source`, lazily, raising `InputError` early.
 
     Laziness is what keeps a 200 MB ChatGPT export cheap; callers that need all-or-nothing
     semantics must consume everything before writing (an error may come after some yields).
+    With `bad_lines`, a line-based reader (Claude Code's) records a line it cannot read
+    there and goes on with the next one.
     """
     if fmt is not None and fmt not in _READERS:
         where = str(source) if isinstance(source, str | os.PathLike) else name or "<stdin>"
         raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}", where)
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        src = Source(str(path), path.stem, session)
+        src = Source(str(path), path.stem, session, bad_lines)
         try:
             handle = path.open("rb")
         except FileNotFoundError:
@@ -84,7 +87,7 @@ def read_transcripts(
         with handle:
             yield from _read(handle, path, src, fmt)
     else:
-        yield from _read(source, None, Source(name or "<stdin>", None, session), fmt)
+        yield from _read(source, None, Source(name or "<stdin>", None, session, bad_lines), fmt)
 
 
 def iter_files(paths: list[Path]) -> list[Path]:

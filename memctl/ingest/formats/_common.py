@@ -12,7 +12,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
@@ -39,6 +39,9 @@ class Source:
     origin: str
     stem: str | None
     session: str | None
+    # Where a reader that may skip a bad line (the Stop hook's, which must not lose a live
+    # session to one corrupt line) records it instead of raising; None: raise.
+    bad_lines: list[InputError] | None = field(default=None, compare=False)
 
     def error(self, message: str, line: int | None = None) -> InputError:
         return InputError(message, self.origin, line)
@@ -117,13 +120,19 @@ def iter_lines(stream: BinaryIO, src: Source) -> Iterator[tuple[int, str]]:
     """Decoded lines with 1-based numbers; decoding per line lets errors name the exact line."""
     for lineno, raw in enumerate(stream, 1):
         if b"\x00" in raw:
-            raise binary_error(src, lineno)
+            if src.bad_lines is None:
+                raise binary_error(src, lineno)
+            src.bad_lines.append(binary_error(src, lineno))  # a crash's zero-filled block
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             if not raw.endswith(b"\n"):
                 return  # a last line cut mid-character while being written: the next run's
-            raise utf8_error(src, exc, lineno) from None
+            if src.bad_lines is None:
+                raise utf8_error(src, exc, lineno) from None
+            src.bad_lines.append(utf8_error(src, exc, lineno))
+            continue
         if lineno == 1 and text.startswith("\ufeff"):
             text = text[1:]
         yield lineno, text

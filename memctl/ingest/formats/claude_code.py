@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from memctl.core.model import Message, Transcript
+from memctl.errors import InputError
 from memctl.ingest.formats._common import (
     Source,
     check_depth,
@@ -40,19 +41,19 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
     for lineno, text in iter_lines(stream, src):
         if not text or text.isspace():
             continue
+        new: list[Message] = []
         try:
-            obj = json.loads(text)
-        except RecursionError:
-            raise too_deep(src, lineno) from None
-        except json.JSONDecodeError as exc:
-            if not text.endswith("\n"):
+            obj = _line(text, lineno, src)
+            if obj is None:
                 break  # Claude Code is still writing this last line: the next run takes it
-            raise json_line_error(src, exc, lineno, text) from None
-        if maybe_deep(text):
-            check_depth(obj, src, lineno)
-        if not isinstance(obj, dict):
-            raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
-        kind = obj.get("type")
+            kind = obj.get("type")
+            if kind in _CONVERSATION and obj.get("isMeta") is not True:
+                new = _messages(obj, kind, lineno, src)
+        except InputError as exc:
+            if src.bad_lines is None:
+                raise
+            src.bad_lines.append(exc)  # the turns before and after it still go in
+            continue
         if isinstance(obj.get("uuid"), str):
             uuids.add(obj["uuid"])
         if kind == "summary" and isinstance(obj.get("summary"), str):
@@ -69,7 +70,6 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         for key in _KEEP_CONTEXT:
             if key not in context and obj.get(key):
                 context[key] = obj[key]
-        new = _messages(obj, kind, lineno, src)
         if new and start is None:
             start = lineno
         messages.extend(new)
@@ -92,6 +92,23 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         line=start,
         meta=context,
     )
+
+
+def _line(text: str, lineno: int, src: Source) -> dict[str, Any] | None:
+    """One line's object; None for a last line still being written."""
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise too_deep(src, lineno) from None
+    except json.JSONDecodeError as exc:
+        if not text.endswith("\n"):
+            return None
+        raise json_line_error(src, exc, lineno, text) from None
+    if maybe_deep(text):
+        check_depth(obj, src, lineno)
+    if not isinstance(obj, dict):
+        raise src.error(f"expected a JSON object per line, got {type(obj).__name__}", lineno)
+    return obj
 
 
 def _session_id(session_ids: list[str], src: Source, messages: list[Message]) -> str:
