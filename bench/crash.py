@@ -5,7 +5,7 @@
     .venv/bin/python bench/crash.py --kinds purge,undo --points 30
 
 Commands and their share of the points: ingest 20, curate 15, forget 15, purge 15, undo 15,
-rollback 10, gc 10, sync 10 (of 110).
+rollback 10, gc 10, sync 10, diskfull 10 (of 120).
 
 Each point runs a real `memctl` (its process group is killed, git children included, a
 third of the points once git holds .git/index.lock), then one ordinary command, and checks
@@ -19,6 +19,11 @@ notes; a third of its kills land mid-rebase, while git runs memctl's merge drive
 leave no rebase, no detached HEAD and no driver temp file after the next command, every
 claim the victim had committed still in HEAD, and the sync after it must hold both sides'
 new claims.
+A diskfull point is no kill: an ingest or a curate runs with the disk full at a random size
+(tests/diskfull.py; a file size limit stands in for the full disk). It either fits, or is
+refused in one line with every file and HEAD as before; with room again the next command
+heals the vault, the command goes through, no half-built index folder is left and no
+acknowledged turn is lost. In the table, "killed" counts the refused points.
 The test suite runs the same code at a handful of points (tests/test_crash.py); this runs
 the full hundred.
 """
@@ -35,9 +40,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from crashkit import kill_points
+from diskfull import diskfull_points
 
 SHARES = {"ingest": 20, "curate": 15, "forget": 15, "purge": 15, "undo": 15, "rollback": 10,
-          "gc": 10, "sync": 10}
+          "gc": 10, "sync": 10, "diskfull": 10}
 
 
 def main() -> None:
@@ -56,7 +62,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="memctl-crash-") as tmp:
         for kind, n in plan.items():
             t0 = time.monotonic()
-            res = kill_points(Path(tmp) / kind, kind, n, seed=args.seed)
+            if kind == "diskfull":
+                res = diskfull_points(Path(tmp) / kind, n, seed=args.seed)
+            else:
+                res = kill_points(Path(tmp) / kind, kind, n, seed=args.seed)
             res["seconds"] = round(time.monotonic() - t0, 1)
             results.append(res)
             print(json.dumps(res), flush=True)

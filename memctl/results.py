@@ -62,6 +62,7 @@ class IngestResult:
     failed: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)
     bad_lines: list[FileProblem] = field(default_factory=list)  # left out (skip_bad_lines)
+    notices: list[str] = field(default_factory=list)  # the search index could not follow
 
     @property
     def turns_added(self) -> int:

@@ -5,10 +5,19 @@ disk, attachments. Each test failed on main before its fix.
 from __future__ import annotations
 
 import json
+import os
+import random
+import resource
+import signal
+import string
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ccsession import Session
-from util import memctl, new_vault
+from diskfull import diskfull_points
+from util import Run, memctl, new_vault, snapshot
 
 # ---- a corrupt line in a Claude Code session ---------------------------------------------
 
@@ -67,3 +76,90 @@ def test_ingest_by_hand_still_refuses_the_corrupt_line(tmp_path: Path) -> None:
     r = memctl("--vault", vault, "ingest", transcript)
     assert r.code == 2 and f"{transcript.name}:2" in r.err
     assert [p.name for p in (vault / "raw").rglob("*.md")] == ["INDEX.md"]
+
+
+# ---- a full disk ---------------------------------------------------------------------------
+
+
+def _limited(limit: int) -> Callable[[], None]:
+    """A file size limit for the child: its writes past `limit` bytes fail with EFBIG, as
+    they fail with ENOSPC on a full disk (SIGXFSZ ignored, so the write returns the error)."""
+
+    def pre() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return pre
+
+
+def full(*args: str | Path, limit: int = 60_000) -> Run:
+    env = dict(os.environ)
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memctl", *map(str, args)], capture_output=True, text=True,
+        env=env, preexec_fn=_limited(limit), timeout=120, check=False,
+    )  # fmt: skip
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _many_sessions(path: Path, n: int = 150) -> Path:
+    """Sessions of a few small turns: each raw file stays small, the index over all of them
+    does not, so the index is what meets the limit."""
+    rng = random.Random(7)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randrange(4, 10)))
+             for _ in range(5000)]  # fmt: skip
+    rows = [{"session": f"s{s}", "role": "user",
+             "content": "billing " + " ".join(rng.choice(words) for _ in range(60))}
+            for s in range(n) for _ in range(3)]  # fmt: skip
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _generations(vault: Path) -> list[str]:
+    return sorted(p.name for p in (vault / ".memctl" / "index").iterdir() if p.is_dir())
+
+
+def test_a_full_disk_warns_on_ingest_and_reads_answer_from_the_index_there_is(
+    tmp_path: Path,
+) -> None:
+    vault = new_vault(tmp_path)
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"role": "user", "content": "Egress costs doubled in March."}))
+    assert memctl("--vault", vault, "ingest", first).code == 0
+    r = full("--vault", vault, "ingest", _many_sessions(tmp_path / "many.jsonl"))
+    assert r.code == 0, r.err  # the sessions are committed; only the index could not follow
+    warn = [ln for ln in r.err.splitlines() if "search index" in ln]
+    assert len(warn) == 1 and "disk full or file size limit" in warn[0], r.err
+    assert "Traceback" not in r.err
+
+    for args in (["search", "egress"], ["recall", "what happened to egress costs?"],
+                 ["context"]):  # fmt: skip
+        r = full("--vault", vault, *args)
+        assert r.code == 0 and "Traceback" not in r.err, r.err
+        lines = [ln for ln in r.err.splitlines() if "search index" in ln]
+        assert len(lines) == 1 and "disk full or file size limit" in lines[0], r.err
+        if args[0] != "context":
+            assert "Egress costs doubled" in r.out  # from the index there is
+    assert len(_generations(vault)) == 1  # no half-built generations left behind
+
+    r = memctl("--vault", vault, "search", "billing")  # room again: the index catches up
+    assert r.code == 0 and "raw/" in r.out and "search index" not in r.err, r.err
+    assert len(_generations(vault)) == 1
+
+
+def test_a_write_that_meets_a_size_limit_is_one_line_and_changes_nothing(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    before = snapshot(vault)
+    big = tmp_path / "big.jsonl"
+    big.write_text(json.dumps({"role": "user", "content": "We deploy on Thursdays. " * 4000}))
+    r = full("--vault", vault, "ingest", big, limit=20_000)
+    assert r.code != 0 and "Traceback" not in r.err
+    assert len(r.err.strip().splitlines()) == 1 and "disk full or file size limit" in r.err
+    assert snapshot(vault) == before
+
+
+def test_ingest_and_curate_on_a_disk_full_at_random_sizes_lose_nothing(tmp_path: Path) -> None:
+    """A few of bench/crash.py's disk-full points: each command fits or is refused in one
+    line with the vault as before; with room again nothing is lost or left half-built."""
+    res = diskfull_points(tmp_path, 6, seed=3)
+    assert res["failures"] == [] and res["killed"] and res["finished_first"], res

@@ -115,7 +115,8 @@ def test_a_failing_index_update_still_answers(vault: Path, monkeypatch: pytest.M
     monkeypatch.setattr(writer, "sync", full_disk)
     res = Vault.open(vault).search("egress")
     assert res.hits and res.notices == [
-        "search index not updated (No space left on device); results may be stale"
+        "search index not updated (disk full or file size limit: No space left on device); "
+        "results may be stale"
     ]
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memctl.core.diskspace import NO_SPACE
 from memctl.errors import MemctlError
 
 if TYPE_CHECKING:
@@ -399,8 +400,8 @@ def git_error(exc: BaseException, what: str | None = None) -> MemctlError:
     hint = ""
     if "read-only" in low:
         hint = "; the vault is read-only, so memctl can only read it"
-    elif "no space" in low:
-        hint = "; free some space and run the command again"
+    elif "no space" in low or "file too large" in low or "quota exceeded" in low:
+        hint = f"; {NO_SPACE}: free some space and run the command again"
     elif "unable to read" in low or "bad object" in low or "could not parse" in low or (
         "corrupt" in low
     ):

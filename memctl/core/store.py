@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
+from memctl.core.diskspace import SPACE_ERRNOS, space_text
 from memctl.errors import LockTimeoutError, MemctlError, PathEscapeError, ReadOnlyVaultError
 
 # Characters a reader cannot see or that change how a path is displayed: a path holding
@@ -716,8 +717,8 @@ def write_error(rel: str, exc: OSError) -> MemctlError:
     what = exc.strerror or str(exc)
     if exc.errno == errno.EROFS:
         what += "; the vault is read-only, so memctl can only read it"
-    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        what += "; free some space and run the command again (nothing was changed)"
+    elif exc.errno in SPACE_ERRNOS:
+        what = f"{space_text(exc)}; free some space and run the command again (nothing was changed)"
     return MemctlError(f"cannot write {rel}: {what}")
 
 

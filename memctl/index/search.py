@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
+from memctl.core.diskspace import out_of_space
 from memctl.core.when import parse_when
 from memctl.errors import InputError, MemctlError
 from memctl.index import writer
@@ -593,11 +594,11 @@ def search(
     if sync:
         try:
             notices.extend(writer.sync(vault).notices)
-        except OSError as exc:
+        except BaseException as exc:
             # a read-only or full disk must not stop a search: answer from the last commit
-            notices.append(
-                f"search index not updated ({exc.strerror or exc}); results may be stale"
-            )
+            if not (isinstance(exc, OSError) or out_of_space(exc)):
+                raise
+            notices.append(f"search index not updated ({writer.why(exc)}); results may be stale")
     if plan.empty and query.strip():
         return SearchResult(query, [], notices)  # only punctuation: nothing to look for
     for attempt in (1, 2):
@@ -629,9 +630,12 @@ def search(
                 raise MemctlError(f"search index unusable after a rebuild: {exc}") from None
             try:
                 notices.append(writer.repair(vault))
-            except OSError as err:
+            except BaseException as err:
+                if not (isinstance(err, OSError) or out_of_space(err)):
+                    raise
                 raise MemctlError(
-                    f"cannot build the search index: {err.strerror or err}", err.filename
+                    f"cannot build the search index: {writer.why(err)}",
+                    getattr(err, "filename", None),
                 ) from None
     if sync and reader.moved:
         with contextlib.suppress(OSError):  # shown as they are now; ranked right next time

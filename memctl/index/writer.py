@@ -18,6 +18,7 @@ from typing import Any
 import tantivy
 
 from memctl.core import lineage
+from memctl.core.diskspace import out_of_space, space_text
 from memctl.core.model import Message
 from memctl.core.raw import RawHeader, parse_session
 from memctl.core.store import atomic_write
@@ -128,24 +129,28 @@ def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Wr
     base.mkdir(parents=True, exist_ok=True)
     gen = Generation(home, f"g-{time.time_ns():x}-{os.getpid()}")
     gen.dir.mkdir()
-    index = tantivy.Index(SCHEMA, path=str(gen.dir), reuse=False)
-    register_analyzers(index)
-    w = _Writer(vault, index, bulk=True)
-    files: dict[str, Entry] = {}
-    dirs: dict[str, int] = {}
-    seen_ns = time.time_ns()
-    for rel in sorted(scan(root, dirs)):
-        got = read_file(root / rel)
-        if got is not None:
-            w.add(rel, got[1], got[2])
-            files[rel] = make_entry(got[2], got[0], time.time_ns())
-    w.commit()
-    gen.write_files(files, dirs, seen_ns)
-    atomic_write(base / CURRENT, json.dumps({"schema": SCHEMA_VERSION, "gen": gen.name}) + "\n")
-    for old in base.iterdir():
-        # a reader still searching an old generation keeps its open files (POSIX unlink)
-        if old.is_dir() and old.name.startswith("g-") and old.name != gen.name:
-            shutil.rmtree(old, ignore_errors=True)
+    try:
+        index = tantivy.Index(SCHEMA, path=str(gen.dir), reuse=False)
+        register_analyzers(index)
+        w = _Writer(vault, index, bulk=True)
+        files: dict[str, Entry] = {}
+        dirs: dict[str, int] = {}
+        seen_ns = time.time_ns()
+        for rel in sorted(scan(root, dirs)):
+            got = read_file(root / rel)
+            if got is not None:
+                w.add(rel, got[1], got[2])
+                files[rel] = make_entry(got[2], got[0], time.time_ns())
+        w.commit()
+        gen.write_files(files, dirs, seen_ns)
+        current = json.dumps({"schema": SCHEMA_VERSION, "gen": gen.name}) + "\n"
+        atomic_write(base / CURRENT, current)
+    except BaseException:
+        # a half-built generation is never current: leave no folder behind (a full disk
+        # would otherwise gather one per command, each holding what fitted)
+        shutil.rmtree(gen.dir, ignore_errors=True)
+        raise
+    _sweep(gen)
     return gen, w, len(files)
 
 
@@ -220,8 +225,19 @@ def _apply_locked(
     report.removed += len(gone)
     if todo or gone or restat or fed or rewrite:
         gen.write_files(files, dirs, seen_ns)
+        _sweep(gen)
     else:
         gen.write_stats(dirs, seen_ns)  # folders may have moved, or stopped being racy
+
+
+def _sweep(keep: Generation) -> None:
+    """Remove every generation but the current one; the caller holds the vault lock, under
+    which every index is built, so any other is an old one or what a build that died (a
+    full disk, a kill) left half-made. A reader still searching one keeps its open files."""
+    with contextlib.suppress(OSError):
+        for old in keep.dir.parent.iterdir():
+            if old.is_dir() and old.name.startswith("g-") and old.name != keep.name:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 
@@ -368,6 +384,13 @@ class Feed:
         return report
 
 
+def why(exc: BaseException) -> str:
+    """Why the index could not follow, in the user's words."""
+    if out_of_space(exc):
+        return space_text(exc)
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
 def _indexable(rel: str) -> bool:
     return rel.endswith(".md") and not rel.endswith("INDEX.md")
 
@@ -383,7 +406,8 @@ def after_write(vault: Any, touched: list[str]) -> SyncReport:
     except BaseException as exc:
         if not (is_broken(exc) or isinstance(exc, MemctlError)):
             raise
-        return SyncReport(notices=[f"search index not updated ({exc}); the next search retries"])
+        notice = f"search index not updated ({why(exc)}); the next search retries"
+        return SyncReport(notices=[notice])
 
 
 def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
@@ -404,7 +428,7 @@ def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
         except BaseException as exc:
             if not is_broken(exc):
                 raise
-            report.notices.append(f"search index not updated ({exc}); the next search retries")
+            report.notices.append(f"search index not updated ({why(exc)}); the next search retries")
         return report
 
 

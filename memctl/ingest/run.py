@@ -174,7 +174,7 @@ def ingest(
                     author=vault.human_identity(),
                 )
             tx.done()
-            feed.finish(tx.touched)
+            notices = feed.finish(tx.touched).notices  # the index could not follow: say so
         except BaseException:
             feed.abort()
             stager.wait()
@@ -183,7 +183,8 @@ def ingest(
                 vault.history.unstage(stager.staged)
             raise
     bad_lines = [FileProblem(str(e.path or ""), e.line, e.message) for e in bad or []]
-    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines)
+    problems = [n for n in notices if n.startswith("search index not updated")]
+    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines, problems)
 
 def _utf8_name(path: Path) -> None:
     """A file name becomes a session's origin in YAML, a commit trailer and a line of output,

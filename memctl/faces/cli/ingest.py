@@ -134,6 +134,8 @@ def ingest(
         sys.stderr.write(f"memctl: skipped {f} (not a transcript)\n")
     for f in res.failed:
         sys.stderr.write(f"memctl: error: {f}\n")
+    for notice in res.notices:
+        sys.stderr.write(f"memctl: warning: {notice}\n")
     if json_out:
         emit_json("ingest", res.to_json())
     else:
