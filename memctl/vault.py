@@ -646,7 +646,9 @@ class Vault(Floor):
         header, messages = parse_session(text, r.path)
         if r.turn is not None:
             messages = [self._turn(r, messages)]
-        return write(messages, fmt, session=header.session)
+        from memctl.core.attachments import load
+
+        return write(messages, fmt, session=header.session, load=lambda rel: load(self.root, rel))
 
     @staticmethod
     def _turn(r: Ref, messages: list[Message]) -> Message:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -342,9 +343,12 @@ def test_claude_code_mixed_blocks_and_bookkeeping_only_files(tmp_path):
         ("user", "see screenshot", "u-1"),
         ("tool", "ok", "u-1-1"),
     ]
+    png = base64.b64decode("iVBORw0KGgo=")
+    sha = hashlib.sha256(png).hexdigest()
     assert t.messages[0].meta["attachments"] == [
-        {"type": "base64", "media_type": "image/png"}
-    ]  # the bytes stay out of the vault
+        {"type": "base64", "media_type": "image/png", "sha256": sha, "bytes": len(png)}
+    ]  # the bytes stay out of the raw session: ingest keeps them as a file of their own
+    assert t.attachments == {sha: png}
     only_summary = tmp_path / "x.jsonl"
     only_summary.write_text('{"type":"summary","summary":"old","leafUuid":"u"}\n')
     assert read_all(only_summary) == []

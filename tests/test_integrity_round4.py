@@ -4,6 +4,7 @@ disk, attachments. Each test failed on main before its fix.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -17,7 +18,8 @@ from pathlib import Path
 
 from ccsession import Session
 from diskfull import diskfull_points
-from util import Run, memctl, new_vault, snapshot
+from gitutil import run_git
+from util import Run, git, memctl, new_vault, snapshot
 
 # ---- a corrupt line in a Claude Code session ---------------------------------------------
 
@@ -26,6 +28,14 @@ def _stop(vault: Path, transcript: Path, sid: str) -> None:
     payload = json.dumps({"transcript_path": str(transcript), "session_id": sid})
     r = memctl("--vault", vault, "hook", "stop", "--worker", input=payload)
     assert r.code == 0 and r.out == "", r.err
+
+
+def git_status(vault: Path) -> str:
+    return git(vault, "status", "--porcelain")
+
+
+def _raw_sessions(vault: Path) -> str:
+    return "".join(p.read_text() for p in sorted((vault / "raw").rglob("*/*/*/*.md")))
 
 
 def _raw(vault: Path) -> str:
@@ -163,3 +173,96 @@ def test_ingest_and_curate_on_a_disk_full_at_random_sizes_lose_nothing(tmp_path:
     line with the vault as before; with room again nothing is lost or left half-built."""
     res = diskfull_points(tmp_path, 6, seed=3)
     assert res["failures"] == [] and res["killed"] and res["finished_first"], res
+
+
+# ---- attachments ---------------------------------------------------------------------------
+
+
+def _png(n: int, seed: int) -> bytes:
+    rng = random.Random(seed)
+    return b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(rng.randrange(256) for _ in range(n))
+
+
+def _image(data: bytes) -> dict:
+    return {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                        "data": base64.b64encode(data).decode()}}  # fmt: skip
+
+
+def _screenshot_session(tmp_path: Path, shot: bytes, read: bytes) -> Path:
+    s = Session(sid="7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d")
+    s.turn("user", [{"type": "text", "text": "The checkout page is blank, see the screenshot."},
+                    _image(shot)])  # fmt: skip
+    s.say("Let me look at the mockup too.")
+    s.tool("Read", {"file_path": "/home/dana/src/shop/mockup.png"}, "")
+    s.rows[-1]["message"]["content"][0]["content"] = [_image(read)]  # Read of an image
+    s.say("The header overlaps the form.")
+    path = tmp_path / f"{s.sid}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in s.rows) + "\n")
+    return path
+
+
+def _images_of(export: str) -> list[bytes]:
+    out = []
+    for line in export.splitlines():
+        rec = json.loads(line)
+        content = rec.get("message", {}).get("content")
+        blocks = content if isinstance(content, list) else []
+        for b in blocks:
+            inner = b.get("content") if b.get("type") == "tool_result" else [b]
+            for part in inner if isinstance(inner, list) else []:
+                if part.get("type") == "image":
+                    out.append(base64.b64decode(part["source"]["data"]))
+    return out
+
+
+def test_a_screenshot_is_kept_under_raw_and_export_brings_it_back(tmp_path: Path) -> None:
+    shot, read = _png(3000, 1), _png(1500, 2)
+    vault = new_vault(tmp_path)
+    src = _screenshot_session(tmp_path, shot, read)
+    r = memctl("--vault", vault, "ingest", src)
+    assert r.code == 0, r.err
+    kept = {p.read_bytes() for p in (vault / "raw").rglob("*") if p.suffix == ".png"}
+    assert kept == {shot, read}
+    raw = _raw_sessions(vault)
+    for p in (vault / "raw").rglob("*.png"):
+        assert p.relative_to(vault).as_posix() in raw  # referenced from its turn
+    assert memctl("--vault", vault, "ingest", src).code == 0  # the same again: nothing new
+    assert git_status(vault) == ""
+
+    r = memctl("--vault", vault, "export", "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+               "--format", "claude_code")  # fmt: skip
+    assert r.code == 0, r.err
+    assert _images_of(r.out) == [shot, read]
+    again = tmp_path / "again.jsonl"
+    again.write_text(r.out)
+    other = new_vault(tmp_path, "other")
+    assert memctl("--vault", other, "ingest", again).code == 0
+    assert {p.read_bytes() for p in (other / "raw").rglob("*.png")} == {shot, read}
+
+
+def test_an_image_over_the_limit_is_named_at_ingest_and_in_its_turn(tmp_path: Path) -> None:
+    shot, read = _png(300_000, 3), _png(1500, 4)
+    vault = new_vault(tmp_path)
+    with (vault / ".memctl" / "config.toml").open("a") as fh:
+        fh.write('\n[limits]\nattachment = "100KB"\n')
+    run_git(vault, "commit", "-qam", "attachment limit")
+    r = memctl("--vault", vault, "ingest", _screenshot_session(tmp_path, shot, read))
+    assert r.code == 0, r.err
+    said = [ln for ln in (r.out + r.err).splitlines() if "left out" in ln]
+    assert len(said) == 1 and "#t1" in said[0] and "attachment limit" in said[0], r.out + r.err
+    assert {p.read_bytes() for p in (vault / "raw").rglob("*.png")} == {read}
+    assert "attachment limit" in _raw_sessions(vault)  # the turn says what was left out
+
+
+def test_forgetting_a_screenshot_turn_takes_its_image_too(tmp_path: Path) -> None:
+    shot, read = _png(2000, 5), _png(1800, 6)
+    vault = new_vault(tmp_path)
+    assert memctl("--vault", vault, "ingest", _screenshot_session(tmp_path, shot, read)).code == 0
+    rel = next(p for p in (vault / "raw").rglob("*/*/*/*.md")).relative_to(vault).as_posix()
+    r = memctl("--vault", vault, "forget", f"{rel}#t1")
+    assert r.code == 0, r.err
+    assert {p.read_bytes() for p in (vault / "raw").rglob("*.png")} == {read}
+    assert git_status(vault) == ""
+    r = memctl("--vault", vault, "forget", "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d")
+    assert r.code == 0, r.err
+    assert not list((vault / "raw").rglob("*.png")) and git_status(vault) == ""

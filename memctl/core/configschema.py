@@ -150,7 +150,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         "ask_after": _int(0, 10_000),
     },
     # the largest note and raw session a pull may bring (helper sync, issue 22)
-    "limits": {"note": _size, "raw": _size},
+    "limits": {"note": _size, "raw": _size, "attachment": _size},
     "retention": {
         "raw_max_age": duration,
         "raw_max_age_by_scope": _durations_by_scope,

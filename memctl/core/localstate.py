@@ -31,6 +31,7 @@ SHARED_STATE = frozenset({
 })
 NOTE_LIMIT = 1 << 20  # bytes: a note past this is refused by sync
 RAW_LIMIT = 16 << 20  # bytes: a raw session past this is refused by sync and ingest
+ATTACHMENT_LIMIT = 2 << 20  # bytes: an image a transcript carries is kept up to this
 READ_BOUND = 4 << 20  # bytes: recall, search and the hooks never read a note past this
 RAW_READ_BOUND = RAW_LIMIT  # ... nor a raw session past this
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)?\s*$", re.I)
@@ -87,6 +88,14 @@ def limits(data: dict[str, Any]) -> tuple[int, int]:
     note = parse_size(table["note"], "note") if "note" in table else NOTE_LIMIT
     raw = parse_size(table["raw"], "raw") if "raw" in table else RAW_LIMIT
     return note, raw
+
+
+def attachment_limit(data: dict[str, Any]) -> int:
+    """The largest attachment (a pasted screenshot) ingest keeps as a file, from [limits]."""
+    table = data.get("limits", {})
+    if isinstance(table, dict) and "attachment" in table:
+        return parse_size(table["attachment"], "attachment")
+    return ATTACHMENT_LIMIT
 
 
 def human_size(n: int) -> str:

@@ -40,6 +40,8 @@ class Transcript:
     title: str | None = None
     line: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # the bytes of images the messages carried inline, by sha256 (their meta names it)
+    attachments: dict[str, bytes] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memctl.core import attachments
 from memctl.core.model import Message
 from memctl.core.notes import (
     Claim,
@@ -85,6 +86,8 @@ class ForgetResult:
     purged: bool = False
     purge_notes: list[str] = field(default_factory=list)
     purge_secrets: list[str] = field(default_factory=list, repr=False)
+    # images only the forgotten turns referred to (not in to_json: its schema is fixed)
+    attachments_deleted: list[str] = field(default_factory=list, repr=False)
 
     @property
     def empty(self) -> bool:
@@ -98,6 +101,7 @@ class ForgetResult:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("attachments_deleted", None)
         d.pop("purge_secrets", None)
         return d
 
@@ -288,9 +292,12 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     secrets: list[str] = []
     renamed: dict[str, str] = {}
     retitled: dict[str, str] = {}  # old session title -> new one
+    dropped: set[str] = set()  # attachment files of the forgotten turns
+    rewritten: dict[str, str] = {}
     for rel in sorted(gone_paths):
         text = read_text(root / rel)
-        header, _ = parse_session(text, rel)
+        header, gone_msgs = parse_session(text, rel)
+        dropped |= attachments.files_of(gone_msgs)
         secrets += [header.title, rel]  # the file itself leaves history whole
         res.sessions_deleted.append(rel)
         if tx is not None:
@@ -303,6 +310,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     for rel, nums in sorted(by_session.items()):
         text = read_text(root / rel)
         header, messages = parse_session(text, rel)
+        dropped |= attachments.files_of([messages[n - 1] for n in nums])
         for n in nums:
             secrets.append(messages[n - 1].content)
             secrets += _strings(messages[n - 1].meta)
@@ -318,10 +326,15 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
             if target != rel:
                 renamed[rel] = target
                 res.sessions_renamed[rel] = target
+        rewritten[rel] = new_text
         if tx is not None:
             if target != rel:
                 tx.delete(rel)
             tx.write(target, new_text)
+    res.attachments_deleted = _unreferenced(vault, dropped, gone_paths, rewritten)
+    for rel in res.attachments_deleted:
+        if tx is not None:
+            tx.delete(rel)
 
     def gone(ref: str | None) -> bool:
         if not ref:
@@ -439,6 +452,27 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     res.purge_secrets = _expand(secrets)
 
 
+def _unreferenced(
+    vault: Floor, files: set[str], gone: set[str], rewritten: dict[str, str]
+) -> list[str]:
+    """Of the attachment `files` the forgotten turns held, those no other turn refers to
+    (the same picture pasted in another session stays for that one)."""
+    left = {f for f in files if (vault.root / f).is_file()}
+    for rel in vault.session_map().values():
+        if not left:
+            break
+        if rel in gone:
+            continue
+        text = rewritten.get(rel)
+        if text is None:
+            try:
+                text = read_text(vault.root / rel)
+            except OSError:
+                continue
+        left = {f for f in left if f not in text}
+    return sorted(left)
+
+
 def _retitle(title: str, old: str, new: str) -> str:
     """A note titled after a session (`Session: <its title>`) follows the session's new title.
 
@@ -528,7 +562,8 @@ def forget(
             if purge:
                 # journalled before the forget commit: a kill from here on leaves a record
                 # that the next command finishes (or drops, if the commit never landed)
-                gone = [*res.sessions_deleted, *res.sessions_renamed, *res.notes_deleted]
+                gone = [*res.sessions_deleted, *res.sessions_renamed, *res.notes_deleted,
+                        *res.attachments_deleted]
                 write_intent(vault, purge_plan(vault.root, res.purge_secrets, gone))
             res.commit = vault.history.commit(
                 tx.touched,
@@ -558,7 +593,7 @@ def forget(
         # turns' words until the session is asked about again: they go now
         shutil.rmtree(vault.root / ".memctl" / "cache" / "terms", ignore_errors=True)
         prune_folders(vault.root, [*res.sessions_deleted, *res.sessions_renamed,
-                                    *res.notes_deleted])  # fmt: skip
+                                    *res.notes_deleted, *res.attachments_deleted])  # fmt: skip
         if purge:
             res.purge_notes = finish_purge(vault)
             res.purged = True

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from memctl.core import attachments
 from memctl.core.model import Message, Transcript
 from memctl.core.raw import (
     file_name_id,
@@ -98,6 +99,7 @@ def ingest(
         raise InputError("no transcript files found", paths[0] if paths else None)
     changes: list[SessionChange] = []
     bad: list[InputError] | None = [] if skip_bad_lines else None
+    left_out: list[str] = []  # images not kept, each with its turn and why
     with vault.lock:
         sessions = vault.session_map()
         tx = Transaction(vault.root, command="ingest", redact=do_redact)
@@ -126,7 +128,7 @@ def ingest(
                         who, source = (chosen, "flag") if chosen else _speaker(tr, login)
                         where = fixed_scope or _valid_scope(f"user:{who}")
                         change = _write_transcript(
-                            vault, tx, tr, who, where, do_redact, sessions, feed
+                            vault, tx, tr, who, where, do_redact, sessions, feed, left_out
                         )
                         done.append(
                             dataclasses.replace(change, user=who, user_from=source)
@@ -184,7 +186,7 @@ def ingest(
             raise
     bad_lines = [FileProblem(str(e.path or ""), e.line, e.message) for e in bad or []]
     problems = [n for n in notices if n.startswith("search index not updated")]
-    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines, problems)
+    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines, left_out + problems)
 
 def _utf8_name(path: Path) -> None:
     """A file name becomes a session's origin in YAML, a commit trailer and a line of output,
@@ -252,6 +254,7 @@ def _write_transcript(
     do_redact: bool,
     sessions: dict[str, str],
     feed: Feed,
+    left_out: list[str],
 ) -> SessionChange:
     if do_redact:
         from memctl.core.redact import redact
@@ -266,6 +269,7 @@ def _write_transcript(
     messages = tr.messages
     if not messages:
         raise InputError("transcript has no messages", tr.origin, tr.line)
+    left = attachments.keep(vault.config.data, tr, do_redact)
     sid = _session_id(vault, tr, sessions)
     # found by the id its header records: a session keeps the name it was first given
     rel = sessions.get(sid) or session_path(sid, messages, now_utc())
@@ -307,11 +311,13 @@ def _write_transcript(
         appended = "".join(render_turn(len(old) + i, m) for i, m in enumerate(new, 1))
         new_text = render_header(h) + text[body_start:] + appended
         _within_limit(vault, new_text, tr)
+        attachments.write(tx, tr, new)
         written = tx.write(rel, new_text)
         feed.session(rel, new_text, h, allm, written)
         vault.catalog.put(rel, header_data(h), written, new_text)
         remember_parsed(rel, new_text, h, allm)
         sessions[sid] = rel
+        left_out.extend(_left_out(left, rel, new, len(old)))
         return SessionChange(sid, rel, "appended", len(new), len(allm), redactions, tr.origin)
     # the transcript's own context fields are kept as they came, but a raw file is shared:
     # where the session ran is recorded as where the file was, never by this machine's path
@@ -324,14 +330,28 @@ def _write_transcript(
     h = make_header(sid, title, tr.source_format, origin, user, scope, messages, extra)
     text = render_session(h, messages)
     _within_limit(vault, text, tr)
+    attachments.write(tx, tr, messages)
     written = tx.write(rel, text)
     feed.session(rel, text, h, messages, written)
     vault.catalog.put(rel, header_data(h), written, text)
     remember_parsed(rel, text, h, messages)
     sessions[sid] = rel
+    left_out.extend(_left_out(left, rel, messages, 0))
     return SessionChange(
         sid, rel, "created", len(messages), len(messages), redactions, tr.origin
     )
+
+
+def _left_out(
+    left: list[dict[str, Any]], rel: str, written: list[Message], before: int
+) -> list[str]:
+    """One line per image of the turns just written that was not kept."""
+    out = []
+    for info in left:
+        n = attachments.turn_of(info, written)
+        if n is not None:
+            out.append(f"left out an image in {rel}#t{before + n}: {info['left_out']}")
+    return out
 
 
 
@@ -383,7 +403,7 @@ def _align(old: list[Message], norm: list[Message]) -> tuple[int | None, list[Me
     held: list[Message] = []
     had_context = any(_context(m) for m in old)
     while i < len(old) and j < len(norm):
-        if old[i] == norm[j]:
+        if old[i] == norm[j] or attachments.bare(old[i]) == attachments.bare(norm[j]):
             i += 1
             j += 1
         elif _placeholder(old[i]):

@@ -9,6 +9,9 @@ make a growing live session rewrite turns it already ingested.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any, BinaryIO
@@ -36,6 +39,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
     context: dict[str, Any] = {}
     summaries: list[tuple[str, Any]] = []
     uuids: set[str] = set()  # every line's, so a summary is known to point into this file
+    blobs: dict[str, bytes] = {}  # inline images' bytes, by sha256
     start: int | None = None
     conversation = sidechain = 0
     for lineno, text in iter_lines(stream, src):
@@ -48,7 +52,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
                 break  # Claude Code is still writing this last line: the next run takes it
             kind = obj.get("type")
             if kind in _CONVERSATION and obj.get("isMeta") is not True:
-                new = _messages(obj, kind, lineno, src)
+                new = _messages(obj, kind, lineno, src, blobs)
         except InputError as exc:
             if src.bad_lines is None:
                 raise
@@ -91,6 +95,7 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         title=_title(summaries, uuids),
         line=start,
         meta=context,
+        attachments=blobs,
     )
 
 
@@ -132,7 +137,9 @@ def _title(summaries: list[tuple[str, Any]], uuids: set[str]) -> str | None:
     return None
 
 
-def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[Message]:
+def _messages(
+    obj: dict[str, Any], kind: str, lineno: int, src: Source, blobs: dict[str, bytes]
+) -> list[Message]:
     msg = obj.get("message")
     if not isinstance(msg, dict):
         raise src.error(f"'{kind}' line has no 'message' object", lineno)
@@ -175,9 +182,9 @@ def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[
         elif btype == "redacted_thinking":
             continue  # opaque ciphertext: nothing a reader of the vault could use
         elif btype == "tool_result":
-            results.append(_tool_result(block, stamp, meta))
+            results.append(_tool_result(block, stamp, meta, blobs))
         elif btype == "image":
-            attachments.append(_attachment(block))
+            attachments.append(_attachment(block, blobs))
         else:
             other.append(block)
     if tool_calls:
@@ -200,7 +207,9 @@ def _messages(obj: dict[str, Any], kind: str, lineno: int, src: Source) -> list[
     ]
 
 
-def _tool_result(block: dict[str, Any], stamp: str | None, line_meta: dict[str, Any]) -> Message:
+def _tool_result(
+    block: dict[str, Any], stamp: str | None, line_meta: dict[str, Any], blobs: dict[str, bytes]
+) -> Message:
     body = block.get("content")
     meta: dict[str, Any] = {
         "tool_use_id": block.get("tool_use_id"),
@@ -214,7 +223,7 @@ def _tool_result(block: dict[str, Any], stamp: str | None, line_meta: dict[str, 
         text, other = joined_text(body, "\n")
         if other:
             meta["attachments"] = [
-                _attachment(p) if isinstance(p, dict) and p.get("type") == "image" else p
+                _attachment(p, blobs) if isinstance(p, dict) and p.get("type") == "image" else p
                 for p in other
             ]
     else:
@@ -222,12 +231,22 @@ def _tool_result(block: dict[str, Any], stamp: str | None, line_meta: dict[str, 
     return Message("tool", text, None, None, stamp, meta)
 
 
-def _attachment(block: dict[str, Any]) -> dict[str, Any]:
-    """Images arrive base64-inlined; the vault keeps only what they were, not the bytes."""
+def _attachment(block: dict[str, Any], blobs: dict[str, bytes]) -> dict[str, Any]:
+    """Images arrive base64-inlined: the turn keeps what they were and their sha256, the
+    bytes go to `blobs`, which ingest stores as a file of their own (or names as left out)."""
     source = block.get("source")
     info: dict[str, Any] = {"type": block.get("type")}
     if isinstance(source, dict):
         info.update({k: v for k, v in source.items() if k != "data"})
+        data = source.get("data")
+        if isinstance(data, str) and data:
+            try:
+                raw = base64.b64decode(data, validate=True)
+            except (binascii.Error, ValueError):
+                return info  # not base64: nothing to keep
+            sha = hashlib.sha256(raw).hexdigest()
+            blobs[sha] = raw
+            info.update({"sha256": sha, "bytes": len(raw)})
     return info
 
 

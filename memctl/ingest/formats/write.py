@@ -8,8 +8,9 @@ conversations, not one session's file, so it is read but not written.
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from memctl.core.model import Message
@@ -18,14 +19,21 @@ from memctl.errors import InputError
 WRITES = ("jsonl", "openai", "claude_code", "text")
 
 
-def write(messages: Iterable[Message], fmt: str, *, session: str = "") -> Iterator[str]:
-    """The lines of `messages` written as `fmt` (each without its newline)."""
+# an attachment's bytes by the file its turn names (None: not kept)
+Loader = Callable[[str], bytes | None]
+
+
+def write(
+    messages: Iterable[Message], fmt: str, *, session: str = "", load: Loader | None = None
+) -> Iterator[str]:
+    """The lines of `messages` written as `fmt` (each without its newline); `load` gives
+    back the images the vault kept, which a Claude Code log carries inline."""
     if fmt == "jsonl":
         return (_dump(_record(m)) for m in messages)
     if fmt == "openai":
         return _openai(messages)
     if fmt == "claude_code":
-        return _claude_code(messages, session)
+        return _claude_code(messages, session, load or (lambda _rel: None))
     if fmt == "text":
         return _text(messages)
     raise InputError(f"unknown export format {fmt!r}: use {', '.join(WRITES)}")
@@ -65,7 +73,23 @@ def _openai(messages: Iterable[Message]) -> Iterator[str]:
     yield "[]" if first else "]"
 
 
-def _claude_code(messages: Iterable[Message], session: str) -> Iterator[str]:
+def _images(m: Message, load: Loader) -> list[dict[str, Any]]:
+    """The image blocks of a turn whose files the vault kept, as Claude Code wrote them."""
+    blocks = []
+    for info in m.meta.get("attachments") or []:
+        if not isinstance(info, dict) or not isinstance(info.get("file"), str):
+            continue
+        data = load(info["file"])
+        if data is None:
+            continue
+        source = {k: v for k, v in info.items() if k not in ("sha256", "bytes", "file", "left_out")}
+        kind = source.pop("type", "base64")
+        source = {"type": kind, **source, "data": base64.b64encode(data).decode("ascii")}
+        blocks.append({"type": "image", "source": source})
+    return blocks
+
+
+def _claude_code(messages: Iterable[Message], session: str, load: Loader) -> Iterator[str]:
     for i, m in enumerate(messages, 1):
         line: dict[str, Any] = {"type": "user" if m.role == "tool" else m.role}
         if m.role not in ("user", "assistant", "tool"):
@@ -83,13 +107,17 @@ def _claude_code(messages: Iterable[Message], session: str) -> Iterator[str]:
         if m.timestamp is not None:
             line["timestamp"] = m.timestamp
         msg: dict[str, Any] = {"role": "user" if m.role == "tool" else m.role}
+        images = _images(m, load)
         if m.role == "tool":
+            content: Any = m.content
+            if images:
+                content = [*([{"type": "text", "text": m.content}] if m.content else []), *images]
             block = {"type": "tool_result", "tool_use_id": m.meta.get("tool_use_id"),
-                     "content": m.content}  # fmt: skip
+                     "content": content}  # fmt: skip
             if m.meta.get("is_error") is True:
                 block["is_error"] = True
             msg["content"] = [block]
-        elif m.meta.get("tool_calls") or m.meta.get("thinking"):
+        elif m.meta.get("tool_calls") or m.meta.get("thinking") or images:
             blocks: list[dict[str, Any]] = []
             if isinstance(m.meta.get("thinking"), str):
                 blocks.append({"type": "thinking", "thinking": m.meta["thinking"]})
@@ -97,7 +125,7 @@ def _claude_code(messages: Iterable[Message], session: str) -> Iterator[str]:
                 blocks.append({"type": "text", "text": m.content})
             for call in m.meta.get("tool_calls") or []:
                 blocks.append({"type": "tool_use", **call})
-            msg["content"] = blocks
+            msg["content"] = blocks + images
         else:
             msg["content"] = m.content
         if m.role == "assistant" and isinstance(m.meta.get("model"), str):
