@@ -344,3 +344,36 @@ def test_a_pulled_deletion_of_a_note_i_changed_says_how_to_resolve(tmp_path, kee
     assert mine.exists() == keep
     if keep:
         assert "two reviewers" in mine.read_text()
+
+
+# ---- 11. a hand-written line before the first section -------------------------------------
+
+
+@pytest.mark.parametrize("where", ["preamble", "section"])
+def test_a_hand_written_line_survives_a_teammates_change_to_another_claim(tmp_path, where):
+    """The victim writes a line of her own (between the title and the first section, or a
+    prose line inside one); a teammate changes a claim of the same note; her sync keeps
+    both. The rebase used to merge her line away and drop her commit as empty."""
+    _remote, dana, evil = team(tmp_path)
+    theirs = evil / NOTE
+    lines = theirs.read_text().splitlines(keepends=True)
+    i = next(n for n, ln in enumerate(lines) if ln.startswith("- ") and "[^" in ln)
+    lines[i] = re.sub(r"\s*(\[\^)", r", confirmed by finance \1", lines[i], count=1)
+    theirs.write_text("".join(lines))
+    push(evil, "confirm a claim")
+
+    mine = dana / NOTE
+    text = mine.read_text()
+    own = "Ask Dana before anyone changes the egress plan."
+    if where == "preamble":
+        head, _, rest = text.partition("\n## ")
+        text = f"{head.rstrip()}\n\n{own}\n\n## {rest}"
+    else:
+        text = text.replace("\n## Facts\n\n", f"\n## Facts\n\n{own}\n", 1)
+        assert own in text
+    mine.write_text(text)
+    run_git(dana, "commit", "-q", "-am", "my own line")
+
+    ok("--vault", dana, "sync")
+    for merged in (mine.read_text(), run_git(dana, "show", f"@{{u}}:{NOTE}")):
+        assert own in merged and "confirmed by finance" in merged, merged

@@ -8,6 +8,8 @@ note is a set of claims, so the merge is a set merge, three-way against the comm
 - a claim one side removed and the other left as it was stays removed;
 - a claim one side moved to History (superseded, retracted) moves there;
 - History entries of both sides are kept;
+- a line that is no claim (a person's own words under the title or between claims) that
+  either side added is kept, after the line it followed; one a side removed goes;
 - the same claim changed two ways (both sides replaced one base claim, with different
   results) keeps ours in the note, and theirs becomes a proposal of the whole note for
   `memctl review`; the merge never writes conflict markers.
@@ -120,6 +122,37 @@ def _replacements(o: Note, side: Note, ident: Ident, news: set[Ident]) -> list[I
     return out
 
 
+def _is_text(item: object) -> bool:
+    return isinstance(item, str) and bool(item.strip())
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, Claim) and isinstance(b, Claim):
+        return a.key == b.key
+    return a == b
+
+
+def _merge_lines(base: list[Any], theirs: list[Any], into: list[Any]) -> None:
+    """Three-way for the lines of one part of a note that are not claims, `into` holding
+    ours: a line theirs added goes in after the line it follows there (so a rebase never
+    merges a person's line away); a line theirs removed, that ours kept, goes."""
+    for line in [i for i in base if _is_text(i) and i not in theirs]:
+        if line in into:
+            into.remove(line)
+    for n, line in enumerate(theirs):
+        if not _is_text(line) or line in base or line in into:
+            continue
+        at = 0
+        for prev in reversed(theirs[:n]):
+            if not (isinstance(prev, Claim) or _is_text(prev)):
+                continue
+            found = next((k for k, it in enumerate(into) if _same(it, prev)), None)
+            if found is not None:
+                at = found + 1
+                break
+        into.insert(at, line)
+
+
 def merge_notes(base: str, ours: str, theirs: str, path: str) -> tuple[str, str | None]:
     """(merged note text, proposal text or None when nothing was changed two ways)."""
     a = _parse(ours, path)
@@ -179,6 +212,15 @@ def merge_notes(base: str, ours: str, theirs: str, path: str) -> tuple[str, str 
     for k, (_sec, c) in list(_claims(result).items()):
         if k in oc and k not in bc and k in ac and _cites(a, ac[k][1]) == _cites(o, oc[k][1]):
             _replace(result, c, None)
+    # the lines that are not claims (a person's own words: under the title, between claims)
+    _merge_lines(o.preamble, b.preamble, result.preamble)
+    for bs in b.sections:
+        was = o.section(bs.name)
+        base_items = was.items if was is not None else []
+        if any(_is_text(i) and i not in base_items for i in bs.items):
+            _merge_lines(base_items, bs.items, result.ensure_section(bs.name, order).items)
+        elif (rs := result.section(bs.name)) is not None:
+            _merge_lines(base_items, bs.items, rs.items)
     for s in list(result.sections):
         if not s.items and s.name in {x.name for x in o.sections} - {x.name for x in b.sections}:
             result.sections.remove(s)
