@@ -377,3 +377,29 @@ def test_a_hand_written_line_survives_a_teammates_change_to_another_claim(tmp_pa
     ok("--vault", dana, "sync")
     for merged in (mine.read_text(), run_git(dana, "show", f"@{{u}}:{NOTE}")):
         assert own in merged and "confirmed by finance" in merged, merged
+
+
+# ---- 16. attachments: named by their content ------------------------------------------------
+
+
+def test_a_pulled_attachment_must_hold_what_its_name_says(tmp_path):
+    from test_integrity_round4 import _png, _screenshot_session
+
+    _remote, dana, evil = team(tmp_path)
+    ok("--vault", dana, "ingest", _screenshot_session(tmp_path, _png(900, 8), _png(700, 9)))
+    ok("--vault", dana, "sync")
+    run_git(evil, "pull", "-q")
+    mine = sorted((evil / "raw" / "attachments").rglob("*.png"))
+    assert len(mine) == 2
+    # the victim's screenshot swapped for another picture under the same name
+    mine[0].write_bytes(_png(900, 10))
+    push(evil, "swap")
+    refused(dana, mine[0].relative_to(evil).as_posix(), "sha256")
+    run_git(evil, "revert", "--no-edit", "HEAD")
+    run_git(evil, "push", "-q")
+    # a new picture under a name that is not its hash
+    fake = evil / "raw" / "attachments" / "00" / ("00" * 32 + ".png")
+    fake.parent.mkdir(parents=True)
+    fake.write_bytes(_png(500, 11))
+    push(evil, "fake")
+    refused(dana, fake.relative_to(evil).as_posix(), "sha256")

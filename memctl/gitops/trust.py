@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memctl.core.attachments import FOLDER as ATTACHMENTS
 from memctl.core.configguard import changes, forget_templates, hold, protected, record, toml
 from memctl.core.lineage import cat_file_objects
 from memctl.core.localstate import (
@@ -190,6 +191,27 @@ def blobs(root: Path, shas: list[str], env: dict[str, str] | None = None) -> dic
     }
 
 
+def _forged_pictures(
+    root: Path, env: dict[str, str] | None, pictures: list[tuple[str, str]]
+) -> list[str]:
+    """Attachments whose bytes are not what their name (a sha256) says: a picture swapped
+    under a turn that cites it."""
+    import hashlib
+    import subprocess
+
+    if not pictures:
+        return []
+    proc = subprocess.run(["git", "-C", str(root), "cat-file", "--batch"], capture_output=True,
+                          input="".join(s + "\n" for _, s in pictures).encode(), env=env,
+                          check=False)  # fmt: skip
+    data = {name: blob for name, _, blob in cat_file_objects(proc.stdout)}
+    return [
+        f"{path}: its bytes are not the sha256 its name says (a swapped attachment)"
+        for path, sha in pictures
+        if hashlib.sha256(data.get(sha, b"")).hexdigest() != path.rsplit("/", 1)[-1].split(".")[0]
+    ]
+
+
 def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
              note_limit: int, raw_limit: int,
              sessions: dict[str, str] | None = None) -> Incoming:  # fmt: skip
@@ -224,6 +246,7 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
     grown: list[tuple[str, str, str]] = []  # (path, old sha, new sha) of changed raw sessions
     gone: list[str] = []  # notes and raw sessions the pull deletes
     added_raw: list[tuple[str, str]] = []  # (path, sha) of raw sessions the pull adds
+    pictures: list[tuple[str, str]] = []  # (path, sha) of attachments the pull adds
     ignore: str | None = None  # the sha of a .gitignore the pull brings
     for mode, sha, status, path in entries:
         if path == ".memctl/config.toml":
@@ -264,6 +287,12 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
             res.refused.append(f"{path}: {human_size(size)}, over the {human_size(limit)} limit "
                                f"for a {kind}{'' if kind != 'file' else ' (the note limit)'}")
             continue
+        if path.startswith(ATTACHMENTS + "/"):
+            if status != "A":  # named by its content: it never changes, it is only added
+                res.refused.append(f"{path}: an attachment changed (its name is its sha256)")
+            else:
+                pictures.append((path, sha))
+            continue
         if path.endswith(".md") and not is_raw:
             notes.append((path, sha, old_sha[path] if status != "A" else ""))
         elif path.endswith(".md") and status == "M":
@@ -288,6 +317,7 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         if said:
             res.reported.append(said)
     _judge_raw(res, texts, added_raw, grown, sessions or {})
+    res.refused += _forged_pictures(root, env, pictures)
     if ignore:
         res.refused += _ignored(git, root, upstream, texts.get(ignore, ""))
     for path, sha in shared:
