@@ -7,13 +7,16 @@ memctl, in tantivy and in the git it runs. No root and no mount are needed, and 
 puts the limit somewhere else: in a raw file, a note, the journal, the index or git.
 
 At each point the command either fits (exit 0, one commit, at most a warning that the
-search index could not follow) or is refused in one line with no traceback, leaving every
-file and HEAD as they were. Then, with room again, the next command brings the vault
-back to health, the refused command goes through, and no acknowledged turn is lost.
+search index could not follow, and when there is none, the index did follow) or is refused
+in one line with no traceback, leaving every file and HEAD as they were. A search on the
+still-full disk answers from the index there is and leaves no half-built index folder.
+Then, with room again, the next command brings the vault back to health, the refused
+command goes through, and no acknowledged turn is lost.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import resource
@@ -87,6 +90,11 @@ def diskfull_points(root: Path, points: int, seed: int = 0) -> dict[str, object]
                 others = [ln for ln in r.stderr.splitlines()
                           if ln.strip() and "search index not updated" not in ln]  # fmt: skip
                 assert not others, f"exit 0 but said: {others}"
+                if "search index not updated" not in r.stderr:  # then it did follow
+                    doc = run(vault, "doctor", "--json")
+                    checks = json.loads(doc.stdout)["checks"]
+                    stale = next(c for c in checks if c["name"] == "search index")["problems"]
+                    assert not stale, f"the index fell behind without a word: {stale[:2]}"
             else:
                 refused += 1
                 lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -96,6 +104,12 @@ def diskfull_points(root: Path, points: int, seed: int = 0) -> dict[str, object]
                        else "before writing"] += 1  # fmt: skip
                 after = snapshot(vault)
                 assert after == before, f"refused at {limit} bytes, but the vault changed"
+            r = run(vault, "search", "billing", limit=limit)  # still full: the index there is
+            assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+            said = [ln for ln in r.stderr.splitlines() if "search index" in ln]
+            assert len(said) <= 1, f"search on a full disk said: {r.stderr}"
+            gens = generations(vault)
+            assert len(gens) <= 1, f"index folders left by a search on a full disk: {gens}"
             r = run(vault, "status")  # room again: the next command recovers whatever is left
             assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
             assert_healthy(vault)

@@ -129,6 +129,7 @@ def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Wr
     base.mkdir(parents=True, exist_ok=True)
     gen = Generation(home, f"g-{time.time_ns():x}-{os.getpid()}")
     gen.dir.mkdir()
+    w: _Writer | None = None
     try:
         index = tantivy.Index(SCHEMA, path=str(gen.dir), reuse=False)
         register_analyzers(index)
@@ -147,8 +148,18 @@ def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Wr
         atomic_write(base / CURRENT, current)
     except BaseException:
         # a half-built generation is never current: leave no folder behind (a full disk
-        # would otherwise gather one per command, each holding what fitted)
-        shutil.rmtree(gen.dir, ignore_errors=True)
+        # would otherwise gather one per command, each holding what fitted). tantivy's
+        # threads stop first, or a file they write lands in a folder being removed.
+        if w is not None:
+            with contextlib.suppress(BaseException):
+                w.writer.rollback()
+            with contextlib.suppress(BaseException):
+                w.writer.wait_merging_threads()
+        for _ in range(3):
+            shutil.rmtree(gen.dir, ignore_errors=True)
+            if not gen.dir.exists():
+                break
+            time.sleep(0.05)
         raise
     _sweep(gen)
     return gen, w, len(files)
