@@ -669,7 +669,7 @@ class Vault(Floor):
             return ShowResult(
                 "turn",
                 r.text,
-                m.content,
+                self.turn_text(m),
                 {
                     **message_record(m),
                     "session": header.session,

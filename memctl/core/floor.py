@@ -274,6 +274,14 @@ class Floor:
             raise InputError(f"{r.path} is a {r.kind}, not a session")
         return r.path
 
+    @staticmethod
+    def turn_text(m: Message) -> str:
+        """A turn as a person reads it: its text, then each tool call it made, whole (the
+        call is in the raw file's turn comment, which Obsidian and a plain read skip)."""
+        from memctl.index.toolcalls import turn_text
+
+        return turn_text(m.content, m.meta)
+
     def read_session(self, ref: str) -> tuple[str, list[Message], dict[str, Any]]:
         rel = self.resolve_session(ref)
         text = read_text(self.root / rel)

@@ -17,7 +17,7 @@ from typing import Any
 CALL_CHARS = 300  # characters of each string of a call's input
 
 
-def _one(call: dict[str, Any], named: bool = True) -> str:
+def _one(call: dict[str, Any], named: bool = True, cut: int | None = CALL_CHARS) -> str:
     fn = call.get("function")
     name = call.get("name") or (fn.get("name") if isinstance(fn, dict) else None) or "tool"
     args: Any = call.get("input")
@@ -33,7 +33,7 @@ def _one(call: dict[str, Any], named: bool = True) -> str:
         vals = [args]
     else:
         vals = []
-    body = " · ".join(v[:CALL_CHARS] for v in vals if v.strip())
+    body = " · ".join(v[:cut] for v in vals if v.strip())
     return f"[{name}] {body}".rstrip() if named else body
 
 
@@ -46,3 +46,18 @@ def calls_text(calls: Any, named: bool = True) -> str:
     if not isinstance(calls, list):
         return ""
     return "\n".join(_one(c, named) for c in calls if isinstance(c, dict))
+
+
+def turn_text(content: str, meta: Any) -> str:
+    """A turn as a person reads it: its text, then each tool call it made, whole.
+
+    A turn that only ran a command has no text; its call lives in the raw file's turn
+    comment, which Obsidian hides, so `show`, MCP `read` and the viewer would show nothing
+    where a citation points. Nothing is cut here: a reader asked for this one turn."""
+    calls = meta.get("tool_calls") if isinstance(meta, dict) else None
+    if not isinstance(calls, list):
+        return content
+    made = "\n".join(_one(c, cut=None) for c in calls if isinstance(c, dict))
+    if not made:
+        return content
+    return f"{content.rstrip()}\n\n{made}" if content.strip() else made
