@@ -29,6 +29,8 @@ HOMES = {
     "watchdog": ("faces/watch.py",),
     "mcp": ("faces/mcp.py",),
     "typer": ("faces/cli/",),
+    "werkzeug": ("faces/viewer/",),
+    "jinja2": ("faces/viewer/",),
 }
 FRONT_ENDS = ("faces/", "__main__.py")
 

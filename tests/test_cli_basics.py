@@ -14,7 +14,8 @@ def test_help_loads_nothing_heavy() -> None:
         "import sys\n"
         "from memctl.faces.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('litellm', 'tantivy', 'git', 'frontmatter', 'yaml', 'mcp')"
+        "heavy = [m for m in ('litellm', 'tantivy', 'git', 'frontmatter', 'yaml', 'mcp',"
+        " 'werkzeug', 'jinja2')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )

@@ -40,7 +40,7 @@ SAMPLE = DATA / "sample-transcripts"
 # a line that runs memctl: it starts with it, or memctl reads a pipe (`echo '{}' | memctl ...`)
 _RUNS_MEMCTL = re.compile(r"^(memctl\s|\S.*\|\s*memctl\s)")
 # commands that run until stopped: each must start, say so, and stop on Ctrl-C
-_UNTIL_STOPPED = re.compile(r"^memctl (--vault \S+ )?watch\b")
+_UNTIL_STOPPED = re.compile(r"^memctl (--vault \S+ )?(watch|view)\b")
 # what an example must never print: an error, a crash, or an empty answer
 _TROUBLE = re.compile(r"error|traceback|no matches|no such|not verbatim", re.IGNORECASE)
 
@@ -146,6 +146,7 @@ def _run(base: Path, work: Path, ex: Example) -> Outcome:
     env.update(HOME=str(home), MEMCTL_HOME=str(home / ".memctl-home"),
                MEMCTL_VAULT=str(home / "memory"), COLUMNS="200", PYTHONIOENCODING="utf-8",
                PATH=f"{shim}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
+    env["BROWSER"] = "true"  # `memctl view` opens a browser: here, one that shows nothing
     cwd = home / "project"
     if _UNTIL_STOPPED.match(ex.line):
         return _run_until_stopped(ex.line, cwd, env)
@@ -161,7 +162,8 @@ def _run_until_stopped(line: str, cwd: Path, env: dict[str, str]) -> Outcome:
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)  # fmt: skip
     assert proc.stdout is not None
-    first = proc.stdout.readline()  # "watching ... (Ctrl-C stops)", or "" when it exited
+    # "watching ... (Ctrl-C stops)", "memctl view: serving ...", or "" when it exited
+    first = proc.stdout.readline()
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
     try:
@@ -171,7 +173,7 @@ def _run_until_stopped(line: str, cwd: Path, env: dict[str, str]) -> Outcome:
         out, err = proc.communicate()
         return Outcome(None, first + out, err + "\n(did not stop on Ctrl-C)", [])
     code = proc.returncode
-    if "watching" not in first:
+    if not re.search(r"watching|serving", first):
         code = code or -1  # it never got going
     return Outcome(code, first + out, err, [])
 

@@ -9,6 +9,7 @@ from memctl.faces.cli import ingest  # noqa: F401
 from memctl.faces.cli import read  # noqa: F401
 from memctl.faces.cli import search  # noqa: F401
 from memctl.faces.cli import watch  # noqa: F401
+from memctl.faces.cli import view  # noqa: F401
 from memctl.faces.cli import curate  # noqa: F401
 from memctl.faces.cli import remember  # noqa: F401
 from memctl.faces.cli import recall  # noqa: F401

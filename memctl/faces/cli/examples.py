@@ -25,6 +25,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "reindex": ("memctl reindex",),
     "watch": ("memctl watch --ingest ~/.claude/projects --user dana",),
+    "view": ("memctl view", "memctl view --writable --no-open   # accept and reject there too"),
     "curate": ("memctl curate --dry-run", "memctl curate --model openai/gpt-4o-mini"),
     "remember": (
         'memctl remember "Dana prefers small PRs for infra changes" --source 73210f#t11 '

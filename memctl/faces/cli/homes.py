@@ -13,6 +13,7 @@ HOMES = {
     "log": "read", "show": "read", "status": "read",
     "search": "search", "reindex": "search",
     "watch": "watch",
+    "view": "view",
     "curate": "curate", "review": "curate", "diff": "curate", "verify": "curate",
     "remember": "remember",
     "recall": "recall", "context": "recall", "mcp": "recall", "hooks": "recall", "hook": "recall",
