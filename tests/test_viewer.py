@@ -98,6 +98,8 @@ def test_the_timeline_shows_each_session_and_the_claims_it_taught(built: Path) -
     # the verbatim quote, and a link to the very turn it is in
     assert "“We&#39;re trying to cut our egress costs this quarter.”" in html
     assert f'href="/session/{raw}?t=1#t1"' in html
+    # a claim citing two turns of a session is one line with both quotes
+    assert html.count("Tests run with `uv run pytest -q`.") == 1
     # a proposal is shown as waiting, pointing at the review page
     assert "always answer in short bullet points" in html
     assert "proposed: waits for review" in html
@@ -111,6 +113,18 @@ def test_a_session_shows_its_turns_with_the_tool_calls_and_the_cited_quote(built
     assert "[Bash] <mark>uv run pytest -q</mark>" in turn2 and "tool call" in turn2
     assert "Tests run with `uv run pytest -q`." in html  # what the session taught
     assert f'href="/diff?session={raw}"' in html
+
+
+def test_a_long_session_is_shown_a_window_at_a_time(tmp_path: Path) -> None:
+    v = new_vault(tmp_path / "vault")
+    lines = [json.dumps({"role": "user" if i % 2 else "assistant", "content": f"line {i + 1}"})
+             for i in range(900)]  # fmt: skip
+    (tmp_path / "long.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    ok("--vault", v, "ingest", tmp_path / "long.jsonl", "--user", "dana")
+    [raw] = [p.relative_to(v).as_posix() for p in (v / "raw").rglob("*.md") if p.name != "INDEX.md"]
+    html = page(client(v), f"/session/{raw}?t=600")
+    assert 'id="t600"' in html and 'id="t1"' not in html and 'id="t900"' not in html
+    assert "earlier turns" in html and "later turns" in html
 
 
 def test_transcript_text_is_never_markup(built: Path) -> None:

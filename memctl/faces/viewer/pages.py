@@ -29,23 +29,34 @@ Segment = tuple[str, str | None, bool]  # text, link, marked
 
 
 @dataclass
+class Cite:
+    """One citation of a claim: the turn it names and the verbatim words it quotes."""
+
+    ref: str
+    quote: str
+    turn: int
+
+
+@dataclass
 class Claim:
-    """A claim line as the index holds it, with one of its citations."""
+    """A claim line as the index holds it, with its citations of one session."""
 
     text: str
     note: str
     store: str
     section: str
-    ref: str
-    quote: str
     observed: bool
-    turn: int
-    status: str = "active"
+    status: str
+    cites: list[Cite] = field(default_factory=list)
+
+    @property
+    def turn(self) -> int:
+        return min((c.turn for c in self.cites), default=0)
 
 
 @dataclass
 class Taught:
-    """A session and the active claims that cite its turns."""
+    """A session and the claims (in force or proposed) that cite its turns."""
 
     header: dict[str, Any]
     claims: list[Claim] = field(default_factory=list)
@@ -64,11 +75,17 @@ def claims_by_session(vault: Vault) -> dict[str, list[Claim]]:
     out: dict[str, list[Claim]] = {}
     for h in res.hits:
         quotes = list(h.quotes) + [""] * (len(h.cites) - len(h.quotes))
+        mine: dict[str, Claim] = {}
         for ref, quote in zip(h.cites, quotes, strict=False):
-            c = Claim(h.text, h.ref, h.store or "", h.section or "", ref, quote, h.observed,
-                      turn_of(ref), h.status or "active")  # fmt: skip
-            out.setdefault(ref.split("#", 1)[0], []).append(c)
+            path = ref.split("#", 1)[0]
+            if path not in mine:
+                mine[path] = Claim(h.text, h.ref, h.store or "", h.section or "", h.observed,
+                                   h.status or "active")  # fmt: skip
+                out.setdefault(path, []).append(mine[path])
+            mine[path].cites.append(Cite(ref, quote, turn_of(ref)))
     for claims in out.values():
+        for c in claims:
+            c.cites.sort(key=lambda x: x.turn)
         claims.sort(key=lambda c: (c.turn, c.note, c.text))
     return out
 
@@ -93,8 +110,9 @@ def session(vault: Vault, ref: str, at: int | None) -> dict[str, Any]:
     claims = claims_by_session(vault).get(path, [])
     quotes: dict[int, list[str]] = {}
     for c in claims:
-        if c.quote:
-            quotes.setdefault(c.turn, []).append(c.quote)
+        for cite in c.cites:
+            if cite.quote:
+                quotes.setdefault(cite.turn, []).append(cite.quote)
     first, last = 1, len(messages)
     if len(messages) > LONG:
         mid = at or 1
