@@ -170,6 +170,9 @@ def test_diff_of_a_session_is_what_it_taught(built: Path) -> None:
 def test_unknown_things_are_a_page_that_says_so(built: Path) -> None:
     assert "no note or session" in page(client(built), "/note/nope.md", 404)
     page(client(built), "/nowhere", 404)
+    # a path routing tidies (a doubled slash) is a redirect to it, not an error page
+    r = client(built).get("/note//knowledge/acme.md")
+    assert r.status_code == 308 and r.headers["Location"].endswith("/note/knowledge/acme.md")
 
 
 # ---- safety ------------------------------------------------------------------------------
@@ -189,6 +192,17 @@ def test_another_host_name_is_refused(built: Path) -> None:
     r = client(built).get("/", headers={"Host": "evil.example:8080"})
     assert r.status_code == 400
     assert "Acme" not in r.get_data(as_text=True)
+
+
+def test_a_path_out_of_the_vault_or_into_its_own_files_is_not_served(built: Path) -> None:
+    (built.parent / "secret.md").write_text("# outside\n\nthe-outside-words\n", "utf-8")
+    c = client(built)
+    for url in ("/note/../secret.md", "/note/%2e%2e/secret.md", "/session/..%2fsecret.md",
+                "/note/.memctl/config.toml", "/note/.git/config"):  # fmt: skip
+        r = c.get(url, follow_redirects=True)
+        text = r.get_data(as_text=True)
+        assert r.status_code == 404, url
+        assert "the-outside-words" not in text and "[stores" not in text and "[core]" not in text
 
 
 def test_read_only_by_default_shows_no_form_and_refuses_a_post(vault: Path) -> None:

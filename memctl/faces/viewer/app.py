@@ -85,6 +85,8 @@ class Viewer:
             handler = getattr(self, f"page_{endpoint}")
             return handler(request, **args)  # type: ignore[no-any-return]
         except HTTPException as exc:
+            if (exc.code or 500) < 400:  # a redirect routing asks for (a doubled slash)
+                return exc.get_response(request.environ)  # type: ignore[return-value]
             return self.render("error.html", status=exc.code or 500, title=exc.name,
                                message=exc.description or exc.name)  # fmt: skip
         except (MemctlError, LookupError) as exc:
