@@ -27,8 +27,8 @@ _HARNESS_OUTPUT = re.compile(
     re.IGNORECASE,
 )
 # A question that asks for what a run printed: which error, how many, what version, did it
-# pass, which tests fail. "How did we fix the ty errors?" asks for the fix, not for the errors: a question
-# that opens with how or why asks for an explanation, which people give.
+# pass, which tests fail. "How did we fix the ty errors?" asks for the fix, not for the
+# errors: a question that opens with how or why asks for an explanation, which people give.
 _OUTPUT_WORDS = (
     r"errors?|exceptions?|tracebacks?|stack ?traces?|warnings?|output|printed|prints?|logs?|"
     r"versions?|exit (?:code|status)|count|coverage|results?|"
