@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from gitutil import run_git
-from util import DATA, ROOT, ok
+from util import DATA, ROOT, ctrl_c_stops, ok
 
 from memctl.faces.hooks.handlers import log_lines
 
@@ -160,7 +160,7 @@ def _run(base: Path, work: Path, ex: Example) -> Outcome:
 def _run_until_stopped(line: str, cwd: Path, env: dict[str, str]) -> Outcome:
     proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=cwd, env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+                            stderr=subprocess.PIPE, preexec_fn=ctrl_c_stops)  # fmt: skip
     assert proc.stdout is not None
     # "watching ... (Ctrl-C stops)", "memctl view: serving ...", or "" when it exited
     first = proc.stdout.readline()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from ccsession import Session
-from util import git, new_vault, ok
+from util import ctrl_c_stops, git, new_vault, ok
 from werkzeug.test import Client
 
 from memctl.faces.viewer import make_app
@@ -269,6 +269,7 @@ def test_memctl_view_serves_on_loopback_until_interrupted(built: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "memctl", "--vault", str(built), "view", "--no-open"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=ctrl_c_stops,
     )  # fmt: skip
     try:
         assert proc.stdout is not None

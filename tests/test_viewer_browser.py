@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from test_viewer import build_viewer_vault, raw_of
-from util import git, ok
+from util import ctrl_c_stops, git, ok
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -53,6 +53,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "memctl", "--vault", str(v), "view", "--no-open", "--writable"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=ctrl_c_stops,
     )  # fmt: skip
     try:
         assert proc.stdout is not None

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -108,3 +109,10 @@ def init_vault(target: Path) -> Path:
         _TEMPLATE[settings] = made / "vault"
     shutil.copytree(_TEMPLATE[settings], target, symlinks=True, dirs_exist_ok=True)
     return target
+
+
+def ctrl_c_stops() -> None:
+    """Popen's preexec_fn for a process a test stops with SIGINT: a suite started in the
+    background by a shell (`pytest ... &`) inherits SIGINT ignored, Python then installs no
+    KeyboardInterrupt, and Ctrl-C would never reach the command under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
