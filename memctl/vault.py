@@ -25,10 +25,9 @@ from memctl.core.floor import Floor, find_root
 from memctl.core.history import History
 from memctl.core.model import Message
 from memctl.core.raw import message_record, parse_session
-from memctl.core.store import Transaction, VaultLock, read_text
+from memctl.core.store import VaultLock, read_text
 from memctl.errors import InputError, LockTimeoutError, MemctlError, VaultNotFoundError
 from memctl.results import IngestResult, InitResult, ShowResult, StatusResult
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -203,8 +202,18 @@ class Vault(Floor):
                 vault = cls(root, config)
                 vault.history = history
                 adopted = notes if not history.has_commits() else []
-                tx = Transaction(root, command="init")
-                try:
+                n = len(adopted)
+                what = "file" if existed else "note"  # a vault's own files, or notes
+                with vault.change(
+                    "init",
+                    subject="init: memctl vault"
+                    + (f", adopted {n} {what}{'s' * (n != 1)}" if adopted else ""),
+                    refresh=False,
+                    index=False,
+                ) as ch:
+                    tx = ch.tx
+                    ch.paths = list(adopted)
+                    ch.trailers["Memctl-Adopted"] = str(n)
                     if not (root / CONFIG_REL).exists():
                         tx.write(CONFIG_REL, DEFAULT_CONFIG_TOML)
                     gi = root / ".gitignore"
@@ -236,25 +245,6 @@ class Vault(Floor):
                     if adopted:
                         # the INDEX files list the notes adopted, as every later write would
                         indexfiles.refresh(vault, tx)
-                    paths = tx.touched + adopted
-                    tx.flush()
-                    n = len(adopted)
-                    what = "file" if existed else "note"  # a vault's own files, or notes
-                    sha = history.commit(
-                        paths,
-                        "init: memctl vault"
-                        + (f", adopted {n} {what}{'s' * (n != 1)}" if adopted else ""),
-                        {
-                            "Memctl-Version": __version__,
-                            "Memctl-Command": "init",
-                            "Memctl-Adopted": str(len(adopted)),
-                        },
-                        author=vault.human_identity(),
-                    )
-                except BaseException:
-                    tx.rollback()
-                    raise
-                tx.done()
                 # git never takes merge drivers from a remote: every clone registers its own
                 mergedrivers.install(root)
         except BaseException as exc:
@@ -273,7 +263,7 @@ class Vault(Floor):
             str(root),
             not existed,
             adopted,
-            sha,
+            ch.commit,
             found.others,
             joined,
             waiting,

@@ -315,3 +315,30 @@ def test_the_top_of_the_package_is_the_front_door_and_the_folders() -> None:
     assert top == [
         "__init__.py", "__main__.py", "errors.py", "results.py", "vault.py", "version.py"
     ]
+
+
+def test_one_transaction_helper_owns_rollback_trailers_and_commit() -> None:
+    """Outside core/, a command changes the vault only through `Floor.change`: nobody
+    builds a Transaction, rolls one back, commits through git directly or writes the
+    `Memctl-Version`/`Memctl-Command` trailers by hand (copies of those steps drift)."""
+    offenders = []
+    for rel, tree in _modules():
+        if rel.startswith("core/"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                owner = f.value if isinstance(f, ast.Attribute) else None
+                if name == "Transaction":
+                    offenders.append(f"{rel}:{node.lineno} builds a Transaction")
+                elif name == "rollback" and isinstance(owner, ast.Name) and owner.id == "tx":
+                    offenders.append(f"{rel}:{node.lineno} calls tx.rollback()")
+                elif (name == "commit" and isinstance(owner, ast.Attribute)
+                      and owner.attr == "history"):
+                    offenders.append(f"{rel}:{node.lineno} commits through history")
+            elif (isinstance(node, ast.Dict)
+                  and any(isinstance(k, ast.Constant) and k.value == "Memctl-Command"
+                          for k in node.keys)):
+                offenders.append(f"{rel}:{node.lineno} writes Memctl-* trailers by hand")
+    assert offenders == []

@@ -8,6 +8,7 @@ clean, every note parsing. bench/crash.py does the same at a hundred random mome
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -201,3 +202,28 @@ def test_random_kill_points_rollback_and_gc(tmp_path: Path) -> None:
         res = kill_points(tmp_path / kind, kind, points=3, seed=9)
         assert res["failures"] == [], res
         assert res["killed"] >= 1
+
+
+def _open_journal(vault: Path) -> Path | None:
+    logs = sorted((vault / ".memctl" / "journal").glob("*/log"))
+    return logs[0] if logs else None
+
+
+def test_remember_killed_mid_write_names_itself_in_the_journal(tmp_path: Path) -> None:
+    """Recovery decides by the journal's command; remember's said "write" once, because it
+    built its transaction by hand. A kill while it writes leaves a journal that says so."""
+    vault = new_vault(tmp_path)
+    for attempt in range(20):
+        proc = memctl_popen(["--vault", str(vault), "remember", "--own",
+                             f"The team pins numpy below 2, take {attempt}."])
+        if kill_when(proc, lambda: _open_journal(vault) is not None):
+            break
+    else:
+        raise AssertionError("remember finished before its journal was seen, 20 times")
+    log = _open_journal(vault)
+    assert log is not None
+    header = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+    assert header["command"] == "remember"
+    r = ok("--vault", vault, "status")
+    assert "interrupted remember" in r.err, r.err
+    assert_healthy(vault)

@@ -4,14 +4,16 @@
 on top). It owns what every write needs: the lock, the write guard (git writable, no
 conflict marker in a file about to be rewritten), committing a transaction, and keeping
 INDEX files and the search index in step, so that a feature changes the vault only through
-`write_notes` or `commit_transaction`.
+`change` (or `write_notes`, a change that writes whole files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,39 @@ def find_root(start: Path) -> Path | None:
             return cand
     return None
 
+
+@dataclass
+class Change:
+    """What one command is changing, and what its commit will say (see `Floor.change`).
+
+    Writes go through `tx` (the journalled transaction). `paths` are committed beside what
+    `tx` touched (files another step already put in place: adopted notes, recovered
+    sessions, what a `git revert` staged). `before_commit` steps run after the writes are
+    durable and before the commit; `on_failure` steps run before the files are put back.
+    """
+
+    tx: Transaction
+    subject: str
+    trailers: dict[str, str]
+    author: Identity | None = None
+    body: str = ""
+    refresh: bool = True
+    index: bool = True
+    paths: list[str] = field(default_factory=list)
+    before_commit: list[Callable[[], object]] = field(default_factory=list)
+    undo: list[tuple[Callable[[], object], bool]] = field(default_factory=list)
+    committer: Callable[[list[str], Change], str | None] | None = None
+    commit: str | None = None
+    dropped: bool = False
+
+    def drop(self) -> None:
+        """Nothing is to be committed after all: every file goes back as it was."""
+        self.dropped = True
+
+    def on_failure(self, step: Callable[[], object], *, restores: bool = False) -> None:
+        """Run `step` if the change fails; `restores`: it puts the files back itself (a
+        `git reset --hard`), so the journal's copies are dropped instead of restored."""
+        self.undo.append((step, restores))
 
 
 class Floor:
@@ -97,11 +132,8 @@ class Floor:
             if rel.endswith("INDEX.md") and self.history.is_dirty(rel):
                 # memctl regenerates INDEX files; a person's uncommitted edit is kept in a
                 # commit of its own first, so that nothing of theirs vanishes unrecorded
-                sha = self.history.commit(
-                    [rel],
-                    f"edit: {rel} edited by hand (kept before memctl rewrote it)",
-                    {"Memctl-Version": __version__, "Memctl-Command": "edit"},
-                    author=self.human_identity(),
+                sha = self.commit_hand_edits(
+                    [rel], f"edit: {rel} edited by hand (kept before memctl rewrote it)"
                 )
                 if sha:
                     self.notice(
@@ -179,56 +211,107 @@ class Floor:
         files: dict[str, str],
         *,
         subject: str,
-        trailers: dict[str, str],
-        author: Identity,
-        body: str = "",
         command: str = "write",
+        trailers: dict[str, str] | None = None,
+        author: Identity | None = None,
+        body: str = "",
         refresh: bool = True,
     ) -> str | None:
         """Write derived files (notes, their INDEX, curation state) as one commit, or not at all.
 
-        The public way for curation, review and other writers of notes to change the vault,
-        under the vault lock the caller holds: files are written atomically and journaled, the
-        INDEX files and the search index follow in the same command, and any failure puts
-        every file back as it was and leaves no commit.
+        The public way for curation and other writers of whole notes to change the vault,
+        under the vault lock the caller holds: a `change` that writes `files` and nothing else.
         """
-        tx = Transaction(self.root, command=command)
-        try:
-            tx.expect(list(files))
+        with self.change(
+            command, subject=subject, author=author, body=body, refresh=refresh
+        ) as ch:
+            ch.trailers.update(trailers or {})
+            ch.tx.expect(list(files))
             for rel, text in files.items():
-                tx.write(rel, text)
-        except BaseException:
-            tx.rollback()
-            raise
-        return self.commit_transaction(
-            tx, subject=subject, trailers=trailers, author=author, body=body, refresh=refresh
-        )
+                ch.tx.write(rel, text)
+        return ch.commit
 
-    def commit_transaction(
+    @contextlib.contextmanager
+    def change(
         self,
-        tx: Transaction,
+        command: str,
         *,
-        subject: str,
-        trailers: dict[str, str],
-        author: Identity,
+        subject: str = "",
+        user: str | None = None,
+        author: Identity | None = None,
         body: str = "",
         refresh: bool = True,
-    ) -> str | None:
-        """Finish a caller's transaction as one commit: INDEX files, fsync, commit, search index.
+        index: bool = True,
+        journal: str | None = None,
+        redact: bool = True,
+    ) -> Iterator[Change]:
+        """One command's change to the vault: every write in the block lands as one commit,
+        or, on any failure (an exception, Ctrl-C), every file is put back and none is made.
 
-        For writers that delete or read back what they wrote (review); on any failure the
-        transaction is rolled back and the vault is as it was.
+        The commit's `Memctl-Version`, `Memctl-Command` (and `Memctl-User`) trailers are
+        written here, so no command can leave them out; the block adds its own to
+        `ch.trailers` and may set `ch.subject` and `ch.body` once it knows what it did.
+        `refresh` rewrites the INDEX files in the same commit, `index` brings the search
+        index in step after it, `journal` names the work in the write-ahead journal when
+        crash recovery must treat it apart from the command (default: `command`). Nothing
+        written and no `ch.paths`: no commit. `ch.drop()` puts everything back quietly.
         """
+        tx = Transaction(self.root, command=journal or command, redact=redact)
+        trailers = {"Memctl-Version": __version__, "Memctl-Command": command}
+        if user is not None:
+            trailers["Memctl-User"] = user
+        ch = Change(tx, subject, trailers, author, body, refresh=refresh, index=index)
         try:
-            if refresh:
-                self.refresh_indexes(tx)
-            tx.flush()
-            sha = self.history.commit(tx.touched, subject, trailers, author=author, body=body)
-            self.after_write(tx.touched)
+            yield ch
+            if not ch.dropped and (tx.touched or ch.paths):
+                ch.commit = self._commit_change(ch)
         except BaseException:
-            tx.rollback()
+            restored = False
+            for undo, restores in reversed(ch.undo):
+                with contextlib.suppress(Exception):
+                    undo()
+                restored = restored or restores
+            if restored:
+                tx.done()
+            else:
+                tx.rollback()
             raise
+        if ch.dropped:
+            tx.rollback()
+        else:
+            tx.done()
+
+    def _commit_change(self, ch: Change) -> str | None:
+        """INDEX files, fsync, the caller's last steps, one commit, then the search index."""
+        tx = ch.tx
+        if ch.refresh:
+            self.refresh_indexes(tx)
+        tx.flush()
+        for step in ch.before_commit:
+            step()
+        paths = list(dict.fromkeys([*ch.paths, *tx.touched]))
+        if ch.committer is not None:
+            sha = ch.committer(paths, ch)
+        else:
+            sha = self.history.commit(
+                paths, ch.subject, ch.trailers, author=ch.author or self.human_identity(),
+                body=ch.body,
+            )
+        if ch.index:
+            self.after_write(paths)
         return sha
+
+    def commit_hand_edits(self, paths: list[str], subject: str, **trailers: str) -> str | None:
+        """Commit a person's uncommitted edits to `paths` as theirs, before memctl rewrites
+        those files: otherwise memctl's commit would carry their lines, and neither `diff`
+        nor undo could tell who wrote what."""
+        extra = {f"Memctl-{k.replace('_', '-').title()}": v for k, v in trailers.items()}
+        return self.history.commit(
+            paths,
+            subject,
+            {"Memctl-Version": __version__, "Memctl-Command": "edit", **extra},
+            author=self.human_identity(),
+        )
 
     # ---- hooks for derived state (index, INDEX.md) ----------------------------------------
 

@@ -57,7 +57,6 @@ from memctl.curate.specs import (
     store_index,
 )
 from memctl.errors import CurationError, InputError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -397,11 +396,11 @@ def _finish(vault: Floor, plan: _Plan, res: CurateResult, started: float) -> Cur
         files[STATE_REL] = plan.new_state
     res.commit = vault.write_notes(
         files,
+        command="curate",
         subject=_subject(res),
         trailers=_trailers(res),
         author=vault.config.agent,
         body=_body(res),
-        command="curate",
         refresh=bool(plan.changed),
     )
     res.seconds = round(time.perf_counter() - started, 3)
@@ -419,12 +418,7 @@ def _commit_hand_edits(vault: Floor, files: dict[str, str]) -> None:
     if not edited:
         return
     n = len(edited)
-    vault.history.commit(
-        edited,
-        f"edit: {n} note{'s' * (n != 1)} edited by hand",
-        {"Memctl-Version": __version__, "Memctl-Command": "edit", "Memctl-Notes": str(n)},
-        author=vault.human_identity(),
-    )
+    vault.commit_hand_edits(edited, f"edit: {n} note{'s' * (n != 1)} edited by hand", notes=str(n))
 
 
 def _plugin_claims(spec: StoreSpec, batch: Batch) -> list[Proposal]:
@@ -644,8 +638,6 @@ def _subject(res: CurateResult) -> str:
 
 def _trailers(res: CurateResult) -> dict[str, str]:
     t = {
-        "Memctl-Version": __version__,
-        "Memctl-Command": "curate",
         "Memctl-Curator": res.curator,
         "Memctl-Model": res.model or "none",
         "Memctl-Sessions": str(res.sessions),

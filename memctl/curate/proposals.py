@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.notes import note_id, parse_note, render_note
 from memctl.core.provenance import RawTurns
-from memctl.core.store import Transaction, read_text, walk_markdown
+from memctl.core.store import read_text, walk_markdown
 from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, text_digest
 from memctl.errors import ConflictError, InputError, MemctlError, PathEscapeError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -200,8 +199,8 @@ def review(
         if not to_accept and not to_reject:
             res.pending = props
             return res
-        tx = Transaction(vault.root, command="review")
-        try:
+        with vault.change("review") as ch:
+            tx = ch.tx
             for p in to_accept:
                 text = read_text(vault.root / p.path)
                 tx.write(p.target, _accepted_text(text, p.path, p.target, today))
@@ -224,21 +223,11 @@ def review(
                         f"{specs[store].config.folder}/INDEX.md",
                         store_index(vault, specs[store], notes),
                     )
-        except BaseException:
-            tx.rollback()
-            raise
-        na, nr = len(res.accepted), len(res.rejected)
-        res.commit = vault.commit_transaction(
-            tx,
-            subject=f"review: {na} accepted, {nr} rejected",
-            trailers={
-                "Memctl-Version": __version__,
-                "Memctl-Command": "review",
-                "Memctl-Accepted": ", ".join(res.accepted) or "none",
-                "Memctl-Rejected": ", ".join(res.rejected) or "none",
-            },
-            author=vault.human_identity(),
-        )
+            na, nr = len(res.accepted), len(res.rejected)
+            ch.subject = f"review: {na} accepted, {nr} rejected"
+            ch.trailers["Memctl-Accepted"] = ", ".join(res.accepted) or "none"
+            ch.trailers["Memctl-Rejected"] = ", ".join(res.rejected) or "none"
+        res.commit = ch.commit
         done = {p.path for p in [*to_accept, *to_reject]}
         res.pending = [p for p in props if p.path not in done]
     return res

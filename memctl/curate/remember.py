@@ -25,13 +25,12 @@ from memctl.core.provenance import (
 )
 from memctl.core.redact import redact
 from memctl.core.refs import Ref
-from memctl.core.store import Transaction, read_text
+from memctl.core.store import read_text
 from memctl.curate import engine
 from memctl.curate.merge import PROPOSED_SUFFIX, NoteSet, is_proposal
 from memctl.errors import InputError, MemctlError
 from memctl.recall.results import AGENT_TAG, visible_scopes
 from memctl.recall.words import content_terms
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -278,25 +277,18 @@ def remember(
         changed = notes.changed()
         commit = None
         if changed:
-            tx = Transaction(vault.root)
-            try:
-                for path, content in changed.items():
-                    tx.write(path, content)
-                tx.write(f"{spec.config.folder}/INDEX.md", engine.store_index(vault, spec, notes))
-            except BaseException:
-                tx.rollback()
-                raise
-            commit = vault.commit_transaction(
-                tx,
+            with vault.change(
+                "remember",
                 subject=f"remember: {text[:60]}" + ("…" if len(text) > 60 else ""),
-                trailers={
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "remember",
-                    "Memctl-User": user,
-                    "Memctl-Source": ", ".join(r for r, _ in cites) or "agent",
-                },
+                user=user,
                 author=vault.config.agent,
-            )
+            ) as ch:
+                ch.trailers["Memctl-Source"] = ", ".join(r for r, _ in cites) or "agent"
+                for path, content in changed.items():
+                    ch.tx.write(path, content)
+                folder = spec.config.folder
+                ch.tx.write(f"{folder}/INDEX.md", engine.store_index(vault, spec, notes))
+            commit = ch.commit
     action = (
         "proposed" if is_proposal(target_note.path) and outcome.action != "noop" else outcome.action
     )

@@ -255,31 +255,18 @@ class _RunGuard:
                 self._save(vault, found)
 
     def _save(self, vault: Floor, found: list[Removal]) -> None:
-        from memctl.core.store import Transaction
-        from memctl.version import __version__
-
-        tx = Transaction(vault.root, command="removed")
-        try:
-            tx.write(REMOVED_REL, self.removals.render())
-            tx.flush()
-            n = len(found)
-            how = sorted({r.by for r in found})
-            vault.history.commit(
-                tx.touched,
-                f"removed: {n} claim{'s' * (n != 1)} a person removed stay{'s' * (n == 1)}"
-                " removed",
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "removed",
-                    "Memctl-Removed": str(n),
-                    "Memctl-Removed-By": ", ".join(how),
-                },
-                author=vault.human_identity(),
-                body="\n".join(f"- {r.note}: {r.text}" for r in found),
-            )
-        except BaseException:
-            tx.rollback()
-            raise
+        n = len(found)
+        with vault.change(
+            "removed",
+            subject=f"removed: {n} claim{'s' * (n != 1)} a person removed "
+            f"stay{'s' * (n == 1)} removed",
+            body="\n".join(f"- {r.note}: {r.text}" for r in found),
+            refresh=False,
+            index=False,
+        ) as ch:
+            ch.trailers["Memctl-Removed"] = str(n)
+            ch.trailers["Memctl-Removed-By"] = ", ".join(sorted({r.by for r in found}))
+            ch.tx.write(REMOVED_REL, self.removals.render())
 
 
 # run object's id -> (a weak reference to it, its guard): one scan per curation run

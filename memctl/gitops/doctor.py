@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.store import Transaction, read_text, walk_markdown
+from memctl.core.store import read_text, walk_markdown
 from memctl.errors import MemctlError, ReadOnlyVaultError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -184,21 +183,12 @@ def _index_files(vault: Floor, repair: bool) -> Check:
         if hand:
             c.problems.append("not rewritten, edited by hand: " + ", ".join(hand))
             return c
-        tx = Transaction(vault.root, command="doctor")
-        try:
+        with vault.change(
+            "doctor", subject="doctor: INDEX files rewritten", refresh=False, index=False
+        ) as ch:
             for rel, text in stale.items():
-                tx.write(rel, text)
-            tx.flush()
-            sha = vault.history.commit(
-                tx.touched,
-                "doctor: INDEX files rewritten",
-                {"Memctl-Version": __version__, "Memctl-Command": "doctor"},
-                author=vault.human_identity(),
-            )
-        except BaseException:
-            tx.rollback()
-            raise
-        tx.done()
+                ch.tx.write(rel, text)
+        sha = ch.commit
         c.repaired = f"rewrote {len(stale)} INDEX file{'s' * (len(stale) != 1)}" + (
             f" (commit {sha[:10]})" if sha else ""
         )

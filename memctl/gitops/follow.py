@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memctl.core.history import head_of, record_head, recorded_head
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -74,7 +73,6 @@ def follow(vault: Floor) -> Followed:
     `memctl doctor`; on a detached HEAD (a checkout of an old commit) only the search
     index follows, since a commit there would be on no branch.
     """
-    from memctl.core.store import Transaction
     from memctl.curate import indexfiles
     from memctl.index import writer
 
@@ -108,28 +106,20 @@ def follow(vault: Floor) -> Followed:
             fixes = {rel: text for rel, text in fixes.items() if rel not in dirty}
         if stale or fixes:
             expected = indexfiles.expected(vault)
-            tx = Transaction(root, command="follow")
-            try:
+            with vault.change(
+                "follow",
+                subject="index: INDEX files regenerated after a git change made outside memctl"
+                if not fixes else "sync: the curation state a pull brought, screened "
+                "(followed a git change made outside memctl)",
+                refresh=False,
+            ) as ch:
+                ch.trailers["Memctl-Follows"] = now
                 for rel in stale:
-                    tx.write(rel, expected[rel])
+                    ch.tx.write(rel, expected[rel])
                 for rel, text in fixes.items():
-                    tx.write(rel, text)
-                tx.flush()
-                out.commit = vault.history.commit(
-                    tx.touched,
-                    "index: INDEX files regenerated after a git change made outside memctl"
-                    if not fixes else "sync: the curation state a pull brought, screened "
-                    "(followed a git change made outside memctl)",
-                    {"Memctl-Version": __version__, "Memctl-Command": "follow",
-                     "Memctl-Follows": now},
-                    author=vault.human_identity(),
-                )
-            except BaseException:
-                tx.rollback()
-                raise
-            tx.done()
+                    ch.tx.write(rel, text)
+            out.commit = ch.commit
             out.index_files = stale
-            writer.after_write(vault, [*stale, *fixes])
     from memctl.core.localstate import held_path
 
     if held_path(root).is_file() and _arrived(root, was, now):

@@ -46,7 +46,6 @@ from memctl.gitops.purge import (
     purge_plan,
     write_intent,
 )
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -551,44 +550,34 @@ def forget(
         if dry_run:
             plan(vault, targets, res, None)
             return res
-        tx = Transaction(vault.root, command="forget")
-        try:
-            plan(vault, targets, res, tx)
+        # on success the files are what git recorded, and the change drops the journal's
+        # copies of what was there (the forgotten words among them) before history is
+        # rewritten below
+        with vault.change("forget") as ch:
+            ch.on_failure(lambda: drop_intent(vault.root))
+            plan(vault, targets, res, ch.tx)
             if res.empty:
-                tx.rollback()
+                ch.drop()
                 return res
-            vault.refresh_indexes(tx)
-            tx.flush()
+            ch.subject = _subject(res, targets)
+            ch.body = commit_body(res)
+            ch.trailers.update({
+                "Memctl-Forgot": targets.kind,
+                "Memctl-Sessions-Deleted": str(len(res.sessions_deleted)),
+                "Memctl-Turns-Forgotten": str(len(res.turns_forgotten)),
+                "Memctl-Claims-Removed": str(len(res.claims_removed)),
+                "Memctl-Citations-Removed": str(len(res.citations_removed)),
+                "Memctl-Notes-Deleted": str(len(res.notes_deleted)),
+            })
             if purge:
                 # journalled before the forget commit: a kill from here on leaves a record
                 # that the next command finishes (or drops, if the commit never landed)
                 gone = [*res.sessions_deleted, *res.sessions_renamed, *res.notes_deleted,
                         *res.attachments_deleted]
-                write_intent(vault, purge_plan(vault.root, res.purge_secrets, gone))
-            res.commit = vault.history.commit(
-                tx.touched,
-                _subject(res, targets),
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "forget",
-                    "Memctl-Forgot": targets.kind,
-                    "Memctl-Sessions-Deleted": str(len(res.sessions_deleted)),
-                    "Memctl-Turns-Forgotten": str(len(res.turns_forgotten)),
-                    "Memctl-Claims-Removed": str(len(res.claims_removed)),
-                    "Memctl-Citations-Removed": str(len(res.citations_removed)),
-                    "Memctl-Notes-Deleted": str(len(res.notes_deleted)),
-                },
-                author=vault.human_identity(),
-                body=commit_body(res),
-            )
-            vault.after_write(tx.touched)
-        except BaseException:
-            tx.rollback()
-            drop_intent(vault.root)
-            raise
-        # the files are what git recorded: the journal's copies of what was there (the
-        # forgotten words among them) go now, before history is rewritten
-        tx.done()
+                ch.before_commit.append(
+                    lambda: write_intent(vault, purge_plan(vault.root, res.purge_secrets, gone))
+                )
+        res.commit = ch.commit
         # recall's per-session word counts (memctl.recall.termcache) hold the forgotten
         # turns' words until the session is asked about again: they go now
         shutil.rmtree(vault.root / ".memctl" / "cache" / "terms", ignore_errors=True)

@@ -21,9 +21,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.store import Transaction, read_text
+from memctl.core.store import read_text
 from memctl.errors import MemctlError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -146,30 +145,18 @@ def gc(vault: Floor, *, apply: bool = False, now: datetime | None = None) -> GcR
             fg.plan(vault, targets, out, None)
             res.cascade = out.to_json()
             return res
-        tx = Transaction(vault.root, command="gc")
-        try:
-            fg.plan(vault, targets, out, tx)
-            vault.refresh_indexes(tx)
-            tx.flush()
-            n, m = len(res.expired_sessions), len(res.expired_notes)
-            res.commit = vault.history.commit(
-                tx.touched,
-                f"gc: {n} session{'s' * (n != 1)} past retention, {m} note{'s' * (m != 1)} "
-                "past their store's TTL",
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "gc",
-                    "Memctl-Sessions-Deleted": str(n),
-                    "Memctl-Notes-Deleted": str(len(out.notes_deleted)),
-                    "Memctl-Claims-Removed": str(len(out.claims_removed)),
-                },
-                author=vault.human_identity(),
-                body=fg.commit_body(out),
-            )
-            vault.after_write(tx.touched)
-        except BaseException:
-            tx.rollback()
-            raise
+        n, m = len(res.expired_sessions), len(res.expired_notes)
+        with vault.change(
+            "gc",
+            subject=f"gc: {n} session{'s' * (n != 1)} past retention, "
+            f"{m} note{'s' * (m != 1)} past their store's TTL",
+        ) as ch:
+            fg.plan(vault, targets, out, ch.tx)
+            ch.body = fg.commit_body(out)
+            ch.trailers["Memctl-Sessions-Deleted"] = str(n)
+            ch.trailers["Memctl-Notes-Deleted"] = str(len(out.notes_deleted))
+            ch.trailers["Memctl-Claims-Removed"] = str(len(out.claims_removed))
+        res.commit = ch.commit
         fg.prune_folders(vault.root, [*out.sessions_deleted, *out.notes_deleted])
         res.cascade = out.to_json()
     return res

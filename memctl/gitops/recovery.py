@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memctl.core.store import JOURNAL_REL, PURGE_REL, Transaction, open_journal_names, restore
+from memctl.core.store import JOURNAL_REL, PURGE_REL, open_journal_names, restore
 from memctl.errors import MemctlError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -267,27 +266,17 @@ def restore_tmp_only(target: Path) -> None:
 
 
 def _commit_forward(vault: Floor, kept: list[str], origins: list[str]) -> str | None:
-    tx = Transaction(vault.root, command="recover")
-    try:
-        vault.refresh_indexes(tx)
-        tx.flush()
-        n = len(kept)
-        sha = vault.history.commit(
-            [*kept, *tx.touched],
-            f"ingest: {n} session{'s' * (n != 1)} recovered after an interrupted run",
-            {
-                "Memctl-Version": __version__,
-                "Memctl-Command": "ingest",
-                "Memctl-Sessions": str(n),
-                "Memctl-Recovered": "; ".join(origins) or "interrupted ingest",
-            },
-            author=vault.human_identity(),
-        )
-    except BaseException:
-        tx.rollback()
-        raise
-    tx.done()
-    return sha
+    n = len(kept)
+    with vault.change(
+        "ingest",
+        subject=f"ingest: {n} session{'s' * (n != 1)} recovered after an interrupted run",
+        journal="recover",
+        index=False,
+    ) as ch:
+        ch.paths = list(kept)
+        ch.trailers["Memctl-Sessions"] = str(n)
+        ch.trailers["Memctl-Recovered"] = "; ".join(origins) or "interrupted ingest"
+    return ch.commit
 
 
 def _reindex(vault: Floor, paths: list[str]) -> None:

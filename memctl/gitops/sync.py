@@ -25,7 +25,6 @@ from memctl.core.localstate import limits
 from memctl.core.store import Transaction
 from memctl.errors import ConflictError, InputError, MemctlError
 from memctl.gitops import pulledstate, syncjournal, trust
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -289,8 +288,8 @@ def _settle(vault: Floor, g: _Git, res: SyncResult, fixes: dict[str, str]) -> No
 
     root = vault.root
     aside = root / CONFLICTS_DIR
-    tx = Transaction(root, command="sync")
-    try:
+    with vault.change("sync", index=False) as ch:
+        tx = ch.tx
         if aside.is_dir() and not aside.is_symlink():
             for rel in _aside_files(aside):
                 text = _read_nofollow(aside / rel)
@@ -307,8 +306,6 @@ def _settle(vault: Floor, g: _Git, res: SyncResult, fixes: dict[str, str]) -> No
         res.index_files = indexfiles.refresh(vault, tx)
         if not tx.touched:
             return
-        vault.refresh_indexes(tx)
-        tx.flush()
         bits = []
         if res.proposals:
             bits.append(f"{len(res.proposals)} conflicting notes proposed for review")
@@ -318,20 +315,10 @@ def _settle(vault: Floor, g: _Git, res: SyncResult, fixes: dict[str, str]) -> No
             bits.append("INDEX files regenerated")
         if fixes:
             bits.append("curation state screened")
-        res.commit = vault.history.commit(
-            tx.touched,
-            "sync: " + ", ".join(bits),
-            {
-                "Memctl-Version": __version__,
-                "Memctl-Command": "sync",
-                "Memctl-Remote": res.remote,
-                "Memctl-Proposals": str(len(res.proposals)),
-            },
-            author=vault.human_identity(),
-        )
-    except BaseException:
-        tx.rollback()
-        raise
+        ch.subject = "sync: " + ", ".join(bits)
+        ch.trailers["Memctl-Remote"] = res.remote
+        ch.trailers["Memctl-Proposals"] = str(len(res.proposals))
+    res.commit = ch.commit
     shutil.rmtree(aside, ignore_errors=True)
 
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.store import Transaction, read_text
 from memctl.errors import ConflictError, InputError, MemctlError
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -187,37 +186,33 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
         # One journalled transaction: every file the revert may touch is journalled before
         # git changes it, so a kill at any step (mid-revert, staged, mid-commit) is put back
         # by the next command's recovery, or kept whole if the undo commit landed.
-        tx = Transaction(vault.root, command="undo")
-        tx.expect([p for p in dict.fromkeys([*files, STATE_REL]) if not p.endswith("/")])
-        try:
+        with vault.change(
+            "undo",
+            subject=f"undo: {subject}",
+            body=f'This reverts commit {sha} ("{subject}").',
+            refresh=False,
+        ) as ch:
+            ch.tx.expect([p for p in dict.fromkeys([*files, STATE_REL]) if not p.endswith("/")])
+
+            def abort() -> None:
+                _git(vault, "revert", "--abort", check=False)
+                _git(vault, "reset", "-q", "--hard", head, check=False)
+
+            ch.on_failure(abort, restores=True)  # the reset puts every file back as HEAD has it
             _revert(vault, vault.root, sha)
             if cmd == "curate" and (vault.root / STATE_REL).exists():
                 # the turns were read; what was learned from them is what the person undoes
                 _git(vault, "checkout", head, "--", STATE_REL)
-            _finish(vault, tx, before, "undo", res)
+            _finish(vault, ch.tx, before, "undo", res)
             res.claims_restored = _restored(now, {rel: _text(vault.root / rel) for rel in notes})
-            tx.flush()
-            res.commit = _commit_staged(
-                vault,
-                [*files, *tx.touched],
-                f"undo: {subject}",
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "undo",
-                    "Memctl-Undoes": sha,
-                    "Memctl-Claims-Removed": str(len(res.claims_removed)),
-                    "Memctl-Claims-Restored": str(len(res.claims_restored)),
-                },
-                f'This reverts commit {sha} ("{subject}").',
+            ch.trailers["Memctl-Undoes"] = sha
+            ch.trailers["Memctl-Claims-Removed"] = str(len(res.claims_removed))
+            ch.trailers["Memctl-Claims-Restored"] = str(len(res.claims_restored))
+            ch.paths = files
+            ch.committer = lambda paths, ch: _commit_staged(
+                vault, paths, ch.subject, ch.trailers, ch.body
             )
-            _git(vault, "revert", "--quit", check=False)
-            tx.done()
-            vault.after_write([*files, *tx.touched])
-        except BaseException:
-            _git(vault, "revert", "--abort", check=False)
-            _git(vault, "reset", "-q", "--hard", head, check=False)
-            tx.done()  # the reset put every file back as HEAD has it
-            raise
+        res.commit = ch.commit
     return res
 
 
@@ -301,6 +296,7 @@ def _commit_staged(
         )  # fmt: skip
     finally:
         Path(msgfile).unlink()
+    _git(vault, "revert", "--quit", check=False)
     if proc.returncode != 0:
         raise MemctlError(f"git commit failed: {proc.stderr.strip() or proc.stdout.strip()}")
     from memctl.core.history import record_head
@@ -397,31 +393,16 @@ def rollback(vault: Floor, note: str, rev: str, dry_run: bool = False) -> UndoRe
             res.claims_removed = [f"{r.note}: {r.text}" for r in found]
             res.claims_restored = _restored({rel: current}, {rel: text})
             return res
-        tx = Transaction(vault.root, command="rollback")
-        try:
+        with vault.change("rollback", subject=res.subject) as ch:
             if text is None:
-                tx.delete(rel)
+                ch.tx.delete(rel)
             else:
-                tx.write(rel, text)
-            _finish(vault, tx, {rel: current} if current is not None else {}, "rollback", res)
+                ch.tx.write(rel, text)
+            _finish(vault, ch.tx, {rel: current} if current is not None else {}, "rollback", res)
             res.claims_restored = _restored({rel: current}, {rel: _text(target)})
-            vault.refresh_indexes(tx)
-            tx.flush()
-            res.commit = vault.history.commit(
-                tx.touched,
-                res.subject,
-                {
-                    "Memctl-Version": __version__,
-                    "Memctl-Command": "rollback",
-                    "Memctl-Note": rel,
-                    "Memctl-To": sha,
-                    "Memctl-Claims-Removed": str(len(res.claims_removed)),
-                    "Memctl-Claims-Restored": str(len(res.claims_restored)),
-                },
-                author=vault.human_identity(),
-            )
-            vault.after_write(tx.touched)
-        except BaseException:
-            tx.rollback()
-            raise
+            ch.trailers["Memctl-Note"] = rel
+            ch.trailers["Memctl-To"] = sha
+            ch.trailers["Memctl-Claims-Removed"] = str(len(res.claims_removed))
+            ch.trailers["Memctl-Claims-Restored"] = str(len(res.claims_restored))
+        res.commit = ch.commit
     return res

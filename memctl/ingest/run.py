@@ -37,7 +37,6 @@ from memctl.core.raw import (
 from memctl.core.store import Transaction, read_text
 from memctl.errors import ConflictError, InputError, MemctlError, NotATranscriptError
 from memctl.results import FileProblem, IngestResult, SessionChange
-from memctl.version import __version__
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -102,10 +101,18 @@ def ingest(
     left_out: list[str] = []  # images not kept, each with its turn and why
     with vault.lock:
         sessions = vault.session_map()
-        tx = Transaction(vault.root, command="ingest", redact=do_redact)
         feed = writer.Feed(vault)
         stager = vault.history.stager()
-        try:
+        with vault.change("ingest", redact=do_redact, index=False) as ch:
+            tx = ch.tx
+
+            def abort() -> None:
+                feed.abort()
+                stager.wait()
+                with contextlib.suppress(Exception):
+                    vault.history.unstage(stager.staged)
+
+            ch.on_failure(abort)
             units: list[Path | IO[bytes]] = list(files)
             if use_stdin:
                 units.append(stdin if stdin is not None else _stdin_bytes())
@@ -155,38 +162,24 @@ def ingest(
                         stager.add(change.path)
             if progress:
                 progress(len(units), len(units), "")
-            sha = None
             changed = [c for c in changes if c.action != "unchanged"]
             if changed:
-                vault.refresh_indexes(tx)
                 turns = sum(c.turns_added for c in changed)
                 n = len(changed)
-                tx.flush()
-                stager.wait()
-                sha = vault.history.commit(
-                    tx.touched,
-                    f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}",
-                    {
-                        "Memctl-Version": __version__,
-                        "Memctl-Command": "ingest",
-                        "Memctl-Sessions": str(n),
-                        "Memctl-Turns": str(turns),
-                        "Memctl-Redactions": str(sum(c.redactions for c in changed)),
-                    },
-                    author=vault.human_identity(),
+                ch.subject = (
+                    f"ingest: {n} session{'s' * (n != 1)}, {turns} turn{'s' * (turns != 1)}"
                 )
-            tx.done()
-            notices = feed.finish(tx.touched).notices  # the index could not follow: say so
-        except BaseException:
-            feed.abort()
-            stager.wait()
-            tx.rollback()
-            with contextlib.suppress(Exception):
-                vault.history.unstage(stager.staged)
-            raise
+                ch.trailers["Memctl-Sessions"] = str(n)
+                ch.trailers["Memctl-Turns"] = str(turns)
+                ch.trailers["Memctl-Redactions"] = str(sum(c.redactions for c in changed))
+                ch.before_commit.append(stager.wait)
+            elif tx.touched:
+                ch.drop()  # every session was as it stood: nothing to commit
+        notices = feed.finish(tx.touched).notices  # the index could not follow: say so
     bad_lines = [FileProblem(str(e.path or ""), e.line, e.message) for e in bad or []]
     problems = [n for n in notices if n.startswith("search index not updated")]
-    return IngestResult(changes, sha, len(units), failed, skipped, bad_lines, left_out + problems)
+    return IngestResult(changes, ch.commit, len(units), failed, skipped, bad_lines,
+                        left_out + problems)  # fmt: skip
 
 def _utf8_name(path: Path) -> None:
     """A file name becomes a session's origin in YAML, a commit trailer and a line of output,
