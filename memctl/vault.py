@@ -8,7 +8,6 @@ LearningMachine call these methods and nothing lower.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -184,15 +183,15 @@ class Vault(Floor):
         existed = (root / ".memctl").is_dir()
         found = adopt.Survey()
         if root.is_dir():
-            unborn = not _has_commits(root)
+            unborn = not adopt.has_commits(root)
             if not existed or unborn:
                 # a vault copied or unzipped without its .git is adopted whole: its
                 # sessions, notes and memctl's own files, in the one init commit
                 found = adopt.survey(root, own=existed and unborn)
                 if not force and not existed:
-                    _refuse_takeover(root, env, found)
+                    adopt.refuse_takeover(root, env, found)
         notes = found.notes + found.own
-        created = _Created(root)
+        created = adopt.Created(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
             history = History.init(root)
@@ -253,7 +252,8 @@ class Vault(Floor):
                 raise
             if isinstance(exc, OSError):
                 raise MemctlError(f"cannot initialise the vault: {exc.strerror}", root) from None
-            raise MemctlError(f"cannot initialise the vault: {_first_line(exc)}", root) from None
+            why = adopt.first_line(exc)
+            raise MemctlError(f"cannot initialise the vault: {why}", root) from None
         waiting = trust.adopt_clone(root, joined is not None) if existed else []
         if waiting:
             vault.config = load_config(root, env)
@@ -697,17 +697,6 @@ class Vault(Floor):
         return self.history.log(limit)
 
 
-def _has_commits(root: Path) -> bool:
-    """Does the folder's git repository (if any) have a commit yet?"""
-    import subprocess
-
-    if not (root / ".git").exists():
-        return False
-    r = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "-q", "HEAD"],
-                       capture_output=True, check=False)  # fmt: skip
-    return r.returncode == 0
-
-
 def agent_ask(root: Path, payload: dict[str, Any], env: dict[str, str]) -> str | None:
     """The Stop hook's once-per-session request that the agent record the session's
     decisions, or None (memctl.curate.agentic says when)."""
@@ -721,66 +710,3 @@ def agent_compacting(root: Path, payload: dict[str, Any]) -> str | None:
     from memctl.curate.agentic import compacting
 
     return compacting(root, payload)
-
-
-def _refuse_takeover(root: Path, env: dict[str, str], found: Any) -> None:
-    home = env.get("HOME")
-    if root == Path(root.anchor) or (home and root == Path(home).expanduser().resolve()):
-        what = "the filesystem root" if root == Path(root.anchor) else "your home folder"
-        raise InputError(
-            f"refusing to make {what} a vault (it would hold everything below it); "
-            "use a folder of its own, e.g. ~/memory, or pass --force",
-            root,
-        )
-    if found.mostly_other():
-        other = [*found.others, *found.secrets]
-        k = f"{len(other)}{'+' if found.truncated else ''}"
-        notes = len(found.notes)
-        raise InputError(
-            f"refusing to make a vault of a folder that is mostly not notes: {k} files that "
-            f"are not notes, {notes} note{'s' * (notes != 1)} (e.g. {sorted(other)[0]}); use "
-            "an empty folder or one of markdown notes, or pass --force (they are never "
-            "committed)",
-            root,
-        )
-
-
-class _Created:
-    """What init is about to create, so that a failure can take exactly that away again."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.root_new = not root.exists()
-        self.git_new = not (root / ".git").exists()
-        self.memctl_new = not (root / ".memctl").exists()
-        self.before = {p.name for p in root.iterdir()} if root.is_dir() else set()
-
-    def remove(self) -> None:
-        import shutil
-
-        if self.root_new:
-            shutil.rmtree(self.root, ignore_errors=True)
-            return
-        if self.git_new:
-            shutil.rmtree(self.root / ".git", ignore_errors=True)
-        if self.memctl_new:
-            shutil.rmtree(self.root / ".memctl", ignore_errors=True)
-        for p in self.root.iterdir():
-            if p.name not in self.before and p.is_dir():
-                # store folders made for INDEX files the rollback already removed
-                for sub in sorted(p.rglob("*"), key=lambda x: len(x.parts), reverse=True):
-                    with contextlib.suppress(OSError):
-                        sub.rmdir()
-                with contextlib.suppress(OSError):
-                    p.rmdir()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(getattr(exc, "stderr", "") or exc).strip()
-    for line in text.splitlines():
-        line = line.strip().strip("'\"")
-        if line and not line.startswith(("cmdline:", "stderr:", "stdout:")):
-            return line
-    return type(exc).__name__
-
-

@@ -10,11 +10,14 @@ in one line, for init to print.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from memctl.errors import InputError
 
 # Folders whose files belong to a tool: never walked, never adopted, listed with why.
 TOOL_DIRS: dict[str, str] = {
@@ -183,3 +186,77 @@ def left_alone_lines(root: Path, skipped: dict[str, str]) -> str:
         extra = _IGNORED_BECAUSE.get(rel.rstrip("/").rsplit("/", 1)[-1])
         out += [f"# {why}" + (f"; {extra}" if extra else ""), f"/{rel}"]
     return "\n".join(out) + "\n" if len(out) > 1 else ""
+
+
+def has_commits(root: Path) -> bool:
+    """Does the folder's git repository (if any) have a commit yet?"""
+    if not (root / ".git").exists():
+        return False
+    r = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "-q", "HEAD"],
+                       capture_output=True, check=False)  # fmt: skip
+    return r.returncode == 0
+
+
+def refuse_takeover(root: Path, env: dict[str, str], found: Survey) -> None:
+    """A home folder, the filesystem root or a folder mostly not of notes is no vault:
+    init refuses it unless forced, because a vault commits what it holds."""
+    home = env.get("HOME")
+    if root == Path(root.anchor) or (home and root == Path(home).expanduser().resolve()):
+        what = "the filesystem root" if root == Path(root.anchor) else "your home folder"
+        raise InputError(
+            f"refusing to make {what} a vault (it would hold everything below it); "
+            "use a folder of its own, e.g. ~/memory, or pass --force",
+            root,
+        )
+    if found.mostly_other():
+        other = [*found.others, *found.secrets]
+        k = f"{len(other)}{'+' if found.truncated else ''}"
+        notes = len(found.notes)
+        raise InputError(
+            f"refusing to make a vault of a folder that is mostly not notes: {k} files that "
+            f"are not notes, {notes} note{'s' * (notes != 1)} (e.g. {sorted(other)[0]}); use "
+            "an empty folder or one of markdown notes, or pass --force (they are never "
+            "committed)",
+            root,
+        )
+
+
+class Created:
+    """What init is about to create, so that a failure can take exactly that away again."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root_new = not root.exists()
+        self.git_new = not (root / ".git").exists()
+        self.memctl_new = not (root / ".memctl").exists()
+        self.before = {p.name for p in root.iterdir()} if root.is_dir() else set()
+
+    def remove(self) -> None:
+        import shutil
+
+        if self.root_new:
+            shutil.rmtree(self.root, ignore_errors=True)
+            return
+        if self.git_new:
+            shutil.rmtree(self.root / ".git", ignore_errors=True)
+        if self.memctl_new:
+            shutil.rmtree(self.root / ".memctl", ignore_errors=True)
+        for p in self.root.iterdir():
+            if p.name not in self.before and p.is_dir():
+                # store folders made for INDEX files the rollback already removed
+                for sub in sorted(p.rglob("*"), key=lambda x: len(x.parts), reverse=True):
+                    with contextlib.suppress(OSError):
+                        sub.rmdir()
+                with contextlib.suppress(OSError):
+                    p.rmdir()
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "stderr", "") or exc).strip()
+    for line in text.splitlines():
+        line = line.strip().strip("'\"")
+        if line and not line.startswith(("cmdline:", "stderr:", "stdout:")):
+            return line
+    return type(exc).__name__
+
+
