@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 from memctl.core.config import (
     CONFIG_REL,
@@ -26,6 +26,15 @@ from memctl.core.model import Message
 from memctl.core.raw import message_record, parse_session
 from memctl.core.store import VaultLock, read_text
 from memctl.errors import InputError, LockTimeoutError, MemctlError, VaultNotFoundError
+from memctl.requests import (
+    CurateRequest,
+    ForgetRequest,
+    IngestRequest,
+    RecallRequest,
+    RememberRequest,
+    Request,
+    SearchRequest,
+)
 from memctl.results import IngestResult, InitResult, ShowResult, StatusResult
 
 if TYPE_CHECKING:
@@ -271,6 +280,25 @@ class Vault(Floor):
             found.secrets,
         )
 
+
+    # ---- a face's request (memctl/requests.py) ----------------------------------------------
+
+    @overload
+    def handle(self, request: IngestRequest) -> IngestResult: ...
+    @overload
+    def handle(self, request: SearchRequest) -> SearchResult: ...
+    @overload
+    def handle(self, request: CurateRequest) -> CurateResult: ...
+    @overload
+    def handle(self, request: RememberRequest) -> Remembered: ...
+    @overload
+    def handle(self, request: ForgetRequest) -> ForgetResult: ...
+    @overload
+    def handle(self, request: RecallRequest) -> RecallResult: ...
+
+    def handle(self, request: Request) -> Any:
+        """Carry out what a face asked for: the method of its action, given its fields."""
+        return getattr(self, request.action)(**request.kwargs())
 
     # ---- ingest (memctl/ingest/) -----------------------------------------------------------
 

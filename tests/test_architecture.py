@@ -1,7 +1,7 @@
 """The package's shape, enforced by reading the imports of every module.
 
 Layers, bottom up (docs/architecture.md draws them):
-  shared   errors.py, version.py, results.py: types every layer may raise or return
+  shared   errors.py, version.py, results.py, requests.py: types every layer may use
   core/    the floor's files, git, config, journal; core/floor.py is the object features get
   index/   the search index over core's files (with core, "the floor")
   ingest/ curate/ recall/ gitops/   features: each imports the floor, never the front door
@@ -63,7 +63,7 @@ def layer(module: str) -> str:
         return "package"
     if module == "memctl.vault":
         return "front"
-    if module in ("memctl.errors", "memctl.version", "memctl.results"):
+    if module in ("memctl.errors", "memctl.version", "memctl.results", "memctl.requests"):
         return "shared"
     if module == "memctl.__main__":
         return "faces"
@@ -313,7 +313,8 @@ def test_every_folder_says_what_goes_in_it() -> None:
 def test_the_top_of_the_package_is_the_front_door_and_the_folders() -> None:
     top = sorted(p.name for p in PKG.iterdir() if p.suffix == ".py")
     assert top == [
-        "__init__.py", "__main__.py", "errors.py", "results.py", "vault.py", "version.py"
+        "__init__.py", "__main__.py", "errors.py", "requests.py", "results.py", "vault.py",
+        "version.py",
     ]
 
 
@@ -342,3 +343,89 @@ def test_one_transaction_helper_owns_rollback_trailers_and_commit() -> None:
                           for k in node.keys)):
                 offenders.append(f"{rel}:{node.lineno} writes Memctl-* trailers by hand")
     assert offenders == []
+
+
+# ---- one request per action, and every face takes its fields --------------------------------
+# For each face and action: which of the face's parameters carries which request field
+# (when the names differ), which parameters are the face's own (presentation), and which
+# fields the face fills itself, with the reason. Every field must be taken or filled, and
+# every parameter must carry a field or be the face's own: a field added to a request and
+# forgotten in a face, or a face parameter that reaches no request, fails here.
+CLOCK = "the clock: only the library (and tests) set the date"
+FACES = {
+    "vault": {},  # the library face: exactly the request's fields, same names
+    "cli": {
+        "ingest": ({"paths": "sources", "no_redact": "redact"}, {"json_out"},
+                   {"stdin": "standard input, for `-`", "progress": "a bar on a terminal",
+                    "skip_bad_lines": "the Stop hook's: a person's ingest refuses a bad file"}),
+        "search": ({"turns": "kind", "notes": "kind"}, {"json_out"},
+                   {"sync": "always fresh", "now": CLOCK, "section": "the JSON carries it",
+                    "cite": "recall's own filter", "link": "recall's own filter",
+                    "snippets": "always shown"}),
+        "curate": ({}, {"verbose", "json_out"}, {"today": CLOCK}),
+        "remember": ({}, {"json_out"}, {"today": CLOCK}),
+        "forget": ({}, {"json_out"}, {}),
+        "recall": ({"none": "enabled"}, {"json_out", "explain"},
+                   {"now": CLOCK, "session": "the hooks pass it, not a person"}),
+    },
+    "mcp": {
+        "search": ({}, set(), {
+            "user": "the server's", "scope": "the server user's scopes",
+            "speaker": "not offered", "status": "active only", "since": "not offered",
+            "until": "not offered", "sync": "always fresh", "now": CLOCK,
+            "section": "not offered", "cite": "not offered", "link": "not offered",
+            "snippets": "always shown", "project": "the server's working directory"}),
+        "recall": ({}, set(), {
+            "user": "the server's", "fmt": "markdown", "history": "current claims only",
+            "enabled": "a model that calls recall wants it", "now": CLOCK,
+            "project": "the server's working directory", "session": "not known to MCP"}),
+        "remember": ({}, set(), {"user": "the server's", "today": CLOCK}),
+    },
+    "learning": {
+        "recall": ({}, set(), {"user": "the machine's"}),
+        "remember": ({}, set(), {"user": "the machine's"}),
+    },
+}
+
+
+def _face_functions(face: str) -> dict[str, object]:
+    import importlib
+
+    from memctl.faces import learning, mcp
+    from memctl.vault import Vault
+
+    if face == "vault":
+        return {a: getattr(Vault, a) for a in ("ingest", "search", "curate", "remember",
+                                               "forget", "recall")}
+    if face == "cli":
+        where = {"ingest": "ingest", "search": "search", "curate": "curate",
+                 "remember": "remember", "forget": "gitcmds", "recall": "recall"}
+        return {a: getattr(importlib.import_module(f"memctl.faces.cli.{m}"), a)
+                for a, m in where.items()}
+    if face == "mcp":
+        return {a: getattr(mcp, a) for a in FACES["mcp"]}
+    return {a: getattr(learning.LearningMachine, a) for a in FACES["learning"]}
+
+
+def test_each_face_takes_exactly_the_fields_of_the_request_it_builds() -> None:
+    import inspect
+    from dataclasses import fields
+
+    from memctl.requests import REQUESTS
+
+    by_action = {r.action: {f.name for f in fields(r)} for r in REQUESTS}
+    assert set(by_action) >= {"remember", "forget", "ingest", "curate", "recall", "search"}
+    problems = []
+    for face in FACES:
+        for action, fn in _face_functions(face).items():
+            renamed, own, fills = FACES[face].get(action, ({}, set(), {}))
+            params = [p for p in inspect.signature(fn).parameters if p not in ("self", "tools")]
+            taken = {renamed.get(p, p) for p in params if p not in own}
+            want = by_action[action]
+            if extra := taken - want:
+                problems.append(f"{face} {action}: {sorted(extra)} reach no request field")
+            if missing := want - taken - set(fills):
+                problems.append(f"{face} {action}: takes no {sorted(missing)}")
+            if stale := set(fills) & taken:
+                problems.append(f"{face} {action}: says it fills {sorted(stale)}, yet takes it")
+    assert problems == []

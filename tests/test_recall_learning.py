@@ -118,3 +118,17 @@ def test_the_example_runs_a_memory_loop_against_a_real_server(tmp_path: Path, fa
     assert "Terraform over Pulumi" in second_system and "raw/" in second_system
     log = git(vault, "log", "--format=%s")
     assert "ingest:" in log and "curate:" in log
+
+
+def test_remember_through_the_machine_can_replace_a_claim(tmp_path: Path) -> None:
+    # LearningMachine.remember once lacked `replaces`, which every other face had
+    vault = _vault(tmp_path)
+    lm = LearningMachine(vault, user="dana", background=False)
+    first = lm.remember("The team deploys on Thursdays.", own=True)
+    res = lm.remember("The team deploys on Tuesdays.", own=True,
+                      replaces="The team deploys on Thursdays.")
+    assert res.action == "superseded" and res.path == first.path
+    text = (vault.root / res.path).read_text(encoding="utf-8")
+    head, _, history = text.partition("## History")
+    assert "Tuesdays" in head and "Thursdays" not in head
+    assert "Thursdays" in history

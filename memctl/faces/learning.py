@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memctl.requests import IngestRequest, RecallRequest, RememberRequest
+
 if TYPE_CHECKING:
     from memctl.curate.remember import Remembered
     from memctl.recall import RecallResult
@@ -97,17 +99,23 @@ class LearningMachine:
         history: bool = False,
         enabled: bool = True,
         now: datetime | None = None,
+        project: str | None = None,
+        session: str | None = None,
     ) -> RecallResult:
-        """Cited memories for `query`, packed into the budget (`.text` goes in the prompt)."""
-        return self.vault.recall(
-            query,
+        """Cited memories for `query`, packed into the budget (`.text` goes in the prompt);
+        `project`: the working directory, whose project note then stands; `session`: a
+        session whose turns the model has already, left out of the answer."""
+        return self.vault.handle(RecallRequest(
+            query=query,
             user=self.user,
             budget=self.budget if budget is None else budget,
             fmt=fmt or self.fmt,
             history=history,
             enabled=enabled,
             now=now,
-        )
+            project=project,
+            session=session,
+        ))
 
     def context(
         self,
@@ -159,14 +167,14 @@ class LearningMachine:
             return None
         history = self._history + new
         data = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in history)
-        res = self.vault.ingest(
-            ["-"],
+        res = self.vault.handle(IngestRequest(
+            sources=["-"],
             fmt="jsonl",
             user=self.user,
             scope=self.scope,
             session=self.session,
             stdin=io.BytesIO(data.encode("utf-8")),
-        )
+        ))
         self._history = history
         if self.curate and res.changed:
             self._curate()
@@ -213,12 +221,14 @@ class LearningMachine:
         section: str | None = None,
         scope: str = "user",
         own: bool = False,
+        replaces: str | None = None,
         today: str | None = None,
     ) -> Remembered:
-        """One claim into memory, cited (source + quote) or as the agent's own (own=True)."""
-        return self.vault.remember(
-            self.user,
-            claim,
+        """One claim into memory, cited (source + quote) or as the agent's own (own=True);
+        `replaces`: the text of a claim of the same note that this one supersedes."""
+        return self.vault.handle(RememberRequest(
+            user=self.user,
+            claim=claim,
             source=source,
             quote=quote,
             store=store,
@@ -226,8 +236,9 @@ class LearningMachine:
             section=section,
             scope=scope,
             own=own,
+            replaces=replaces,
             today=today,
-        )
+        ))
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until background curation is done (call before the program exits)."""

@@ -1,7 +1,9 @@
 """`memctl mcp`: the vault as an MCP server on stdio, with the official `mcp` SDK.
 
-This is the only module that imports `mcp`. The tools are plain functions over a `Vault`
-(`Tools`), so they can be tested without a transport; `serve` wraps them in an MCPServer.
+This is the only module that imports `mcp`. The tools are plain methods over a `Vault`
+(`Tools`), so they can be tested without a transport; the module-level functions below say
+each to a model (arguments, descriptions, enums), and `build_server` binds them, with the
+resources and the prompt, to one MCPServer; `serve` runs it.
 
 Every tool acts for one user, fixed when the server starts (`--user`, else the vault's user):
 search results, recalls, reads and lists never show another user's private notes or turns,
@@ -9,14 +11,20 @@ and paths given as arguments are resolved inside the vault or refused.
 """
 
 
+import inspect
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+
+from typing_extensions import TypedDict  # pydantic needs this one before 3.12
 
 from memctl.errors import InputError, MemctlError
+from memctl.requests import RecallRequest, RememberRequest, SearchRequest
 from memctl.results import empty_recall
 
 if TYPE_CHECKING:
+    from memctl.curate.remember import Remembered
     from memctl.vault import Vault
 
 SERVER_NAME = "memctl"
@@ -70,9 +78,10 @@ class Tools:
         if kind not in (None, "", *KINDS):
             raise InputError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         store = self._store(store)
-        res = self.vault.search(
-            query, kind=kind or None, store=store or None, scope=list(self.scopes), limit=limit
-        )
+        res = self.vault.handle(SearchRequest(
+            query=query, kind=kind or None, store=store or None, scope=list(self.scopes),
+            limit=limit,
+        ))
         hits = []
         for h in res.hits:
             if h.scope not in self.scopes:
@@ -88,7 +97,9 @@ class Tools:
 
     def recall(self, query: str, budget: int | None = None) -> str:
         """Cited memories for `query`, packed into `budget` tokens (markdown)."""
-        res = self.vault.recall(query, user=self.user, budget=budget, project=self.project)
+        res = self.vault.handle(
+            RecallRequest(query=query, user=self.user, budget=budget, project=self.project)
+        )
         return res.text or f"({empty_recall(res)})"
 
     def context(self, budget: int | None = None) -> str:
@@ -171,12 +182,12 @@ class Tools:
         scope: str = "user",
         own: bool = False,
         replaces: str | None = None,
-    ) -> Any:
+    ) -> "Remembered":
         """Write one claim into a note, cited to the turn (or note) it comes from, or as the
         agent's own. Quotes are verified verbatim; the note is never wider than its source."""
-        return self.vault.remember(
-            self.user,
-            claim,
+        return self.vault.handle(RememberRequest(
+            user=self.user,
+            claim=claim,
             source=source,
             quote=quote,
             store=store,
@@ -185,7 +196,7 @@ class Tools:
             scope=scope,
             own=own,
             replaces=replaces,
-        )
+        ))
 
 
 # ---- the server ---------------------------------------------------------------------------
@@ -247,21 +258,292 @@ def _described(text: str, **extra: Any) -> Any:
     return Field(description=text, **extra)
 
 
+# ---- the tools as a model sees them ---------------------------------------------------------
+# Plain module-level functions of the server's `Tools` and the model's arguments, so each
+# face's parameters can be read off them (tests/test_architecture.py compares them with the
+# request each tool builds). `build_server` binds `tools` per server and narrows `store` to
+# the vault's own store names, which is why `StoreName` here is only a stand-in.
+
+StoreName = str
+Kind = Literal["turn", "note", "claim"]
+Scope = Literal["user", "team", "global"]
+
+
+class Hit(TypedDict, total=False):
+    ref: str
+    kind: str
+    score: float
+    snippet: str
+    scope: str
+    session: str
+    speaker: str
+    timestamp: str
+    title: str
+    store: str
+    status: str
+
+
+class SearchAnswer(TypedDict):
+    query: str
+    user: str
+    hits: list[Hit]
+
+
+class ReadAnswer(TypedDict, total=False):
+    kind: str
+    ref: str
+    text: str
+    meta: dict[str, Any]
+
+
+class ListAnswer(TypedDict, total=False):
+    user: str
+    store: str
+    stores: dict[str, dict[str, str]]
+    notes: list[dict[str, Any]]
+
+
+class RememberAnswer(TypedDict):
+    action: str
+    path: str
+    text: str
+    basis: str
+    citations: list[dict[str, str]]
+    commit: str | None
+    notice: str | None
+
+
+Budget = Annotated[
+    int | None,
+    _described(
+        "Most tokens the answer may use (default: the vault's recall budget, 1500). "
+        "Too small a budget gives an answer saying nothing fits, not an empty memory.",
+        ge=0,
+    ),
+]
+
+
+def _run(fn: Callable[..., Any], *args: Any) -> Any:
+    """A memctl error as the tool's error: one line the model can act on."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return fn(*args)
+    except MemctlError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _text_of(tools: Tools, ref: str) -> str:
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    try:
+        return str(tools.read(ref)["text"])
+    except MemctlError as exc:
+        raise ResourceError(str(exc)) from None
+
+
+def search(
+    tools: Tools,
+    query: Annotated[
+        str,
+        _described('Words to find; "quoted words" must appear together. Any text works.'),
+    ],
+    kind: Annotated[
+        Kind | None,
+        _described("turn: only what was said in conversations; note: only notes; "
+                   "claim: single claim lines of notes; leave out for turns and notes."),
+    ] = None,
+    store: Annotated[
+        StoreName | None, _described("Only notes of this store ({stores}); leave out for all.")
+    ] = None,
+    limit: Annotated[int, _described("How many hits, best first.", ge=1, le=SEARCH_LIMIT)] = 10,
+) -> SearchAnswer:
+    """Find where something was said or learned: ranked conversation turns and notes,
+    each with a reference to `read` and a highlighted snippet."""
+    return _run(tools.search, query, kind, store, limit)  # type: ignore[no-any-return]
+
+
+def recall(
+    tools: Tools,
+    query: Annotated[
+        str, _described("The user's request, in their words, that you are about to answer.")
+    ],
+    budget: Budget = None,
+) -> str:
+    """Memories relevant to a request, as markdown. Each is cited: stated, inferred,
+    agent or human, then speaker, date and turn (64628a#t11). Call before answering."""
+    return _run(tools.recall, query, budget)  # type: ignore[no-any-return]
+
+
+def context(tools: Tools, budget: Budget = None) -> str:
+    """What to know at the start of a session, as cited markdown: the user's accepted
+    instructions, profile, decisions, open threads, recent sessions and team knowledge."""
+    return _run(tools.context, budget)  # type: ignore[no-any-return]
+
+
+def read(
+    tools: Tools,
+    ref: Annotated[
+        str,
+        _described(
+            "Any reference memctl prints: a turn 64628a#t11 or raw/...md#t11, a session "
+            "id or digest, a note path knowledge/acme.md, a note id profile/dana, or an "
+            "INDEX.md."
+        ),
+    ],
+) -> ReadAnswer:
+    """Open a note, an INDEX.md, a whole session or one turn, as this user may see it."""
+    return _run(tools.read, ref)  # type: ignore[no-any-return]
+
+
+def list_(
+    tools: Tools,
+    store: Annotated[
+        StoreName | None,
+        _described("A store ({stores}) to list its notes; leave out for the stores."),
+    ] = None,
+    limit: Annotated[int, _described("How many notes, newest first.", ge=1, le=LIST_LIMIT)] = 50,
+) -> ListAnswer:
+    """The stores with their folders and modes, or the notes of one store, newest first."""
+    return _run(tools.list, store, limit)  # type: ignore[no-any-return]
+
+
+def remember(
+    tools: Tools,
+    claim: Annotated[str, _described("The fact, one sentence, in the third person.")],
+    source: Annotated[
+        str | None,
+        _described(
+            "The turn it comes from (64628a#t3, raw/...md#t3); or a session id (this "
+            "session's, say), and memctl finds the person's message holding the quote; "
+            "or a note it builds on. Leave out only with own=true."
+        ),
+    ] = None,
+    quote: Annotated[
+        str | None,
+        _described(
+            "Words copied exactly from that turn that say what the claim says. A quote "
+            "that does not support the claim keeps it as your own, not as stated."
+        ),
+    ] = None,
+    store: Annotated[StoreName, _described("The store to write to.")] = "knowledge",
+    note: Annotated[
+        str | None, _described("Note title to add to (default: your remembered facts).")
+    ] = None,
+    section: Annotated[
+        str | None, _described("Section of the note (default: Facts or Notes).")
+    ] = None,
+    scope: Annotated[
+        Scope, _described("user: private to this user (default); team; or global.")
+    ] = "user",
+    own: Annotated[
+        bool, _described("true: your own conclusion, recorded as the agent's, no source.")
+    ] = False,
+    replaces: Annotated[
+        str | None,
+        _described(
+            "The exact text of a claim in the same note that this one supersedes (a "
+            "decision that changed); the old claim moves to the note's History."
+        ),
+    ] = None,
+) -> RememberAnswer:
+    """Keep one fact in memory, cited to the turn it comes from (verified verbatim) or as
+    your own. One git commit; the same fact twice changes nothing."""
+    res = _run(tools.remember, claim, source, quote, store, note, section, scope, own, replaces)
+    return res.to_json()  # type: ignore[no-any-return]
+
+
+def front_page(tools: Tools) -> str:
+    return _text_of(tools, "INDEX.md")
+
+
+def note_resource(tools: Tools, path: str) -> str:
+    return _text_of(tools, path)
+
+
+def session_resource(tools: Tools, session: str) -> str:
+    return _text_of(tools, session)
+
+
+def turn_resource(tools: Tools, session: str, n: str) -> str:
+    return _text_of(tools, f"{session}#t{n}")
+
+
+def use_memory(
+    tools: Tools,
+    task: Annotated[str | None, _described("What you are about to work on, if you know.")] = None,
+) -> str:
+    from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
+
+    extra = f"\nYou are about to work on: {task}\nStart with recall on it.\n" if task else ""
+    return PROMPT.format(
+        user=tools.user, task=extra, instructions=INSTRUCTIONS_NOTE, data=DATA_NOTE
+    )
+
+
+# tool function -> (its name, its title, whether it only reads)
+TOOLS: tuple[tuple[Callable[..., Any], str, str, bool], ...] = (
+    (search, "search", "Search memory", True),
+    (recall, "recall", "Recall memories", True),
+    (context, "context", "Start-of-session memory", True),
+    (read, "read", "Read a note or turn", True),
+    (list_, "list", "List stores or notes", True),
+    (remember, "remember", "Remember a fact", False),
+)
+
+RESOURCES: tuple[tuple[Callable[..., Any], str, str, str, str], ...] = (
+    (front_page, "memctl://index", "INDEX.md", "Front page of the memory",
+     "The vault's INDEX.md: stores and recent sessions (as this user may see)."),
+    (note_resource, "memctl://note/{+path}", "note", "A note or INDEX file",
+     "A note or INDEX.md by vault path, e.g. memctl://note/knowledge/acme.md."),
+    (session_resource, "memctl://session/{session}", "session", "A whole session",
+     "A session's verbatim turns by id or digest, e.g. memctl://session/64628a."),
+    (turn_resource, "memctl://session/{session}/t/{n}", "turn", "One turn of a session",
+     "One turn, e.g. memctl://session/64628a/t/11 (= 64628a#t11)."),
+)
+
+
+def _bound(fn: Callable[..., Any], tools: Tools, name: str, stores: tuple[str, ...]) -> Any:
+    """`fn` for one server: `tools` given, `store` narrowed to the vault's store names (an
+    enum the model sees), `{stores}` in descriptions filled in."""
+    sig = inspect.signature(fn)
+    params = []
+    for p in list(sig.parameters.values())[1:]:
+        inner, *meta = get_args(p.annotation) or (p.annotation,)
+        if p.name == "store":
+            names = Literal[stores]  # type: ignore[valid-type]
+            inner = names | None if type(None) in get_args(inner) else names
+        meta = [
+            _described(m.description.replace("{stores}", ", ".join(stores)))
+            if "{stores}" in (getattr(m, "description", None) or "") else m
+            for m in meta
+        ]  # a new description: the module's own keep the stand-in for the next server
+        if meta:
+            p = p.replace(annotation=Annotated[(inner, *meta)])  # type: ignore[misc]
+        params.append(p)
+
+    def tool(**kwargs: Any) -> Any:
+        return fn(tools, **kwargs)
+
+    tool.__name__ = tool.__qualname__ = name  # the SDK titles the input schema after it
+    tool.__doc__ = fn.__doc__
+    tool.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in params}
+    tool.__annotations__["return"] = sig.return_annotation
+    return tool
+
+
 def build_server(vault: "Vault", user: str | None = None) -> Any:
     """An MCPServer whose tools, resources and prompt a model can use without guessing."""
-    from typing import Annotated, Literal
-
     from mcp.server import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import Resource, ToolAnnotations
     from pydantic import ValidationError
-    from typing_extensions import TypedDict  # pydantic needs this one before 3.12
 
     from memctl.version import __version__
 
     tools = Tools(vault, user)
-    StoreName = Literal[tuple(vault.config.stores)]  # type: ignore[valid-type]
-    stores_text = ", ".join(vault.config.stores)
+    stores = tuple(vault.config.stores)
     prefix = "Error executing tool "
 
     class Server(MCPServer):  # type: ignore[misc]
@@ -288,253 +570,24 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
     server = Server(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
-
-    def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemctlError as exc:
-            raise ToolError(str(exc)) from None
-
-    def text_of(ref: str) -> str:
-        try:
-            return str(tools.read(ref)["text"])
-        except MemctlError as exc:
-            raise ResourceError(str(exc)) from None
-
-    read_only = ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-
-    class Hit(TypedDict, total=False):
-        ref: str
-        kind: str
-        score: float
-        snippet: str
-        scope: str
-        session: str
-        speaker: str
-        timestamp: str
-        title: str
-        store: str
-        status: str
-
-    class SearchAnswer(TypedDict):
-        query: str
-        user: str
-        hits: list[Hit]
-
-    class ReadAnswer(TypedDict, total=False):
-        kind: str
-        ref: str
-        text: str
-        meta: dict[str, Any]
-
-    class ListAnswer(TypedDict, total=False):
-        user: str
-        store: str
-        stores: dict[str, dict[str, str]]
-        notes: list[dict[str, Any]]
-
-    class RememberAnswer(TypedDict):
-        action: str
-        path: str
-        text: str
-        basis: str
-        citations: list[dict[str, str]]
-        commit: str | None
-        notice: str | None
-
-    Budget = Annotated[
-        int | None,
-        _described(
-            "Most tokens the answer may use (default: the vault's recall budget, 1500). "
-            "Too small a budget gives an answer saying nothing fits, not an empty memory.",
-            ge=0,
-        ),
-    ]
-
-    @server.tool(title="Search memory", annotations=read_only, structured_output=True)
-    def search(
-        query: Annotated[
-            str,
-            _described('Words to find; "quoted words" must appear together. Any text works.'),
-        ],
-        kind: Annotated[
-            Literal[KINDS] | None,  # type: ignore[valid-type]
-            _described("turn: only what was said in conversations; note: only notes; "
-                       "claim: single claim lines of notes; leave out for turns and notes."),
-        ] = None,
-        store: Annotated[
-            StoreName | None,
-            _described(f"Only notes of this store ({stores_text}); leave out for all."),
-        ] = None,
-        limit: Annotated[
-            int, _described("How many hits, best first.", ge=1, le=SEARCH_LIMIT)
-        ] = 10,
-    ) -> SearchAnswer:
-        """Find where something was said or learned: ranked conversation turns and notes,
-        each with a reference to `read` and a highlighted snippet."""
-        return run(tools.search, query, kind, store, limit)  # type: ignore[no-any-return]
-
-    @server.tool(title="Recall memories", annotations=read_only, structured_output=True)
-    def recall(
-        query: Annotated[
-            str, _described("The user's request, in their words, that you are about to answer.")
-        ],
-        budget: Budget = None,
-    ) -> str:
-        """Memories relevant to a request, as markdown. Each is cited: stated, inferred,
-        agent or human, then speaker, date and turn (64628a#t11). Call before answering."""
-        return run(tools.recall, query, budget)  # type: ignore[no-any-return]
-
-    @server.tool(title="Start-of-session memory", annotations=read_only, structured_output=True)
-    def context(budget: Budget = None) -> str:
-        """What to know at the start of a session, as cited markdown: the user's accepted
-        instructions, profile, decisions, open threads, recent sessions and team knowledge."""
-        return run(tools.context, budget)  # type: ignore[no-any-return]
-
-    @server.tool(title="Read a note or turn", annotations=read_only, structured_output=True)
-    def read(
-        ref: Annotated[
-            str,
-            _described(
-                "Any reference memctl prints: a turn 64628a#t11 or raw/...md#t11, a session "
-                "id or digest, a note path knowledge/acme.md, a note id profile/dana, or an "
-                "INDEX.md."
-            ),
-        ],
-    ) -> ReadAnswer:
-        """Open a note, an INDEX.md, a whole session or one turn, as this user may see it."""
-        return run(tools.read, ref)  # type: ignore[no-any-return]
-
-    def list_(
-        store: Annotated[
-            StoreName | None,
-            _described(f"A store ({stores_text}) to list its notes; leave out for the stores."),
-        ] = None,
-        limit: Annotated[
-            int, _described("How many notes, newest first.", ge=1, le=LIST_LIMIT)
-        ] = 50,
-    ) -> ListAnswer:
-        """The stores with their folders and modes, or the notes of one store, newest first."""
-        return run(tools.list, store, limit)  # type: ignore[no-any-return]
-
-    list_.__name__ = "list"  # the SDK titles the input schema after the function's name
-    server.tool(title="List stores or notes", annotations=read_only, structured_output=True)(list_)
-
-    @server.tool(
-        title="Remember a fact",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
+    for fn, name, title, reads in TOOLS:
+        hints = ToolAnnotations(
+            read_only_hint=reads, destructive_hint=False, idempotent_hint=True,
             open_world_hint=False,
-        ),
-        structured_output=True,
-    )
-    def remember(
-        claim: Annotated[str, _described("The fact, one sentence, in the third person.")],
-        source: Annotated[
-            str | None,
-            _described(
-                "The turn it comes from (64628a#t3, raw/...md#t3); or a session id (this "
-                "session's, say), and memctl finds the person's message holding the quote; "
-                "or a note it builds on. Leave out only with own=true."
-            ),
-        ] = None,
-        quote: Annotated[
-            str | None,
-            _described(
-                "Words copied exactly from that turn that say what the claim says. A quote "
-                "that does not support the claim keeps it as your own, not as stated."
-            ),
-        ] = None,
-        store: Annotated[StoreName, _described("The store to write to.")] = "knowledge",
-        note: Annotated[
-            str | None, _described("Note title to add to (default: your remembered facts).")
-        ] = None,
-        section: Annotated[
-            str | None, _described("Section of the note (default: Facts or Notes).")
-        ] = None,
-        scope: Annotated[
-            Literal["user", "team", "global"],
-            _described("user: private to this user (default); team; or global."),
-        ] = "user",
-        own: Annotated[
-            bool, _described("true: your own conclusion, recorded as the agent's, no source.")
-        ] = False,
-        replaces: Annotated[
-            str | None,
-            _described(
-                "The exact text of a claim in the same note that this one supersedes (a "
-                "decision that changed); the old claim moves to the note's History."
-            ),
-        ] = None,
-    ) -> RememberAnswer:
-        """Keep one fact in memory, cited to the turn it comes from (verified verbatim) or as
-        your own. One git commit; the same fact twice changes nothing."""
-        res = run(
-            tools.remember, claim, source, quote, store, note, section, scope, own, replaces
+        )  # fmt: skip
+        server.tool(title=title, annotations=hints, structured_output=True)(
+            _bound(fn, tools, name, stores)
         )
-        return res.to_json()  # type: ignore[no-any-return]
-
-    @server.resource(
-        "memctl://index",
-        name="INDEX.md",
-        title="Front page of the memory",
-        description="The vault's INDEX.md: stores and recent sessions (as this user may see).",
-        mime_type="text/markdown",
-    )
-    def front_page() -> str:
-        return text_of("INDEX.md")
-
-    @server.resource(
-        "memctl://note/{+path}",
-        name="note",
-        title="A note or INDEX file",
-        description="A note or INDEX.md by vault path, e.g. memctl://note/knowledge/acme.md.",
-        mime_type="text/markdown",
-    )
-    def note_resource(path: str) -> str:
-        return text_of(path)
-
-    @server.resource(
-        "memctl://session/{session}",
-        name="session",
-        title="A whole session",
-        description="A session's verbatim turns by id or digest, e.g. memctl://session/64628a.",
-        mime_type="text/markdown",
-    )
-    def session_resource(session: str) -> str:
-        return text_of(session)
-
-    @server.resource(
-        "memctl://session/{session}/t/{n}",
-        name="turn",
-        title="One turn of a session",
-        description="One turn, e.g. memctl://session/64628a/t/11 (= 64628a#t11).",
-        mime_type="text/markdown",
-    )
-    def turn_resource(session: str, n: str) -> str:
-        return text_of(f"{session}#t{n}")
-
-    @server.prompt(
+    for fn, uri, name, title, about in RESOURCES:
+        bound = _bound(fn, tools, fn.__name__, stores)
+        server.resource(
+            uri, name=name, title=title, description=about, mime_type="text/markdown"
+        )(bound)
+    server.prompt(
         name="use-memory",
         title="How to use this memory",
         description="Tells an agent when to call context, recall, read, search and remember.",
-    )
-    def use_memory(
-        task: Annotated[
-            str | None, _described("What you are about to work on, if you know.")
-        ] = None,
-    ) -> str:
-        from memctl.results import DATA_NOTE, INSTRUCTIONS_NOTE
-
-        extra = f"\nYou are about to work on: {task}\nStart with recall on it.\n" if task else ""
-        return PROMPT.format(
-            user=tools.user, task=extra, instructions=INSTRUCTIONS_NOTE, data=DATA_NOTE
-        )
-
+    )(_bound(use_memory, tools, "use_memory", stores))
     return server
 
 

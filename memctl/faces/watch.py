@@ -20,6 +20,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
+from memctl.requests import IngestRequest
+
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".md", ".txt")
 # What changes a file. watchdog also reports opens and closes without a write (inotify's
 # IN_OPEN, IN_CLOSE_NOWRITE); counting those, every read (the watcher's own reindex among
@@ -196,7 +198,8 @@ class VaultWatcher:
             return None
         try:
             if transcripts:
-                res = self.vault.ingest(transcripts, user=self.user, scope=self.scope)
+                ask = IngestRequest(sources=list(transcripts), user=self.user, scope=self.scope)
+                res = self.vault.handle(ask)
                 ev.ingested = [c.path for c in res.changed]
                 ev.turns_added = res.turns_added
                 # The ingest's own writes come back as note events; it indexed them already.

@@ -11,6 +11,7 @@ from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, is_tty, n, out
 from memctl.faces.cli.root import app
+from memctl.requests import CurateRequest
 
 if TYPE_CHECKING:
     from memctl.gitops.learned import DiffResult
@@ -43,9 +44,9 @@ def curate(
 ) -> None:
     """Turn uncurated turns into cited notes: verify every quote, merge, one commit."""
     vault = open_vault()
-    res = vault.curate(
+    res = vault.handle(CurateRequest(
         store=store or None, session=session, dry_run=dry_run, model=model, curator=curator
-    )
+    ))
     if json_out:
         emit_json("curate", res.to_json())
         return

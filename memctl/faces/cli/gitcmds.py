@@ -10,6 +10,7 @@ from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, n, out
 from memctl.faces.cli.root import app
+from memctl.requests import ForgetRequest
 
 
 @app.command()
@@ -38,7 +39,7 @@ def forget(
         from memctl.errors import InputError
 
         raise InputError("give exactly one of REF or --user USER")
-    res = open_vault().forget(ref, user=user, dry_run=dry_run, purge=purge)
+    res = open_vault().handle(ForgetRequest(ref=ref, user=user, dry_run=dry_run, purge=purge))
     if json_out:
         emit_json("forget", res.to_json())
         return

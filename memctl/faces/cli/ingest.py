@@ -13,6 +13,7 @@ from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, is_tty, n, out
 from memctl.faces.cli.root import app
+from memctl.requests import IngestRequest
 
 # the writers' own words, without importing them: help must not load the formats
 WRITE_HELP = (
@@ -117,8 +118,8 @@ def ingest(
             bar.update(task, completed=done, total=total, description=Path(label).name or "ingest")
 
     try:
-        res = vault.ingest(
-            paths,
+        res = vault.handle(IngestRequest(
+            sources=list(paths),
             fmt=fmt,
             user=user,
             scope=scope,
@@ -126,7 +127,7 @@ def ingest(
             redact=False if no_redact else None,
             stdin=sys.stdin.buffer,
             progress=progress,
-        )
+        ))
     finally:
         if bar is not None:
             bar.stop()

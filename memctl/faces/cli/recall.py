@@ -13,6 +13,7 @@ from memctl.faces.cli.common import open_vault, state
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, is_tty, out, table
 from memctl.faces.cli.root import app
+from memctl.requests import RecallRequest
 
 if TYPE_CHECKING:
     from memctl.faces.hooks import HooksResult
@@ -118,18 +119,18 @@ def recall(
         bool, typer.Option("--none", help="Recall nothing (also MEMCTL_RECALL=off).")
     ] = False,
     json_out: JsonFlag = False,
-    where: _In = None,
+    project: _In = None,
 ) -> None:
     """Cited memories for a prompt: ranked, scoped to the user, packed into a token budget."""
-    res = open_vault().recall(
-        " ".join(query),
+    res = open_vault().handle(RecallRequest(
+        query=" ".join(query),
         user=user,
         budget=budget,
         fmt=fmt,
         history=history,
         enabled=_enabled(none),
-        project=_where(where),
-    )
+        project=_where(project),
+    ))
     _show(res, "recall", json_out, explain)
 
 

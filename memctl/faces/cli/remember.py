@@ -10,6 +10,7 @@ from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, out
 from memctl.faces.cli.root import app
+from memctl.requests import RememberRequest
 
 
 @app.command()
@@ -44,7 +45,7 @@ def remember(
         str | None,
         typer.Option("--replaces", help="A claim of the same note this one supersedes."),
     ] = None,
-    as_user: Annotated[
+    user: Annotated[
         str | None, typer.Option(
             "--user", "--as", help="For this memctl user (default: the vault's user).",
             metavar="USER",
@@ -54,9 +55,9 @@ def remember(
 ) -> None:
     """Keep one claim, its quote verified against the raw turn; one commit by the agent."""
     vault = open_vault()
-    res = vault.remember(
-        (as_user or vault.default_user()).strip(),
-        claim,
+    res = vault.handle(RememberRequest(
+        user=(user or vault.default_user()).strip(),
+        claim=claim,
         source=source,
         quote=quote,
         store=store,
@@ -65,7 +66,7 @@ def remember(
         scope=scope,
         own=own,
         replaces=replaces,
-    )
+    ))
     if json_out:
         emit_json("remember", res.to_json())
         return

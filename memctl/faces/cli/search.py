@@ -11,6 +11,7 @@ from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.options import JsonFlag
 from memctl.faces.cli.render import emit_json, n
 from memctl.faces.cli.root import app
+from memctl.requests import SearchRequest
 
 if TYPE_CHECKING:
     from memctl.index.search import Hit, SearchResult
@@ -76,8 +77,8 @@ def search(
 ) -> None:
     """Ranked search over every turn and note (BM25, phrases in quotes, filters)."""
     kind = None if turns == notes else ("turn" if turns else "note")
-    res = open_vault().search(
-        " ".join(query or []),
+    res = open_vault().handle(SearchRequest(
+        query=" ".join(query or []),
         kind=kind,
         store=store,
         user=user,
@@ -88,7 +89,7 @@ def search(
         until=until,
         limit=limit,
         project=project,
-    )
+    ))
     for notice in res.notices:
         sys.stderr.write(f"memctl: {notice}\n")
     if json_out:

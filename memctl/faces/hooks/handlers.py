@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memctl.requests import IngestRequest, RecallRequest
+
 LOG_REL = ".memctl/cache/hooks.log"
 # Failures of the detached Stop worker, waiting to be shown: the worker has no terminal, so
 # the next hook that Claude Code runs (any of them) shows them to the user as its
@@ -290,7 +292,8 @@ def handle(
                 return vault.context(user=who, project=project, user_from=source).text
             sid = payload.get("session_id")
             live = sid if isinstance(sid, str) and sid else None  # its turns: in the context
-            return vault.recall(str(prompt), user=who, project=project, session=live).text
+            ask = RecallRequest(query=str(prompt), user=who, project=project, session=live)
+            return vault.handle(ask).text
 
         limit = deadline(env)
         try:
@@ -360,13 +363,13 @@ def _stop_work(
     if not path.is_file():
         return log(root, "stop", f"transcript {path} does not exist; nothing to ingest")
     vault = Vault.open(root, env=dict(env), one_shot=True)
-    res = vault.ingest(
-        [path],
+    res = vault.handle(IngestRequest(
+        sources=[path],
         fmt="claude_code",
         user=user or vault.whoami()[0],  # the person SessionStart said the memory is for
         session=session if isinstance(session, str) and session else None,
         skip_bad_lines=True,  # one corrupt line must not stop every save of a live session
-    )
+    ))
     told = _tell_bad_lines(root, path, res.bad_lines)
     if not res.changed:
         return told or log(root, "stop", f"{path.name}: no new turns")
