@@ -429,3 +429,17 @@ def test_each_face_takes_exactly_the_fields_of_the_request_it_builds() -> None:
             if stale := set(fills) & taken:
                 problems.append(f"{face} {action}: says it fills {sorted(stale)}, yet takes it")
     assert problems == []
+
+
+def test_one_citation_verifier_for_every_writer() -> None:
+    """Curation and remember each had their own quote checks once, and they disagreed:
+    outside core/provenance.py, a citation is judged only by `verify_citation`."""
+    offenders = []
+    for rel, tree in _modules():
+        if rel == "core/provenance.py":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "memctl.core.provenance":
+                offenders += [f"{rel}:{node.lineno} imports {a.name}" for a in node.names
+                              if a.name in ("verify_quote", "check")]
+    assert offenders == []

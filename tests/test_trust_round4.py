@@ -167,3 +167,38 @@ def test_mcp_read_errors_name_no_private_session(tmp_path: Path) -> None:
             assert got["ref"] == team or got["ref"].startswith(team), (ref, got)
     # what marco may read still resolves by a prefix all its own
     assert tools.read("2026-09-02-st")["ref"] == team
+
+
+def test_a_claim_built_on_a_note_keeps_only_citations_curation_would_accept(
+    cited: tuple[Vault, str],
+) -> None:
+    """A note edited by hand to cite an assistant's turn: remember built on it used to
+    copy that citation (it checked only that the quote was verbatim) and call the new claim
+    stated; the one verdict refuses it there as curation does."""
+    from memctl.core.provenance import RawTurns, Refused, Verified, verify_citation
+
+    vault, path = cited
+    said = "We deploy the billing service on Thursdays only."
+    ok = verify_citation("Billing deploys on Thursdays.", f"{path}#t5", said,
+                         turns=RawTurns(vault.root))
+    assert isinstance(ok, Verified) and ok.supported
+    bad = verify_citation("Billing deploys on Thursdays.", f"{path}#t2", "Understood.",
+                          turns=RawTurns(vault.root))
+    assert isinstance(bad, Refused) and bad.speaker == "assistant"
+    _ingest(vault, "s-asst", [
+        {"role": "user", "content": "When do we deploy the billing service again?"},
+        {"role": "assistant", "content": "The billing service deploys on Fridays at noon."},
+    ])
+    asst = next(p for p in (vault.root / "raw").rglob("*.md") if "when-do-we" in p.name)
+    rel = asst.relative_to(vault.root).as_posix()
+    (vault.root / "knowledge").mkdir(exist_ok=True)
+    (vault.root / "knowledge" / "ops.md").write_text(
+        "---\nid: knowledge/ops\nschema: 1\nstore: knowledge\ntitle: Ops\nscope: team\n"
+        "status: active\ncreated: 2026-11-30\nupdated: 2026-11-30\n---\n# Ops\n\n## Facts\n\n"
+        "- The billing service deploys on Fridays at noon. [^a-t2]\n\n"
+        f'[^a-t2]: {rel}#t2 "The billing service deploys on Fridays at noon."\n',
+        encoding="utf-8",
+    )
+    res = remember(vault, "dana", "Billing deploys on Fridays at noon.",
+                   source="knowledge/ops.md", quote="deploys on Fridays at noon", scope="team")
+    assert res.citations == [] and res.basis == "agent"

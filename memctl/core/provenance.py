@@ -216,6 +216,64 @@ def verify_quote(m: Message, quote: str, *, observed: bool = False) -> str | Non
     return None
 
 
+@dataclass(frozen=True)
+class Verified:
+    """A citation a claim may rest on; `supported`: the quote shares a content word with
+    the claim (`supports`), so the claim is what was said there, not read from it."""
+
+    ref: str
+    quote: str
+    supported: bool
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A citation no claim may rest on, and why; `speaker` is the role of a turn that is
+    nobody's words to cite (an assistant's, a spawning agent's), when that is the reason."""
+
+    ref: str
+    quote: str
+    why: str
+    speaker: str = ""
+
+    @property
+    def message(self) -> str:
+        """The reason as one line that names the turn."""
+        return self.why if self.why.startswith(self.ref) else f"{self.ref}: {self.why}"
+
+
+def verify_citation(
+    claim: str,
+    ref: str,
+    quote: str,
+    *,
+    turn: Message | None = None,
+    turns: RawTurns | None = None,
+    observed: bool = False,
+) -> Verified | Refused:
+    """The one verdict on `claim` resting on `quote` from the turn at `ref`, for every
+    writer of memory (curation and `remember` alike): a citation one of them refuses can
+    not come in through the other.
+
+    The turn is `turn` when the caller holds it (curation reads a session's turns once),
+    else read from the vault through `turns`, which first checks that it exists and holds
+    the quote verbatim. Then `verify_quote`: a person's words (or, `observed`, what an agent
+    did), long enough, verbatim, visible, holding no secret.
+    """
+    if turn is None:
+        if turns is None:
+            raise TypeError("verify_citation needs the turn or the vault's turns")
+        problem = check(turns, ref, quote)
+        if problem:
+            return Refused(ref, quote, problem)
+        turn = turns.turn(ref)
+    why = verify_quote(turn, quote, observed=observed)
+    if why:
+        speaker = turn.role if why.startswith("cites a turn by") else ""
+        return Refused(ref, quote, why, speaker)
+    return Verified(ref, quote, supports(claim, [quote]))
+
+
 def supports(claim: str, quotes: list[str]) -> bool:
     """Does a quote share a content word (stemmed, stopwords out) with the claim? A real
     turn quoted verbatim under an unrelated claim verifies as a quote, not as support: the

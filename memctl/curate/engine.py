@@ -26,12 +26,13 @@ from memctl.core.notes import HISTORY, strip_links
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
+    Refused,
     by_person,
     inference_supported,
     supports,
     turn_texts,
     unquoted_links,
-    verify_quote,
+    verify_citation,
 )
 from memctl.core.redact import find_secrets, redact
 from memctl.core.store import read_text
@@ -504,10 +505,12 @@ def _merge_one(
                 q.quote,
             )
             return
-        m = batch.messages[q.turn - 1]
-        why = verify_quote(m, q.quote, observed=p.observed and not forced_proposal(spec.config))
-        if why:
-            _reject(res, p, why, ref, q.quote)
+        verdict = verify_citation(
+            p.text, ref, q.quote, turn=batch.messages[q.turn - 1],
+            observed=p.observed and not forced_proposal(spec.config),
+        )  # fmt: skip
+        if isinstance(verdict, Refused):
+            _reject(res, p, verdict.why, ref, q.quote)
             return
         fresh = fresh or q.turn > marks.get(p.store, 0)
         cites.append((ref, q.quote))

@@ -17,10 +17,11 @@ from memctl.core.plaintext import MAX_NAME_CHARS, MAX_TITLE_CHARS, hidden, label
 from memctl.core.provenance import (
     MIN_QUOTE_CHARS,
     RawTurns,
-    check,
+    Refused,
+    Verified,
     quote_in,
     squash,
-    verify_quote,
+    verify_citation,
     visible,
 )
 from memctl.core.redact import redact
@@ -188,7 +189,6 @@ def remember(
             raise InputError(f"quote the turn verbatim (at least {MIN_QUOTE_CHARS} characters)")
         try:
             header, _ = turns.session(ref.split("#", 1)[0])
-            msg = turns.turn(ref)
         except MemctlError as exc:
             raise InputError(exc.message) from None
         if header.scope not in scopes:
@@ -198,16 +198,15 @@ def remember(
                 f"{ref} is private ({header.scope}); a note citing it cannot be {want}: "
                 "use scope='user'"
             )
-        # the check curation applies: a quote it would refuse is refused here too
-        problem = check(turns, ref, q)
-        why = problem or verify_quote(msg, q)
-        if why and why.startswith("cites a turn by"):
-            who = "a spawning agent's" if msg.role == "user" else (
-                f"{'an' if msg.role[:1] in 'aeiou' else 'a'} {msg.role}")
+        # the verdict curation gets: a quote it would refuse is refused here too
+        verdict = verify_citation(text, ref, q, turns=turns)
+        if isinstance(verdict, Refused) and (role := verdict.speaker):
+            who = "a spawning agent's" if role == "user" else (
+                f"{'an' if role[:1] in 'aeiou' else 'a'} {role}")
             raise InputError(f"{ref} is {who} turn; only what people said is cited "
                              "(or use own=true)")
-        if why:
-            raise InputError(problem or f"{ref}: {why}")
+        if isinstance(verdict, Refused):
+            raise InputError(verdict.message)
         notice = unsupported(text, q)
         if notice is None:
             cites.append((ref, q))
@@ -240,7 +239,11 @@ def remember(
         if found is None:
             raise InputError(f"no active claim in {rel} contains that quote")
         for ct in src.citations(found):
-            if ct.ref is not None and check(turns, ct.ref, ct.quote) is None:
+            # the verdict a direct citation gets: a note edited by hand to cite an
+            # assistant's turn, or a comment, lends the new claim nothing
+            if ct.ref is not None and isinstance(
+                verify_citation(text, ct.ref, ct.quote, turns=turns), Verified
+            ):
                 cites.append((ct.ref, ct.quote))
         if not cites:
             basis = "agent"  # built on a line a person wrote: it stays the agent's own reading
