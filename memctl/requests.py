@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from datetime import date, datetime
 from pathlib import Path
-from typing import IO, Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 Many = str | Iterable[str] | None  # one value or several; a filter of several matches any
 
@@ -43,7 +43,7 @@ class IngestRequest(Request):
     scope: str | None = None
     session: str | None = None
     redact: bool | None = None
-    stdin: IO[bytes] | None = None
+    stdin: BinaryIO | None = None
     progress: Callable[[int, int, str], None] | None = None
     skip_bad_lines: bool = False
 

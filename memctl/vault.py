@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, BinaryIO, overload
 
 from memctl.core.config import (
     CONFIG_REL,
@@ -311,7 +311,7 @@ class Vault(Floor):
         scope: str | None = None,
         session: str | None = None,
         redact: bool | None = None,
-        stdin: IO[bytes] | None = None,
+        stdin: BinaryIO | None = None,
         progress: Callable[[int, int, str], None] | None = None,
         skip_bad_lines: bool = False,
     ) -> IngestResult:
@@ -360,7 +360,7 @@ class Vault(Floor):
         and the turns of sessions worked in it."""
         from memctl.index.search import search
 
-        kw = dict(kind=kind, store=store, user=user, scope=scope, speaker=speaker,
+        kw: dict[str, Any] = dict(kind=kind, store=store, user=user, scope=scope, speaker=speaker,
                   status=status, since=since, until=until, sync=sync, now=now,
                   section=section, cite=cite, link=link, snippets=snippets)  # fmt: skip
         if project:
@@ -453,10 +453,11 @@ class Vault(Floor):
         from memctl.curate.agentic import transcript_of
         from memctl.curate.remember import remember
 
-        live = transcript_of(self.root, source.split("#", 1)[0].strip()) if source else None
+        session = (source or "").split("#", 1)[0].strip()
+        live = transcript_of(self.root, session) if session else None
         if live is not None and not own:
             # new turns only; a session whose past differs is refused by ingest, as ever
-            self.ingest([live], fmt="claude_code", session=source.split("#", 1)[0].strip())
+            self.ingest([live], fmt="claude_code", session=session)
         return remember(
             self,
             user,
@@ -725,7 +726,7 @@ class Vault(Floor):
         return self.history.log(limit)
 
 
-def agent_ask(root: Path, payload: dict[str, Any], env: dict[str, str]) -> str | None:
+def agent_ask(root: Path, payload: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
     """The Stop hook's once-per-session request that the agent record the session's
     decisions, or None (memctl.curate.agentic says when)."""
     from memctl.curate.agentic import stop_ask
@@ -733,7 +734,7 @@ def agent_ask(root: Path, payload: dict[str, Any], env: dict[str, str]) -> str |
     return stop_ask(root, payload, env)
 
 
-def agent_compacting(root: Path, payload: dict[str, Any]) -> str | None:
+def agent_compacting(root: Path, payload: Mapping[str, Any]) -> str | None:
     """PreCompact: arm the ask for the session's next Stop; its id, or None."""
     from memctl.curate.agentic import compacting
 

@@ -11,6 +11,7 @@ and paths given as arguments are resolved inside the vault or refused.
 """
 
 
+import builtins
 import inspect
 import re
 from collections.abc import Callable
@@ -151,7 +152,7 @@ class Tools:
         ]
         return {"user": self.user, "store": store, "notes": notes}
 
-    def resources(self, most: int = 1000) -> "list[tuple[str, str, str]]":
+    def resources(self, most: int = 1000) -> "builtins.list[tuple[str, str, str]]":
         """(uri, name, title) of the INDEX files, notes and sessions this user may see."""
         out: list[tuple[str, str, str]] = []
         for sc in self.vault.config.stores.values():
@@ -519,7 +520,7 @@ def _bound(fn: Callable[..., Any], tools: Tools, name: str, stores: tuple[str, .
             for m in meta
         ]  # a new description: the module's own keep the stand-in for the next server
         if meta:
-            p = p.replace(annotation=Annotated[(inner, *meta)])  # type: ignore[misc]
+            p = p.replace(annotation=Annotated[(inner, *meta)])
         params.append(p)
 
     def tool(**kwargs: Any) -> Any:
@@ -546,7 +547,7 @@ def build_server(vault: "Vault", user: str | None = None) -> Any:
     stores = tuple(vault.config.stores)
     prefix = "Error executing tool "
 
-    class Server(MCPServer):  # type: ignore[misc]
+    class Server(MCPServer):
         """Argument errors in one plain sentence; resources listed from the files as they are."""
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:

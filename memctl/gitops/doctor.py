@@ -363,14 +363,18 @@ def _search_index(vault: Floor, repair: bool) -> Check:
     c = Check("search index")
     c.problems = index_problems(vault)
     if repair and c.problems:
-        r = vault.reindex()
+        from memctl.index.writer import rebuild
+
+        r = rebuild(vault)
         c.repaired = f"rebuilt the index from {r.files} files"
     return c
 
 
 def _citations(vault: Floor) -> Check:
     c = Check("citations")
-    res = vault.verify()
+    from memctl.core.provenance import verify_vault
+
+    res = verify_vault(vault)
     c.problems = [
         f"{p.path}{':' + str(p.line) if p.line else ''}: {p.message}" for p in res.problems
     ]

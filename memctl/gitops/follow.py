@@ -126,8 +126,8 @@ def follow(vault: Floor) -> Followed:
         from memctl.gitops.trust import waiting
 
         cfg = root / ".memctl" / "config.toml"
-        text = cfg.read_text(encoding="utf-8") if cfg.is_file() and not cfg.is_symlink() else None
-        if held := waiting(root, text):
+        config = cfg.read_text(encoding="utf-8") if cfg.is_file() and not cfg.is_symlink() else None
+        if held := waiting(root, config):
             out.reported.append(
                 f"settings it changed are NOT in force until you accept them ({', '.join(held)}): "
                 "review .memctl/config.toml, then `memctl sync --accept-config`")

@@ -303,9 +303,9 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
             tx.delete(rel)
     by_session: dict[str, set[int]] = {}
     for ref in gone_turns:
-        p, _, n = ref.partition("#t")
+        p, _, num = ref.partition("#t")
         if p not in gone_paths:
-            by_session.setdefault(p, set()).add(int(n))
+            by_session.setdefault(p, set()).add(int(num))
     for rel, nums in sorted(by_session.items()):
         text = read_text(root / rel)
         header, messages = parse_session(text, rel)
@@ -430,8 +430,8 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     rec = removals.Removals.load(root)
     before = rec.render()
     rec.drop_sources(gone_paths)
-    for r in records:
-        rec.add(r)
+    for record in records:
+        rec.add(record)
     if renamed:
         rec = removals.Removals(
             removals.Removal(

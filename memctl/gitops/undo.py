@@ -179,8 +179,8 @@ def undo(vault: Floor, dry_run: bool = False) -> UndoResult:
         if dry_run:
             # the same revert, in a throwaway worktree: the user's files are not touched
             after = _preview(vault, sha, notes)
-            found = _removed_claims(vault, before, "undo", after=after)
-            res.claims_removed = [f"{r.note}: {r.text}" for r in found]
+            gone = _removed_claims(vault, before, "undo", after=after)
+            res.claims_removed = [f"{r.note}: {r.text}" for r in gone]
             res.claims_restored = _restored(now, after)
             return res
         # One journalled transaction: every file the revert may touch is journalled before

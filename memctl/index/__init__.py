@@ -7,4 +7,5 @@ writer.py     build, update and feed the index; `after_write` runs after every v
 reader.py     filters and queries to tantivy, hits and snippets
 search.py     `memctl search`: a question to a query plan, ranked hits
 kinds.py, fsnotify.py   the WordNet kinds table; inotify for long-lived processes
+host.py       `IndexedVault`: what the index needs of the vault (it may not name the floor)
 """

@@ -41,6 +41,7 @@ import tantivy
 from memctl.core.localstate import RAW_READ_BOUND, READ_BOUND
 from memctl.core.store import DEPENDENCY_DIRS, atomic_write, stays_inside
 from memctl.errors import LockTimeoutError
+from memctl.index.host import IndexedVault
 from memctl.index.schema import (
     BROKEN,
     CURRENT,
@@ -260,7 +261,7 @@ def _writable(root: Path) -> bool:
     return True
 
 
-def _shadow_home(vault: Any) -> Path:
+def _shadow_home(vault: IndexedVault) -> Path:
     base = getattr(vault.config, "cache_dir", None)
     if base is None:
         base = Path(tempfile.gettempdir()) / f"memctl-{getpass.getuser()}"
@@ -268,13 +269,13 @@ def _shadow_home(vault: Any) -> Path:
     return Path(base) / "index" / key
 
 
-def index_home(vault: Any) -> Path:
+def index_home(vault: IndexedVault) -> Path:
     """Where this vault's index is read and written: the vault, or its shadow home."""
     root = Path(vault.root)
     return root if _writable(root) else _shadow_home(vault)
 
 
-def _lock_of(vault: Any, home: Path) -> Any:
+def _lock_of(vault: IndexedVault, home: Path) -> Any:
     if home == Path(vault.root):
         return vault.lock
     lock = _SHADOW_LOCKS.get(home)
@@ -286,7 +287,7 @@ def _lock_of(vault: Any, home: Path) -> Any:
     return lock
 
 
-def seed_shadow(vault: Any, home: Path) -> str | None:
+def seed_shadow(vault: IndexedVault, home: Path) -> str | None:
     """Copy the vault's own generation to the shadow home when it is current and not
     copied yet; the caller holds the shadow's lock. Returns the notice to show."""
     root = Path(vault.root)
@@ -339,7 +340,7 @@ def _same_bytes(gen: Generation, root: Path) -> bool:
 
 
 @contextlib.contextmanager
-def locked(vault: Any, wait: bool, home: Path | None = None) -> Iterator[bool]:
+def locked(vault: IndexedVault, wait: bool, home: Path | None = None) -> Iterator[bool]:
     """Hold the vault lock (re-entrant); without `wait`, yield False if another process has it.
 
     For a shadow `home` (a read-only vault) the shadow's own lock is held instead.

@@ -23,6 +23,7 @@ from memctl.index.freshness import (
     current_generation,
     index_home,
 )
+from memctl.index.host import IndexedVault
 from memctl.index.schema import (
     BODY,
     KEY,
@@ -200,7 +201,7 @@ def _open_cached(gen: Generation) -> tantivy.Index:
     return idx
 
 
-def view(vault: Any) -> tuple[str, int, int, int] | None:
+def view(vault: IndexedVault) -> tuple[str, int, int, int] | None:
     """What a search would see now: the live generation and its last commit (tantivy
     replaces meta.json by rename on every commit), or None when that cannot be told.
 
@@ -220,7 +221,7 @@ def view(vault: Any) -> tuple[str, int, int, int] | None:
 class Reader:
     """A snapshot of the live index for one search: candidates, then the few docs shown."""
 
-    def __init__(self, vault: Any) -> None:
+    def __init__(self, vault: IndexedVault) -> None:
         last: BaseException | None = None
         for attempt in range(4):
             # A writer in another process may retire segment files (or a whole generation)
@@ -250,7 +251,7 @@ class Reader:
                 # Nearly everything is active: filter the top hits, and only if too many of
                 # them were not, ask tantivy to filter the whole query.
                 loose = replace(plan, filters=replace(f, statuses=()))
-                hits = self._search(loose, n)
+                hits: list[tuple[float, Any]] | None = self._search(loose, n)
                 if hits:
                     live = self.searcher.fast_field_values("live", [a for _, a in hits])
                     kept = [h for h, ok in zip(hits, live, strict=True) if ok != 0]

@@ -26,6 +26,7 @@ from memctl.core.diskspace import out_of_space
 from memctl.core.when import parse_when
 from memctl.errors import InputError, MemctlError
 from memctl.index import writer
+from memctl.index.host import IndexedVault
 from memctl.index.reader import Candidate, Doc, Filters, Plan, Reader
 from memctl.index.schema import BODY, EXACT, KINDS, WHEN, WINDOW, IndexBroken, analyze
 
@@ -202,8 +203,8 @@ def parse_query(text: str) -> ParsedQuery:
     whole = " ".join(loose.split()).lower()
     if " " in whole and not phrases:
         exact.append(whole)  # a title, alias or speaker written out in full
-    m = _LIST_KIND.match(text)
-    kind = tuple(dict.fromkeys(analyze(m.group(1)))) if m else ()
+    listed = _LIST_KIND.match(text)
+    kind = tuple(dict.fromkeys(analyze(listed.group(1)))) if listed else ()
     return ParsedQuery(
         tuple(phrases),
         tuple(terms),
@@ -543,7 +544,7 @@ def _hit(score: float, doc: Doc) -> Hit:
 
 
 def search(
-    vault: Any,
+    vault: IndexedVault,
     query: str,
     *,
     kind: str | Iterable[str] | None = None,

@@ -13,7 +13,6 @@ import shutil
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import tantivy
 
@@ -37,6 +36,7 @@ from memctl.index.freshness import (
     scan,
     seed_shadow,
 )
+from memctl.index.host import IndexedVault
 from memctl.index.schema import (
     BROKEN,
     CURRENT,
@@ -60,7 +60,7 @@ from memctl.index.schema import (
 class _Writer:
     """Adds and deletes the documents of whole files through one tantivy writer."""
 
-    def __init__(self, vault: Any, index: tantivy.Index, bulk: bool) -> None:
+    def __init__(self, vault: IndexedVault, index: tantivy.Index, bulk: bool) -> None:
         self.folders = {sc.folder.strip("/"): name for name, sc in vault.config.stores.items()}
         # tantivy buffers documents up to this many bytes before writing a segment: it bounds
         # memory for a huge ingest (a 200 MB export must not need 200 MB more RAM).
@@ -118,7 +118,7 @@ class _Writer:
         self.lineage, self.gone = [], []
 
 
-def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Writer, int]:
+def _build_locked(vault: IndexedVault, home: Path | None = None) -> tuple[Generation, _Writer, int]:
     """A new generation from every file, made current; older generations are removed.
 
     The files are the vault's; the index goes to `home` (the vault unless it is a shadow).
@@ -166,7 +166,7 @@ def _build_locked(vault: Any, home: Path | None = None) -> tuple[Generation, _Wr
 
 
 def _apply_locked(
-    vault: Any,
+    vault: IndexedVault,
     gen: Generation,
     force: set[str],
     report: SyncReport,
@@ -218,9 +218,9 @@ def _apply_locked(
             w = _Writer(vault, gen.open(), bulk=len(todo) > 100)
         for rel in gone:
             w.delete(rel)
-        for rel, data, st, _ in todo:
+        for rel, data, stamp, _ in todo:
             w.delete(rel)
-            w.add(rel, data, st)
+            w.add(rel, data, stamp)
         w.commit()
         report.notices.extend(f"not searchable: {s}" for s in w.skipped)
         report.turns, report.notes, report.skipped = w.turns, w.notes, w.skipped
@@ -252,7 +252,7 @@ def _sweep(keep: Generation) -> None:
 
 
 
-def sync(vault: Any, touched: Iterable[str] = ()) -> SyncReport:
+def sync(vault: IndexedVault, touched: Iterable[str] = ()) -> SyncReport:
     """Bring the index in step with the files; one stat walk when nothing changed."""
     report = SyncReport()
     root: Path = vault.root
@@ -314,7 +314,7 @@ class Feed:
     and `finish` falls back to indexing from the files, as after any other write.
     """
 
-    def __init__(self, vault: Any) -> None:
+    def __init__(self, vault: IndexedVault) -> None:
         """Call with the vault lock held, before the command writes anything."""
         self.vault = vault
         self.entries: dict[str, Entry] = {}
@@ -406,7 +406,7 @@ def _indexable(rel: str) -> bool:
     return rel.endswith(".md") and not rel.endswith("INDEX.md")
 
 
-def after_write(vault: Any, touched: list[str]) -> SyncReport:
+def after_write(vault: IndexedVault, touched: list[str]) -> SyncReport:
     """Called by the vault inside its lock after every write: index what the command wrote.
 
     Never raises for the index's sake: the write has been committed by now, and a derived
@@ -421,7 +421,7 @@ def after_write(vault: Any, touched: list[str]) -> SyncReport:
         return SyncReport(notices=[notice])
 
 
-def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
+def refresh(vault: IndexedVault, rels: Iterable[str]) -> SyncReport:
     """Re-index files a reader found changed in place, unless a writer holds the lock.
 
     The every-command check leaves raw sessions to their folders' mtimes (see the top);
@@ -443,7 +443,7 @@ def refresh(vault: Any, rels: Iterable[str]) -> SyncReport:
         return report
 
 
-def repair(vault: Any) -> str:
+def repair(vault: IndexedVault) -> str:
     """Rebuild after a reader found the index unreadable; returns the notice to show."""
     home = index_home(vault)
     with locked(vault, wait=True, home=home):
@@ -451,7 +451,7 @@ def repair(vault: Any) -> str:
     return UNREADABLE
 
 
-def rebuild(vault: Any, paths: Iterable[str | Path] | None = None) -> ReindexResult:
+def rebuild(vault: IndexedVault, paths: Iterable[str | Path] | None = None) -> ReindexResult:
     """`memctl reindex`: a fresh generation from the files, older generations removed.
 
     With `paths` (a file watcher's events), only those files and whatever else the stat

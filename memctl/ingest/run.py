@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memctl.core import attachments
 from memctl.core.model import Message, Transcript
@@ -60,7 +60,7 @@ def ingest(
     scope: str | None = None,
     session: str | None = None,
     redact: bool | None = None,
-    stdin: IO[bytes] | None = None,
+    stdin: BinaryIO | None = None,
     progress: ProgressFn | None = None,
     skip_bad_lines: bool = False,
 ) -> IngestResult:
@@ -113,7 +113,7 @@ def ingest(
                     vault.history.unstage(stager.staged)
 
             ch.on_failure(abort)
-            units: list[Path | IO[bytes]] = list(files)
+            units: list[Path | BinaryIO] = list(files)
             if use_stdin:
                 units.append(stdin if stdin is not None else _stdin_bytes())
             for i, unit in enumerate(units):
@@ -362,7 +362,7 @@ def _within_limit(vault: Floor, text: str, tr: Transcript) -> None:
         )
 
 
-def _stdin_bytes() -> IO[bytes]:
+def _stdin_bytes() -> BinaryIO:
     import sys
 
     return sys.stdin.buffer
