@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from memctl.curate.stores import LearningStore
+    from memctl.curate.extensions import LearningStore
     from memctl.faces.learning import LearningMachine
     from memctl.vault import Vault
 
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
         return LearningMachine
     if name == "LearningStore":
-        from memctl.curate.stores import LearningStore
+        from memctl.curate.extensions import LearningStore
 
         return LearningStore
     raise AttributeError(name)

@@ -45,21 +45,3 @@ class ProjectContextStore:
                             "citations": [{"turn": n, "quote": sentence}],
                         }
                         break
-
-    def recall(self, vault: Any, query: str, **options: Any) -> list[str]:
-        """Claim lines from this store's notes that share a word with the query."""
-        words = {w.lower() for w in re.findall(r"\w{3,}", query)}
-        folder = vault.config.stores[options.get("store", "project")].folder
-        out = []
-        for path in sorted((vault.root / folder).glob("*.md")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.startswith("- ") and words & {
-                    w.lower() for w in re.findall(r"\w{3,}", line)
-                }:
-                    out.append(line[2:])
-        return out
-
-    def build_context(self, data: list[str]) -> str:
-        """The recalled lines, fenced so the agent knows where they came from."""
-        body = "\n".join(f"- {line}" for line in data)
-        return f"<project_context>\n{body}\n</project_context>"
