@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -443,3 +444,50 @@ def test_one_citation_verifier_for_every_writer() -> None:
                 offenders += [f"{rel}:{node.lineno} imports {a.name}" for a in node.names
                               if a.name in ("verify_quote", "check")]
     assert offenders == []
+
+
+def test_no_module_imports_a_name_it_does_not_use() -> None:
+    """ruff's F401 over every tree we ship or run (an import kept for its side effect says
+    so with `# noqa: F401` and a reason, as faces/cli/commands.py does)."""
+    import subprocess
+
+    root = PKG.parent
+    r = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", "F401", "--no-cache",
+         "--output-format", "concise", "memctl", "tests", "bench", "examples", "scripts"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+# Used by name from outside the code this test reads: a protocol's method called by the
+# standard library.
+CALLED_FROM_OUTSIDE = {"readinto"}
+
+
+def test_nothing_is_defined_that_nothing_uses() -> None:
+    """A function, class or method that no code, test, bench, example or script names is
+    dead: it costs every reader time and drifts unseen. Decorated ones are registered (a CLI
+    command), and "module:Name" strings count as uses (entry points, the curator registry)."""
+    used: set[str] = set()
+    for folder in ("memctl", "tests", "bench", "examples", "scripts"):
+        for p in (PKG.parent / folder).rglob("*.py"):
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+                if isinstance(n, ast.Name):
+                    used.add(n.id)
+                elif isinstance(n, ast.Attribute):
+                    used.add(n.attr)
+                elif isinstance(n, ast.alias):
+                    used.add(n.name.rsplit(".", 1)[-1])
+                elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    used.update(re.findall(r"^[\w.]+:(\w+)$", n.value))
+    dead = []
+    for rel, tree in _modules():
+        for node in tree.body:
+            members = node.body if isinstance(node, ast.ClassDef) else []
+            for d in [node, *members]:
+                if (isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                        and not d.name.startswith("__") and not d.decorator_list
+                        and d.name not in used | CALLED_FROM_OUTSIDE):
+                    dead.append(f"{rel}:{d.lineno} {d.name}")
+    assert dead == []

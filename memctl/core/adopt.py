@@ -82,12 +82,6 @@ class Survey:
         other = len(self.others) + len(self.secrets)
         return other > FEW and other > len(self.notes)
 
-    def reasons(self) -> list[str]:
-        """One line per choice init made, for it to print."""
-        out = [f"left alone {rel} ({why})" for rel, why in self.skipped.items()]
-        out += [f"git-ignored {rel} (it may hold secrets; never committed)" for rel in self.secrets]
-        return out
-
 
 def is_secret(name: str) -> bool:
     if any(fnmatch.fnmatch(name, p) for p in _NOT_SECRET):

@@ -44,23 +44,6 @@ class Transcript:
     attachments: dict[str, bytes] = field(default_factory=dict, repr=False)
 
 
-@dataclass(frozen=True)
-class Turn:
-    """A message as stored in a raw session file: addressable as `<path>#t<n>`."""
-
-    n: int
-    message: Message
-    session_path: str
-
-    @property
-    def ref(self) -> str:
-        return f"{self.session_path}#t{self.n}"
-
-    @property
-    def speaker(self) -> str:
-        return self.message.name or self.message.role
-
-
 def speakers(messages: Iterable[Message]) -> list[str]:
     """Participants in order of first appearance; stable so frontmatter diffs stay quiet."""
     seen: dict[str, None] = {}

@@ -672,8 +672,3 @@ def _body(res: CurateResult) -> str:
     if len(res.rejected) > 30:
         lines.append(f"- … {len(res.rejected) - 30} more")
     return "\n".join(lines)
-
-
-def error_nothing_written(message: str) -> CurationError:
-    """A curator failure, phrased so the user knows the vault is as it was."""
-    return CurationError(f"{message}; nothing was written")

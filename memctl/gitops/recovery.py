@@ -327,12 +327,6 @@ def clear_stale_git_locks(root: Path, wait: float = 5.0) -> list[str]:
     return removed
 
 
-def git_lock_held(root: Path) -> bool:
-    """Whether a live git process may be using this repository right now."""
-    live = _live_git_users(root.resolve())
-    return bool(live) or live is None
-
-
 def _live_git_users(root: Path) -> list[int] | None:
     """Pids of running git processes working in `root`; None where /proc can't tell."""
     proc = Path("/proc")

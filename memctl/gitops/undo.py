@@ -53,13 +53,6 @@ def _git_at(root: Path, *args: str, check: bool = True) -> str:
     return proc.stdout
 
 
-def last_command(vault: Floor) -> tuple[str, str, str] | None:
-    """(sha, subject, command) of the newest memctl commit that no undo has reverted, made
-    here: a commit that came in by `sync` is a collaborator's, never the user's to undo."""
-    found = _last(vault)
-    return found[:3] if found is not None else None
-
-
 def _last(vault: Floor) -> tuple[str, str, str, dict[str, str]] | None:
     """A commit is the user's when this clone made it: its reflogs say so (a `git pull`,
     fetch and merge or clone records no commit of its own there), as memctl.core.lineage

@@ -21,7 +21,7 @@ import tantivy
 
 from memctl.core.branches import rewound
 from memctl.core.model import Message
-from memctl.core.raw import RawHeader, parse_session, parse_time
+from memctl.core.raw import RawHeader, parse_time
 from memctl.errors import MemctlError
 
 # Bump whenever the schema or what goes into a document changes: readers then rebuild.
@@ -298,11 +298,6 @@ def _content_spans(data: bytes, contents: list[bytes]) -> list[tuple[int, int] |
         out.append((start, end) if ok else None)
         pos = nxt
     return out
-
-
-def _turn_docs(rel: str, text: str, data: bytes, st: tuple[int, int]) -> Iterator[tantivy.Document]:
-    header, messages = parse_session(text, rel)
-    return session_docs(rel, data, header, messages, st)
 
 
 def session_docs(
@@ -582,5 +577,3 @@ def claim_docs(rel: str, text: str, f: dict[str, Any]) -> Iterator[tantivy.Docum
         d.add_unsigned("sess", sess)
         d.add_unsigned("live", live)
         yield d
-
-

@@ -79,12 +79,6 @@ def introduced(turns: list[tuple[int, str]]) -> tuple[str, int] | None:
     return None
 
 
-def introduced_name(turns: list[str]) -> str | None:
-    """The name a person gives themself, if any of their turns gives one."""
-    got = introduced(list(enumerate(turns)))
-    return got[0] if got else None
-
-
 def describes_self(core: str) -> bool:
     """ "im a nurse at X in Lisbon", "we just switched to Epic": a sentence about the speaker
     that names where they are, who they work for or what they switched to. A preference
@@ -188,6 +182,6 @@ def _clause(clause: str, name: str) -> str | None:
 
 
 __all__ = [
-    "SELF", "describes_self", "introduced", "introduced_name", "introduction", "name_entities",
+    "SELF", "describes_self", "introduced", "introduction", "name_entities",
     "names_only",
 ]  # fmt: skip

@@ -164,11 +164,6 @@ def clean(sentence: str) -> str:
     return _clean(sentence)
 
 
-def lists(text: str) -> list[tuple[str, list[str]]]:
-    """(lead-in, items) for each bulleted list of the agent's text."""
-    return _lists(text)
-
-
 def _clean(sentence: str) -> str:
     """Markdown emphasis off, interjections and lead-ins ("I see that") removed."""
     s = _STRONG.sub(r"\1", sentence)
