@@ -183,12 +183,12 @@ class Vault(Floor):
         from memctl.core import adopt, templates
         from memctl.curate import indexfiles
         from memctl.curate.specs import STATE_REL, render_state
-        from memctl.gitops import mergedrivers, trust
+        from memctl.gitops import mergedrivers, remotetrust
 
         env = dict(os.environ) if env is None else env
         root = Path(path).expanduser().resolve()
         # a fresh clone of a remote whose HEAD names no branch: join the vault it holds
-        joined = trust.join_remote(root) if root.is_dir() else None
+        joined = remotetrust.join_remote(root) if root.is_dir() else None
         existed = (root / ".memctl").is_dir()
         found = adopt.Survey()
         if root.is_dir():
@@ -263,7 +263,7 @@ class Vault(Floor):
                 raise MemctlError(f"cannot initialise the vault: {exc.strerror}", root) from None
             why = adopt.first_line(exc)
             raise MemctlError(f"cannot initialise the vault: {why}", root) from None
-        waiting = trust.adopt_clone(root, joined is not None) if existed else []
+        waiting = remotetrust.adopt_clone(root, joined is not None) if existed else []
         if waiting:
             vault.config = load_config(root, env)
         if existed and not (root / ".memctl" / "index").exists():

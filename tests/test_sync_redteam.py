@@ -177,7 +177,7 @@ def test_a_pull_may_not_give_a_raw_session_to_someone_else(tmp_path):
 def test_a_raw_session_that_grew_or_lost_a_turn_to_forget_still_syncs(tmp_path):
     from memctl.core.model import Message
     from memctl.core.raw import make_header, parse_session, render_session
-    from memctl.gitops import pullcheck
+    from memctl.gitops import pulledfiles
 
     _remote, dana, evil = team(tmp_path)
     raw = raw_of(evil)
@@ -187,10 +187,10 @@ def test_a_raw_session_that_grew_or_lost_a_turn_to_forget_still_syncs(tmp_path):
                             msgs[-1].timestamp)]  # fmt: skip
     again = make_header(h.session, h.title, h.source_format, h.origin, h.user, h.scope, grown,
                         dict(h.extra))  # fmt: skip
-    assert pullcheck.raw_problem(raw, old, render_session(again, grown)) is None
+    assert pulledfiles.raw_problem(raw, old, render_session(again, grown)) is None
     shrunk = render_session(make_header(h.session, h.title, h.source_format, h.origin, h.user,
                                         h.scope, msgs[:-1], dict(h.extra)), msgs[:-1])
-    assert "lost turns" in (pullcheck.raw_problem(raw, old, shrunk) or "")
+    assert "lost turns" in (pulledfiles.raw_problem(raw, old, shrunk) or "")
     # a teammate forgets a turn: the blanked turn comes through a real sync
     ok("init", evil)
     ok("--vault", evil, "forget", f"{raw}#t3")

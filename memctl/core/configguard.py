@@ -1,6 +1,6 @@
 """Settings that came in by any git operation wait for the user, not only by `memctl sync`.
 
-`memctl sync` holds the settings a pull changes (memctl.gitops.trust) before it checks
+`memctl sync` holds the settings a pull changes (memctl.gitops.remotetrust) before it checks
 anything out. A plain `git pull`, a fetch and merge, or a rebase onto a teammate's branch
 bypasses sync: the config it brings used to take effect on the next command (redaction
 off, the curator pointed at someone else's `api_base`, with the user's API key). So
@@ -50,7 +50,7 @@ def _blob(text: str | None) -> str:
     return blob_id(text.encode("utf-8"))
 
 
-# ---- what is held (shared with memctl.gitops.trust) ------------------------------------------
+# ---- what is held (shared with memctl.gitops.remotetrust) ---------------------------------
 
 
 def protected(data: dict[str, Any]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ def find_root(start: Path) -> Path | None:
 
 
 @dataclass
-class Change:
+class VaultChange:
     """What one command is changing, and what its commit will say (see `Floor.change`).
 
     Writes go through `tx` (the journalled transaction). `paths` are committed beside what
@@ -59,7 +59,7 @@ class Change:
     paths: list[str] = field(default_factory=list)
     before_commit: list[Callable[[], object]] = field(default_factory=list)
     undo: list[tuple[Callable[[], object], bool]] = field(default_factory=list)
-    committer: Callable[[list[str], Change], str | None] | None = None
+    committer: Callable[[list[str], VaultChange], str | None] | None = None
     commit: str | None = None
     dropped: bool = False
 
@@ -244,7 +244,7 @@ class Floor:
         index: bool = True,
         journal: str | None = None,
         redact: bool = True,
-    ) -> Iterator[Change]:
+    ) -> Iterator[VaultChange]:
         """One command's change to the vault: every write in the block lands as one commit,
         or, on any failure (an exception, Ctrl-C), every file is put back and none is made.
 
@@ -260,7 +260,7 @@ class Floor:
         trailers = {"Memctl-Version": __version__, "Memctl-Command": command}
         if user is not None:
             trailers["Memctl-User"] = user
-        ch = Change(tx, subject, trailers, author, body, refresh=refresh, index=index)
+        ch = VaultChange(tx, subject, trailers, author, body, refresh=refresh, index=index)
         try:
             yield ch
             if not ch.dropped and (tx.touched or ch.paths):
@@ -281,7 +281,7 @@ class Floor:
         else:
             tx.done()
 
-    def _commit_change(self, ch: Change) -> str | None:
+    def _commit_change(self, ch: VaultChange) -> str | None:
         """INDEX files, fsync, the caller's last steps, one commit, then the search index."""
         tx = ch.tx
         if ch.refresh:

@@ -1,8 +1,8 @@
 """Local state of a vault clone that no pull can reach, read on every command (issue 22).
 
 Leaf module (stdlib, errors and store only): config loading, the index, recall and undo read
-what `memctl.trust` decided and wrote here. Everything lives in the git directory, which
-is never tracked, pulled or pushed; docs/sync.md has the whole trust model.
+what `memctl.gitops.remotetrust` decided and wrote here. Everything lives in the git
+directory, which is never tracked, pulled or pushed; docs/sync.md has the whole trust model.
 """
 
 from __future__ import annotations

@@ -57,18 +57,18 @@ class DoctorResult:
 
 def run(vault: Floor, repair: bool = False) -> DoctorResult:
     """Every check in order; with `repair`, each fixes what it safely can before the next."""
-    from memctl.gitops import recovery, syncjournal
+    from memctl.gitops import recovery, syncrecovery
 
     checks: list[Check] = []
     # seen before the lock: taking it with `repair` puts an interrupted sync right at once
-    interrupted = syncjournal.interrupted(vault.root)
-    rebasing = syncjournal.rebase_in_progress(vault.root)
-    temps = syncjournal.driver_temp_files(vault.root)
+    interrupted = syncrecovery.interrupted(vault.root)
+    rebasing = syncrecovery.rebase_in_progress(vault.root)
+    temps = syncrecovery.driver_temp_files(vault.root)
     with _lock(vault, recover=repair):
         # first: every repair after it writes, and a half-done rebase refuses any write
         if repair and interrupted is not None:
             recovery.clear_stale_git_locks(vault.root)  # the killed git's, or git cannot run
-        fixed = syncjournal.repair(vault.root) if repair else None
+        fixed = syncrecovery.repair(vault.root) if repair else None
         c = Check("journal")
         journals = recovery.pending(vault.root)
         for j in journals:
@@ -254,7 +254,7 @@ def _conflict_markers(vault: Floor) -> Check:
     """Notes holding `<<<<<<<`/`>>>>>>>` lines: every later write to them is refused, and
     recall would serve the lines between as if a person wrote them."""
     from memctl.core.localstate import READ_BOUND, read_bounded
-    from memctl.gitops.trust import conflict_marker
+    from memctl.gitops.remotetrust import conflict_marker
 
     c = Check("conflict markers")
     for path in walk_markdown(vault.root):
@@ -299,7 +299,7 @@ def _ignore_rules(vault: Floor) -> Check:
     """`.gitignore` rules that cover notes or raw sessions (a plain `git pull` may bring
     one): every later ingest, curate and remember fails to commit what it wrote."""
     from memctl.core.localstate import run_git
-    from memctl.gitops.pullcheck import ignore_problems
+    from memctl.gitops.pulledfiles import ignore_problems
 
     c = Check("ignore rules")
     gi = vault.root / ".gitignore"

@@ -100,9 +100,9 @@ def follow(vault: Floor) -> Followed:
         # curation state a `git pull` brought is screened as `memctl sync` screens it
         fixes: dict[str, str] = {}
         if any(p.startswith(".memctl/state/") for p in changed) and _arrived(root, was, now):
-            from memctl.gitops import pulledstate
+            from memctl.gitops import pulledcuration
 
-            fixes, out.reported = pulledstate.screen(root, was)
+            fixes, out.reported = pulledcuration.screen(root, was)
             fixes = {rel: text for rel, text in fixes.items() if rel not in dirty}
         if stale or fixes:
             expected = indexfiles.expected(vault)
@@ -123,7 +123,7 @@ def follow(vault: Floor) -> Followed:
     from memctl.core.localstate import held_path
 
     if held_path(root).is_file() and _arrived(root, was, now):
-        from memctl.gitops.trust import waiting
+        from memctl.gitops.remotetrust import waiting
 
         cfg = root / ".memctl" / "config.toml"
         config = cfg.read_text(encoding="utf-8") if cfg.is_file() and not cfg.is_symlink() else None

@@ -119,10 +119,10 @@ def needed(root: Path) -> bool:
     """Cheap check every command can afford: a leftover journal or a git lock file."""
     if pending(root):
         return True
-    from memctl.gitops.syncjournal import interrupted
+    from memctl.gitops.syncrecovery import interrupted
 
     if interrupted(root) is not None:
-        return True  # a sync that did not finish (memctl.syncjournal.repair)
+        return True  # a sync that did not finish (memctl.gitops.syncrecovery.repair)
     git_dir = root / ".git"
     if any((git_dir / name).exists() for name in GIT_LOCK_NAMES[:2]):
         return True
@@ -161,11 +161,11 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
 
     `wait`: how long to let a live git that holds a lock finish (a reader passes 0).
     """
-    from memctl.gitops import syncjournal
+    from memctl.gitops import syncrecovery
 
     res = Recovery()
     res.locks = clear_stale_git_locks(vault.root, wait)
-    res.sync = syncjournal.repair(vault.root)
+    res.sync = syncrecovery.repair(vault.root)
     journals = pending(vault.root)
     if not journals:
         _finish_purge(vault, res)

@@ -24,7 +24,7 @@ from memctl.core.history import record_head
 from memctl.core.localstate import limits
 from memctl.core.store import Transaction
 from memctl.errors import ConflictError, InputError, MemctlError
-from memctl.gitops import pulledstate, syncjournal, trust
+from memctl.gitops import pulledcuration, remotetrust, syncrecovery
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -89,14 +89,14 @@ class _Git:
 def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -> SyncResult:
     """Pull (rebase), re-index, push; never force. One vault lock for all of it.
 
-    `accept_config`: the user takes the protected settings a pull changed (trust.py).
+    `accept_config`: the user takes the protected settings a pull changed (remotetrust.py).
     """
     from memctl.gitops import mergedrivers
 
     g = _Git(vault)
     with vault.lock:
         if accept_config:
-            accepted = trust.accept(vault.root, _tracked_config(vault), _agent(vault))
+            accepted = remotetrust.accept(vault.root, _tracked_config(vault), _agent(vault))
         branch = g.out("rev-parse", "--abbrev-ref", "HEAD")
         if branch == "HEAD":
             raise ConflictError("sync needs a branch; HEAD is detached (git switch main)")
@@ -123,7 +123,7 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
             res.config_accepted = accepted
         start = g.out("rev-parse", "HEAD")
         _clear_aside(vault.root)
-        journal = syncjournal.start(vault.root, branch, start)
+        journal = syncrecovery.start(vault.root, branch, start)
         try:
             for attempt in range(ATTEMPTS):
                 fixes = _pull(vault, g, res)
@@ -137,7 +137,7 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
                     )
         finally:
             journal.unlink(missing_ok=True)
-        res.config_waiting = trust.waiting(vault.root, _tracked_config(vault), _agent(vault))
+        res.config_waiting = remotetrust.waiting(vault.root, _tracked_config(vault), _agent(vault))
         res.head = g.out("rev-parse", "HEAD")
         if res.head != start:
             changed = [
@@ -153,7 +153,7 @@ def sync(vault: Floor, remote: str | None = None, accept_config: bool = False) -
 
 def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
     """Fetch, judge, rebase. The curation state this clone does not take from the pull
-    (memctl.gitops.pulledstate), as files for `_settle` to write."""
+    (memctl.gitops.pulledcuration), as files for `_settle` to write."""
     g.run("fetch", "--quiet", res.remote)
     upstream = f"refs/remotes/{res.remote}/{res.branch}"
     if g.run("rev-parse", "--verify", "--quiet", upstream, check=False).returncode != 0:
@@ -170,7 +170,7 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
     if base == g.out("rev-parse", upstream):
         return {}  # nothing new there
     note_limit, raw_limit = limits(vault.config.data)
-    came = trust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit,
+    came = remotetrust.incoming(vault.root, g.env, base, upstream, note_limit, raw_limit,
                           vault.session_map())
     if came.refused:
         more = f" (and {len(came.refused) - 3} more)" if len(came.refused) > 3 else ""
@@ -201,13 +201,13 @@ def _pull(vault: Floor, g: _Git, res: SyncResult) -> dict[str, str]:
             f"{res.remote}/{res.branch} ({', '.join(where[:3]) or proc.stderr.strip()[:200]}); "
             "your vault is as it was before sync"
         )
-    trust.mark_pulled(vault.root, came.commits)
+    remotetrust.mark_pulled(vault.root, came.commits)
     if before:
-        trust.hold_templates(vault.root, before)
-    fixes, said = pulledstate.screen(vault.root, ours)
+        remotetrust.hold_templates(vault.root, before)
+    fixes, said = pulledcuration.screen(vault.root, ours)
     res.reported += [x for x in said if x not in res.reported]
     if came.config_changed:
-        trust.hold(vault.root, came.config_before, came.config_after)
+        remotetrust.hold(vault.root, came.config_before, came.config_after)
         vault.config = load_config(vault.root, dict(os.environ))
     return fixes
 
@@ -270,7 +270,7 @@ def _outgoing(g: _Git, upstream: str) -> None:
 
     data = load_config(g.root, dict(os.environ)).data
     note_limit, raw_limit = limits(data)
-    mine = trust.incoming(g.root, g.env, upstream, "HEAD", note_limit, raw_limit)
+    mine = remotetrust.incoming(g.root, g.env, upstream, "HEAD", note_limit, raw_limit)
     if mine.refused:
         more = f" (and {len(mine.refused) - 3} more)" if len(mine.refused) > 3 else ""
         raise ConflictError(

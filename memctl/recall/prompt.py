@@ -28,7 +28,7 @@ from memctl.recall.rank import (
     MIN_RELATIVE,
     TURN_SHARE,
     TURN_TOKENS,
-    Claim,
+    ClaimCand,
     answers,
     check_cites,
     coverage,
@@ -115,7 +115,7 @@ def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | N
     return count_cached(head) + 1 + packer.extra(shell)
 
 
-def _claim_memory(c: Claim, cites: tuple[Cite, ...]) -> Memory:
+def _claim_memory(c: ClaimCand, cites: tuple[Cite, ...]) -> Memory:
     """A claim as packed: dated by its newest cited turn, else by its note."""
     dates = sorted(d for d in (ct.date for ct in cites) if d)
     return Memory(
@@ -134,7 +134,7 @@ def _claim_memory(c: Claim, cites: tuple[Cite, ...]) -> Memory:
     )
 
 
-def _claim_floor(packer: Packer, c: Claim) -> int | None:
+def _claim_floor(packer: Packer, c: ClaimCand) -> int | None:
     """Tokens adding this claim costs at the least, before its citations are read; None
     where that cannot be proved (not md, or no BPE to count with).
 
@@ -162,7 +162,7 @@ def _claim_floor(packer: Packer, c: Claim) -> int | None:
 
 
 def _make_room(
-    r: Reader, packer: Packer, c: Claim, n_standing: int, explain: list[Decision]
+    r: Reader, packer: Packer, c: ClaimCand, n_standing: int, explain: list[Decision]
 ) -> str | None:
     """Give up standing lines, the lowest first, until the best answer fits; None when it
     then fits (it is packed by the caller), else why not. A standing line governs every
@@ -207,7 +207,7 @@ class Where:
             return True  # standing picks this project's note already
         return not self._away(h.project, None)
 
-    def claim_elsewhere(self, c: Claim) -> str | None:
+    def claim_elsewhere(self, c: ClaimCand) -> str | None:
         meta = c.note.meta
         pid = str(meta.get("project") or meta.get("project_id") or "") or None
         if self._away(pid, str(meta.get("cwd") or "") or None):
@@ -252,7 +252,7 @@ Queued = tuple[str, float, str, "Hit | None", "str | None"]  # ref, score, why, 
 def _turn_queue(
     r: Reader,
     turn_hits: list[tuple[Hit, float]],
-    kept: list[Claim],
+    kept: list[ClaimCand],
     query: str,
     qweight: dict[str, float],
     full: float,
@@ -437,7 +437,7 @@ def recall(
     n_standing = len(packer.items)  # the standing lines packed, first in the packer
     best = max([c.score for c in claims] + [s for _, s in turn_hits] + [0.0])
     floor = best * MIN_RELATIVE
-    kept: list[Claim] = []
+    kept: list[ClaimCand] = []
     kept_terms: list[frozenset[str]] = []  # each kept claim's terms, for near_copy_of
     per_note: Counter[str] = Counter()
     background: Counter[str] = Counter()

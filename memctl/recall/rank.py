@@ -115,7 +115,10 @@ class NoteCand:
 
 
 @dataclass
-class Claim:
+class ClaimCand:
+    """A claim line that may answer the question (a candidate, as `NoteCand` is a note):
+    where it stands, what it rests on, and how it scored."""
+
     path: str
     note: Note
     section: str
@@ -305,9 +308,9 @@ def score_claims(
     feedback: dict[str, float],
     history: bool,
     explain: list[Decision],
-) -> list[Claim]:
+) -> list[ClaimCand]:
     """Score every active claim of every candidate note."""
-    out: list[Claim] = []
+    out: list[ClaimCand] = []
     qweight, denom = query_weights(r, qterms)
     for cand in sorted(cands.values(), key=lambda c: -c.score):
         note = r.note(cand.path)
@@ -381,7 +384,7 @@ def score_claims(
                 basis = steer
             why = cand.why + (f"; claim carries {sorted(terms & qterms)}" if terms & qterms else "")
             out.append(
-                Claim(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
+                ClaimCand(cand.path, note, section, text, basis, refs, day, score, why, terms, rel)
             )
     return out
 

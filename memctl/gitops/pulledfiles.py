@@ -1,6 +1,6 @@
 """What a pulled file may be, and what it may hold (docs/sync.md): sync's checks on content.
 
-memctl.gitops.trust finds what `base..upstream` would bring; this module judges each path
+memctl.gitops.remotetrust finds what `base..upstream` would bring; this module judges each path
 and each blob, before anything is checked out. Every check here is one a careless or hostile
 clone got past once (issue 22, redteam):
 

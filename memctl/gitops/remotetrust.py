@@ -44,7 +44,7 @@ from memctl.core.localstate import (
     run_git,
     write_local,
 )
-from memctl.gitops import pullcheck
+from memctl.gitops import pulledfiles
 
 _MODE_LINK, _MODE_GITLINK = "120000", "160000"
 
@@ -271,7 +271,7 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         if mode == _MODE_GITLINK:
             res.refused.append(f"{path}: a submodule")
             continue
-        why = pullcheck.path_problem(path, mode)
+        why = pulledfiles.path_problem(path, mode)
         if why:
             res.refused.append(f"{path}: {why}")
             continue
@@ -309,11 +309,11 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
         if line:
             res.refused.append(f"{path}:{line}: conflict markers")
             continue
-        why = pullcheck.frontmatter_problem(path, text)
+        why = pulledfiles.frontmatter_problem(path, text)
         if why:
             res.refused.append(f"{path}: {why}")
             continue
-        said = pullcheck.meta_change(path, texts.get(old, ""), text) if old else None
+        said = pulledfiles.meta_change(path, texts.get(old, ""), text) if old else None
         if said:
             res.reported.append(said)
     _judge_raw(res, texts, added_raw, grown, sessions or {})
@@ -321,12 +321,12 @@ def incoming(root: Path, env: dict[str, str] | None, base: str, upstream: str,
     if ignore:
         res.refused += _ignored(git, root, upstream, texts.get(ignore, ""))
     for path, sha in shared:
-        why = pullcheck.shared_problem(path, texts.get(sha, ""))
+        why = pulledfiles.shared_problem(path, texts.get(sha, ""))
         if why:
             res.refused.append(f"{path}: {why}")
     if gone:
         raw = [p for p in gone if p.startswith("raw/")]
-        res.reported.append(pullcheck.removed_line(raw, [p for p in gone if p not in raw]))
+        res.reported.append(pulledfiles.removed_line(raw, [p for p in gone if p not in raw]))
     if res.config_changed:
         res.config_before = _show(git, f"{base}:.memctl/config.toml")
         res.config_after = _show(git, f"{upstream}:.memctl/config.toml")
@@ -339,18 +339,18 @@ def _judge_raw(res: Incoming, texts: dict[str, str], added: list[tuple[str, str]
     second file of one this clone holds (a copy under another date folder, with a forged
     turn and a recomputed hash, was served under the real session's short reference)."""
     for path, was, now in grown:
-        why = pullcheck.frontmatter_problem(path, texts.get(now, "")) or pullcheck.raw_problem(
+        why = pulledfiles.frontmatter_problem(path, texts.get(now, "")) or pulledfiles.raw_problem(
             path, texts.get(was, ""), texts.get(now, ""))
         if why:
             res.refused.append(f"{path}: {why}")
     seen: dict[str, str] = {}
     for path, sha in added:
         text = texts.get(sha, "")
-        why = pullcheck.frontmatter_problem(path, text)
+        why = pulledfiles.frontmatter_problem(path, text)
         if why:
             res.refused.append(f"{path}: {why}")
             continue
-        sid = pullcheck.session_of(path, text)
+        sid = pulledfiles.session_of(path, text)
         if sid is None:
             continue
         other = sessions.get(sid) or seen.get(sid)
@@ -367,7 +367,7 @@ def _ignored(git: Callable[..., str], root: Path, upstream: str, text: str) -> l
              if p.endswith(".md")]  # fmt: skip
     probes = ["raw/2000/01/01/session.md", *{f"{p.split('/', 1)[0]}/note.md" for p in names
                                               if "/" in p}]  # fmt: skip
-    found = pullcheck.ignore_problems(root, text, sorted(set(names) | set(probes)))
+    found = pulledfiles.ignore_problems(root, text, sorted(set(names) | set(probes)))
     if not found:
         return []
     more = f" (and {len(found) - 2} more rules)" if len(found) > 2 else ""
