@@ -1,4 +1,4 @@
-"""Crash harness (issues 9, 22, 23): SIGKILL memctl commands at random moments, then check.
+"""Crash harness: SIGKILL memctl commands at random moments, then check.
 
     .venv/bin/python bench/crash.py                    # 100 points over seven commands
     .venv/bin/python bench/crash.py --points 20 --json out.json
@@ -9,7 +9,7 @@ rollback 10, gc 10, sync 10, diskfull 10 (of 120).
 
 Each point runs a real `memctl` (its process group is killed, git children included, a
 third of the points once git holds .git/index.lock), then one ordinary command, and checks
-what issue 9 asks: `git status --porcelain` clean, every acknowledged turn in HEAD exactly
+what a crash test asks: `git status --porcelain` clean, every acknowledged turn in HEAD exactly
 once, `git fsck` clean, every note parsing, no journal left. A forget (of a whole session,
 or of a turn, which renames its session's file) must be finished or undone whole: what it
 was forgetting is gone from the tree and HEAD in one commit, or all still there. A purge

@@ -1,4 +1,4 @@
-"""Would an offline embedding signal lift `memctl search`'s turn recall? (issue 11 experiment)
+"""Would an offline embedding signal lift `memctl search`'s turn recall? (an experiment)
 
     pip install wordllama==0.4.0.post1     # not a memctl dependency: only this script uses it
     python bench/recall.py --workdir DIR   # builds the three LoCoMo dev vaults once

@@ -42,7 +42,7 @@ _TURNS = [
     "existiert. Das ist so gewollt — der Aufrufer entscheidet, ob ein fehlender Pfad ein "
     "Fehler ist. Sollen wir das dokumentieren? Ich würde einen kurzen Absatz ergänzen.",
 ]
-# Turns added for issue 23 (look-alike folding, split and wrapped keys, cookies): a
+# Turns added later (look-alike folding, split and wrapped keys, cookies): a
 # Cyrillic turn, a shell turn with line continuations and a log with many short lines.
 _MORE_TURNS = [
     "Я посмотрел конфигурацию: сервер читает ключ из переменной окружения, а пароль "
@@ -80,8 +80,8 @@ def _git(*args: str) -> str:
 
 
 def load_baseline(rev: str) -> ModuleType:
-    """The redactor as it was at ``rev``, imported under another name: memctl/redact.py
-    before issue 19, the memctl/core/redact/ package (its own imports renamed) after."""
+    """The redactor as it was at ``rev``, imported under another name: memctl/redact.py in
+    an old tree, the memctl/core/redact/ package (its own imports renamed) in a newer one."""
     tmp = Path(tempfile.mkdtemp())
     listed = _git("ls-tree", "--name-only", rev, "memctl/redact.py", "memctl/core/redact/")
     if "memctl/redact.py" in listed.split():

@@ -6,7 +6,7 @@
 Each round runs `python -c pass` (the floor every Python program pays), `memctl --version`
 and `memctl --help` as fresh processes, alternating, and reports the best and the median
 of each with its ratio to the floor. This was a test (tests/test_cli_basics.py asserted
-under 0.6 s) until issue 24: a wall-clock bound fails on a loaded machine and says nothing
+under 0.6 s) once: a wall-clock bound fails on a loaded machine and says nothing
 on an idle one; a ratio in the same run says what memctl itself adds.
 """
 

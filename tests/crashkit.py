@@ -473,7 +473,7 @@ def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
             "seconds": round(time.monotonic() - start, 1), "lost": 0 if not failures else None}
 
 
-# ---- purge, undo, rollback, gc (issue 23) -----------------------------------------------------
+# ---- purge, undo, rollback, gc -----------------------------------------------------
 
 
 def _all_objects(vault: Path) -> str:

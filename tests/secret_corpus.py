@@ -241,7 +241,7 @@ KINDS: dict[str, tuple[Callable[[], str], list[str]]] = {
 
 
 # ---------------------------------------------------------------------------------------
-# Issue 23: kinds that reached disk and git, and the ways a key gets broken up on its way
+# Kinds that reached disk and git, and the ways a key gets broken up on its way
 # into a chat (a shell line continuation, a terminal's hard wrap, a look-alike letter).
 # ---------------------------------------------------------------------------------------
 
@@ -806,7 +806,7 @@ def _wrapped(s: str, width: int) -> str:
     return "\n".join(s[i : i + width] for i in range(0, len(s), width))
 
 
-# Issue 23: what the new detectors (cookies, split and wrapped keys, look-alike letters,
+# What the new detectors (cookies, split and wrapped keys, look-alike letters,
 # credential files, signed URLs, auth schemes) must leave alone.
 NON_SECRETS += [
     # images, certificates and other base64 that is data, wrapped or not

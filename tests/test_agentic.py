@@ -1,4 +1,4 @@
-"""Agentic mode (issue 20): the agent records a session's decisions itself, asked once.
+"""Agentic mode: the agent records a session's decisions itself, asked once.
 
 The end-to-end test runs examples/agentic_session.py: real `memctl hooks install`, the hook
 commands it wrote run with the JSON Claude Code sends, a scripted agent calling `remember`

@@ -506,3 +506,35 @@ def test_no_two_modules_define_a_class_of_the_same_name() -> None:
                 where.setdefault(node.name, []).append(rel)
     shared = {name: rels for name, rels in where.items() if len(rels) > 1}
     assert set(shared) <= SHARED_CLASS_NAMES, shared
+
+
+_ISSUE = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def test_no_comment_cites_an_issue_number() -> None:
+    """A comment says why in words a reader has without the tracker: "(issue N)" tells them
+    nothing and goes stale. Comments and docstrings of every Python file we ship or run,
+    and the comments of memctl's data files."""
+    import io
+    import tokenize
+
+    found = []
+    for folder in ("memctl", "tests", "bench", "examples", "scripts"):
+        for p in sorted((PKG.parent / folder).rglob("*")):
+            rel = p.relative_to(PKG.parent).as_posix()
+            if p.suffix == ".py":
+                text = p.read_text(encoding="utf-8")
+                docs = [n.body[0].value for n in ast.walk(ast.parse(text))
+                        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+                        and n.body and isinstance(n.body[0], ast.Expr)
+                        and isinstance(n.body[0].value, ast.Constant)]  # fmt: skip
+                found += [f"{rel}:{d.lineno} docstring" for d in docs
+                          if isinstance(d.value, str) and _ISSUE.search(d.value)]
+                found += [f"{rel}:{t.start[0]} comment"
+                          for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                          if t.type == tokenize.COMMENT and _ISSUE.search(t.string)]
+            elif p.suffix == ".toml" and folder == "memctl":
+                found += [f"{rel}:{n} comment" for n, line in
+                          enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                          if line.lstrip().startswith("#") and _ISSUE.search(line)]
+    assert found == []

@@ -1,5 +1,5 @@
 """What `--help` promises a new user: one name per meaning, one metavar style, an example
-in every command's help, and help texts that say what the command does (issue 24)."""
+in every command's help, and help texts that say what the command does."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Eight writers at once, with searches and a watcher beside them: nothing lost, nothing
-duplicated, and the search index equals the files afterwards (issue 9)."""
+duplicated, and the search index equals the files afterwards."""
 
 from __future__ import annotations
 

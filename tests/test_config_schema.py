@@ -1,4 +1,4 @@
-"""The config is checked against its schema when it is read (issue 23, item 7).
+"""The config is checked against its schema when it is read.
 
 Each bad value is one line naming the key and the file, exit 2, before any command runs;
 `gc` never meets an OverflowError, a TypeError or a string read a character at a time.

@@ -93,7 +93,7 @@ def test_correction_decision_people_and_a_closed_thread(globex: Path) -> None:
     assert "· corrected · [[entities/globex|Globex]]'s CI runs about 3000 builds a day." in know
     decision = body(globex, "decisions/2027-01-05-adopt-buildkite.md")
     buildkite = "[[entities/buildkite|Buildkite]]"  # a tool named with a decision: an entity
-    # "we decided" is the speaker's team's call, not their employer's (issue 29)
+    # "we decided" is the speaker's team's call, not their employer's
     assert f"- The team decided to adopt {buildkite}. [^" in decision
     assert "## Why\n\n- GitHub Actions minutes got expensive. [^" in decision
     assert f"## Alternatives\n\n- Considered {buildkite} and Jenkins. [^" in decision

@@ -132,7 +132,7 @@ def test_findings_keep_causes_and_summaries_never_narration(session) -> None:
     _, s = session
     got = findings.read(s)
     kinds = {f.kind for f in got}
-    # a root cause found is the project's gotcha (issue 20), not only one session's problem
+    # a root cause found is the project's gotcha, not only one session's problem
     assert kinds == {"gotcha", "outcome"}
     problem = next(f for f in got if f.kind == "gotcha")
     assert "never reads `discountCode` because" in problem.text
@@ -161,7 +161,7 @@ def test_cli_ingest_and_curate_a_coding_session(vault: Path) -> None:
     assert "Dana very much likes the way danieldemmel.me does its checkout" in body
     proposed = "\n".join(t for p, t in notes.items() if p.startswith("instructions/"))
     assert "- Use pnpm, not npm. [^" in proposed  # a standing instruction, only proposed
-    # (The raw file's name and the root INDEX's raw title come from ingest, issue 23.)
+    # (The raw file's name and the root INDEX's raw title come from ingest.)
     learned = "\n".join(
         line
         for p, t in notes.items()

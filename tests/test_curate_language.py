@@ -1,4 +1,4 @@
-"""How the built-in curator reads a person's own words (issue 20): an introduction fills the
+"""How the built-in curator reads a person's own words: an introduction fills the
 profile and names entities, terse lower-case chat counts, and pronouns are resolved in prose
 only, never inside a domain, URL, path, identifier or quote. Through the real CLI."""
 

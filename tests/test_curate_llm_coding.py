@@ -1,4 +1,4 @@
-"""The llm curator on real Claude Code sessions, proven on the wire (issue 20).
+"""The llm curator on real Claude Code sessions, proven on the wire.
 
 The fake OpenAI-compatible server plays a model that knows the hand-written gold facts of
 shared/data/claude-code: for each request it reads which session and which turns the batch

@@ -87,7 +87,7 @@ def _reply(conv: dict, n: int, turns: list[dict], prev: dict | None) -> dict:
     if prev and prev.get("restate") and mine:
         # a fact from the session before, restated in this one: reinforce, never duplicate.
         # It cites the turn of this session that shares the most words with it: a quote
-        # that shares none supports nothing (issue 22), restated or not.
+        # that shares none supports nothing, restated or not.
         text = prev["restate"]["text"]
         best = next((t for t in range(1, len(turns) + 1)
                      if supports(text, [_quote(turns[t - 1]["text"])])), None)  # fmt: skip

@@ -1,5 +1,5 @@
 """What the built-in curator learns from a coding session, on shapes seen in real sessions
-nobody tuned it on (issue 29): the session's end state, not its narration; the person's words,
+nobody tuned it on: the session's end state, not its narration; the person's words,
 not what they pasted; facts from the files the session wrote; names that name something; one
 short point per claim. Each transcript is written here, through the real CLI."""
 
@@ -13,7 +13,7 @@ from ccsession import Session
 from test_curate import memctl, new_vault
 
 # Each shape below failed on main before its fix; the mark goes when the fix lands.
-TODO = pytest.mark.xfail(strict=True, reason="issue 29: not fixed yet")
+TODO = pytest.mark.xfail(strict=True, reason="the offline curator does not do this yet")
 
 _FOOT = re.compile(r"\s*(?:#observed|#inferred)?\s*(?:\[\^[^\]]+\])+\s*$")
 

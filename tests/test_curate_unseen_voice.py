@@ -1,4 +1,4 @@
-"""The offline curator's third-person rewrite on sentences nobody tuned it on (issue 29):
+"""The offline curator's third-person rewrite on sentences nobody tuned it on:
 it writes only what it can get right. A rewrite that does not pass the check (each changed
 word a known rewrite, the verb after a rewritten subject a verb, no doubled suffix, no
 "X's team's team", no "they" that points at nobody, every content word kept) gives way to

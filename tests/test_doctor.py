@@ -62,7 +62,7 @@ def test_doctor_finds_secrets_stale_index_files_and_an_unindexed_edit(tmp_path: 
     r = memctl("--vault", vault, "doctor", "--repair")
     assert r.code == 1  # the secret is for a person to fix
     # the root INDEX, and knowledge/INDEX.md, which did not list the hand-written note yet
-    # (a note without frontmatter is a person's own, valid: issue 24)
+    # (a note without frontmatter is a person's own, and valid)
     assert "fixed  INDEX files: rewrote 2 INDEX files (commit" in r.out
     assert "- [Hand](hand.md)" in (vault / "knowledge" / "INDEX.md").read_text()
     assert "doctor: INDEX files rewritten" in git(vault, "log", "-1", "--format=%s")

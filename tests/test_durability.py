@@ -1,4 +1,4 @@
-"""Power loss (issue 9): the write-ahead journal reaches the disk before the data it covers.
+"""Power loss: the write-ahead journal reaches the disk before the data it covers.
 
 A kill -9 leaves the page cache alone, so the crash tests cannot see this; a power cut
 loses whatever was not fsynced, in any order the disk likes. The guarantee that makes

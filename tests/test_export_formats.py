@@ -1,5 +1,5 @@
 """`memctl export --format F` writes every format `--help` names, and what it writes reads
-back in as the same messages (issue 24: export used to refuse all but jsonl)."""
+back in as the same messages (export used to refuse all but jsonl)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The first hour of a new user (issue 24): commands that agree with each other and with
+"""The first hour of a new user: commands that agree with each other and with
 what they did. Each test here failed on the main of 2026-12-01."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Derived files follow git (issue 23, item 8): after a git operation done outside memctl
+"""Derived files follow git: after a git operation done outside memctl
 (revert, checkout, reset, pull, merge) the next memctl command regenerates the INDEX files
 and brings the search index in step with the files; doctor is clean afterwards."""
 

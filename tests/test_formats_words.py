@@ -1,5 +1,5 @@
 """Every node that carries words is kept, placeholders are not turns, and a session's
-title is its own (issue 23, item 2)."""
+title is its own."""
 
 from __future__ import annotations
 

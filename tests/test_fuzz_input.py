@@ -1,4 +1,4 @@
-"""Fuzzing every transcript reader, the note parser and frontmatter (issue 9): whatever the
+"""Fuzzing every transcript reader, the note parser and frontmatter: whatever the
 bytes, the answer is transcripts or one `MemctlError` naming the file, never a traceback;
 and an ingest that fails leaves the vault exactly as it was.
 

@@ -1,4 +1,4 @@
-"""A Stop hook that fails to save the session says so where the user sees it (issue 9): the
+"""A Stop hook that fails to save the session says so where the user sees it: the
 detached worker has no terminal, so the next hook Claude Code runs carries the failure
 as its `systemMessage`, once."""
 

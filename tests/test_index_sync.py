@@ -29,7 +29,7 @@ def vault(tmp_path: Path) -> Path:
     git(v, "add", "-A")
     git(v, "commit", "-q", "-m", "alpha")
     # a commit made outside memctl: the next memctl command brings INDEX files and the index
-    # in step with it (issue 23 item 8); let it happen here, so each test starts settled
+    # in step with it; let it happen here, so each test starts settled
     ok("--vault", v, "status")
     return v
 

@@ -298,7 +298,7 @@ def test_progress_bar_on_a_terminal_and_silence_when_piped(tmp_path: Path) -> No
 def test_a_large_folder_with_a_bad_file_late_ingests_the_rest_and_stages_nothing_else(
     tmp_path: Path,
 ) -> None:
-    # Issue 9: a folder is not all-or-nothing. The bad file is reported with its line (exit 2)
+    # A folder is not all-or-nothing. The bad file is reported with its line (exit 2)
     # and its writes are undone; the 300 good ones are committed; ingest stages files in git
     # as it writes them, and nothing of the bad one may stay staged.
     v = new_vault(tmp_path)

@@ -1,4 +1,4 @@
-"""What `memctl init` adopts, leaves alone, git-ignores and refuses (issue 24): a vault
+"""What `memctl init` adopts, leaves alone, git-ignores and refuses: a vault
 without its .git is adopted whole, tool folders are not walked, secrets are ignored, and a
 folder that is mostly not notes is refused by its share of other files."""
 

@@ -1,4 +1,4 @@
-"""Hostile and awkward input (issue 9, finding 6): each case is a real file on a real vault."""
+"""Hostile and awkward input: each case is a real file on a real vault."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No machine path in anything a vault shares (issue 24): a raw file's `source.origin` and
+"""No machine path in anything a vault shares: a raw file's `source.origin` and
 a Claude Code session's `cwd` are relative to the vault or to `~`, never absolute."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A purge is a rewrite of its own each time, and a recorded one is finished by the next
-command (issue 23, item 3)."""
+command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Raw is written once, verbatim, redacted once (issue 23, item 1).
+"""Raw is written once, verbatim, redacted once.
 
 Redaction runs over every string of a message (content, meta: tool inputs and results,
 thinking) before the file is rendered; nothing passes over the rendered text again, so a

@@ -1,6 +1,6 @@
 """Reading a vault memctl cannot write: a read-only mount, or a vault of another user.
 
-Found in issue 9: `search`, `recall` and `context` on a read-only vault failed with
+Found in review: `search`, `recall` and `context` on a read-only vault failed with
 "the vault is read-only; memctl can only read it", even with a current index, because
 tantivy takes a lock file inside the index folder to read it. Read commands now answer,
 from a copy of the vault's index (or one built from the files when it is stale or

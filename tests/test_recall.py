@@ -521,8 +521,8 @@ def test_notes_come_before_turns(acme: tuple[Vault, dict]) -> None:
 
 def test_a_small_budget_keeps_the_best_and_explains_the_rest(acme: tuple[Vault, dict]) -> None:
     vault, _ = acme
-    # 120 tokens until issue 21: the header grew by 14, saying which lines are instructions;
-    # 134 until issue 20: by 10 more, saying what an observed line is
+    # 120 tokens once; the header grew by 14, saying which lines are instructions;
+    # then 134; by 10 more, saying what an observed line is
     res = recall(vault, "Datadog or Grafana?", user="marco", budget=144, now=NOW)
     assert 0 < len(res.memories) < 4
     assert any(d.reason == "over the token budget" for d in res.explain)

@@ -1,4 +1,4 @@
-"""Recall answers questions about real work (issue 21): a Claude Code session log in a real
+"""Recall answers questions about real work: a Claude Code session log in a real
 vault, ingested and recalled through the CLI, with the index the CLI builds.
 
 Each test is one finding: recall spent its budget on the wrong turns (a per-session cap of

@@ -1,4 +1,4 @@
-"""A rewound session (issue 21, "later beats earlier"): Claude Code lets a person go back to an
+"""A rewound session ("later beats earlier"): Claude Code lets a person go back to an
 earlier turn and say something else; the log keeps both branches. What was said on the branch
 they left stays in raw verbatim and can still be recalled, but labelled as rewound and ranked
 below the branch they went on with. Before, recall mixed both branches as equally current.

@@ -50,7 +50,7 @@ def test_corpus_is_big_enough_and_covers_every_kind() -> None:
     assert len(POSITIVES) >= 30
     assert len(NEGATIVES) >= 30
     kinds = {kind for kind, _, _ in POSITIVES}
-    # the vendor formats added for issue 9 have their samples in tests/secret_corpus.py
+    # the vendor formats added later have their samples in tests/secret_corpus.py
     kinds |= {f.kind for _, _, line in CORPUS for f in find_secrets(line)}
     assert kinds == set(KINDS), f"kinds without a positive sample: {set(KINDS) - kinds}"
 
@@ -284,7 +284,7 @@ def test_secrets_on_their_own_lines_never_survive(
 
 
 # ---------------------------------------------------------------------------------------
-# Found in issue 9: an AWS secret access key away from its id, word-only passwords
+# Found in review: an AWS secret access key away from its id, word-only passwords
 # ---------------------------------------------------------------------------------------
 
 _AWS_KEY = "q8Zf3Lr0Vx+T2mWk9bN/aY7uHc1pJd4sEe6gRiO5"  # random, shaped like a secret access key

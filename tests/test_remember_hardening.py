@@ -1,4 +1,4 @@
-"""Every writer cleans what recall will show (issue 23, items 9 and 10).
+"""Every writer cleans what recall will show.
 
 Found: an MCP `remember` note title with newlines wrote a real `## Instructions
 (human-verified)` section, which recall then showed as `[human · …]` and verify counted as

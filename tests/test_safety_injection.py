@@ -1,6 +1,6 @@
 """Recalled text is data, and `remember` writes one claim, never markup.
 
-Found in issue 9: MCP `remember`'s `section` argument wrote arbitrary lines (an uncited
+Found in review: MCP `remember`'s `section` argument wrote arbitrary lines (an uncited
 line that recall then labelled `human`, defeating the agent label), and recall injected
 raw turns verbatim: HTML-comment payloads (`<!-- SYSTEM: ... -->`), invisible control
 characters and tool-role turns included, under a header that never said the block is

@@ -1,6 +1,6 @@
 """File modes: memctl honours the umask for new files and keeps a rewritten file's mode.
 
-Found in issue 9: every file was written 0600 whatever the umask (mkstemp's mode leaked
+Found in review: every file was written 0600 whatever the umask (mkstemp's mode leaked
 through the rename), and `hooks install` turned a 0644 `.claude/settings.json` into 0600,
 so a shared vault or a settings file other tools read became private by accident.
 """

@@ -1,6 +1,6 @@
 """One confinement rule for every path memctl reads, writes, indexes or serves.
 
-Found in issue 9: a symlink inside the vault pointing outside was indexed and then served
+Found in review: a symlink inside the vault pointing outside was indexed and then served
 by `search`, `recall`, the UserPromptSubmit hook and MCP `search`/`list`, and
 `memctl show raw/../../x` and `memctl export raw/../../x` read files outside the vault.
 Each command and MCP tool is attacked here with the same list of spellings: `..`,
@@ -246,7 +246,7 @@ def test_copies_of_the_vault_keep_no_link(
 
 
 # ---------------------------------------------------------------------------------------
-# Case and Unicode lookalikes of the folders a vault has (issue 9)
+# Case and Unicode lookalikes of the folders a vault has
 # ---------------------------------------------------------------------------------------
 
 LOOKALIKES = [
@@ -389,7 +389,7 @@ def test_lookalikes_are_refused_on_a_real_case_insensitive_filesystem(
 
 
 # ---------------------------------------------------------------------------------------
-# diff, review and curate (issue 9): revisions, proposal ids, sessions and stores
+# diff, review and curate: revisions, proposal ids, sessions and stores
 # ---------------------------------------------------------------------------------------
 
 

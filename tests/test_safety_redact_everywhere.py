@@ -1,6 +1,6 @@
 """Redaction covers every string that reaches disk or git, not only message content.
 
-Found in issue 9: titles (OpenAI `title`, ChatGPT conversation titles, Claude Code
+Found in review: titles (OpenAI `title`, ChatGPT conversation titles, Claude Code
 `summary`), a text transcript's preamble and heading, extra top-level keys such as
 `api_key`, the raw frontmatter, `raw/INDEX.md`, `INDEX.md` and commit messages kept a
 `ghp_` token verbatim, and `remember` (Python and MCP) stored `sk-proj-...` as is, in the

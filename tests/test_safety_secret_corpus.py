@@ -1,7 +1,7 @@
 """Redaction recall and false positives on a corpus of 250+ fake secrets of 100+ kinds.
 
-Found in issue 9: of 45 fake secrets of kinds outside the old test corpus, 25 were caught.
-Found in issue 23 (item 11): an Azure SAS sig, kubeconfig client-key-data, session
+Found in review: of 45 fake secrets of kinds outside the old test corpus, 25 were caught.
+Found in review: an Azure SAS sig, kubeconfig client-key-data, session
 cookies, a key split by a line continuation or wrapped over two lines, a key with a
 look-alike letter, a Discord webhook, a docker config "auth", Okta SSWS, a .pgpass line
 and a GCP private_key_id all reached disk and git. A split key must lose both halves.

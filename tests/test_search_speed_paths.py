@@ -98,7 +98,7 @@ def _snippet_the_long_way(gen: Any, text: str, width: int) -> tuple[str, tuple[A
                 )
                 for r in ranges
             )
-            # the edges grown over glued punctuation (issue 24), the same way on both paths
+            # the edges grown over glued punctuation, the same way on both paths
             frag, marks = reader._whole_words(text, frag, marks)
             return frag.translate(reader._FLAT), marks
     flat = " ".join(text.split())

@@ -1,4 +1,4 @@
-"""Session identity (issue 9, finding 6): which turns belong to one session, and its file name.
+"""Session identity: which turns belong to one session, and its file name.
 
 One rule: an id the transcript carries (a Claude Code sessionId, a ChatGPT conversation
 id, a `session` field, `--session`) names the same session from wherever it is read; an id

@@ -1,4 +1,4 @@
-"""Team sync against a clone that pushes attacks (issue 22): a real bare remote, a hostile
+"""Team sync against a clone that pushes attacks: a real bare remote, a hostile
 clone that pushes with plain git, and the victim running `memctl sync`.
 
 Every remote here is made with `git init --bare` and nothing else, so it carries git's own

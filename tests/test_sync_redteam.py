@@ -1,4 +1,4 @@
-"""Issue 22, second round: attacks a red team found past the first round's defences.
+"""Sync, second round: attacks a red team found past the first round's defences.
 
 Same set-up as test_sync_hostile.py (imported from there): a real bare remote made with
 `git init --bare` and git's default branch name, a hostile clone pushing with plain git,

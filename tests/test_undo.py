@@ -71,7 +71,7 @@ def test_undo_of_an_ingest_that_notes_cite_is_refused(tmp_path):
                     f'[^x]: {raw}#t1 "cut our egress costs"\n')
     run_git(v, "add", "-A")
     run_git(v, "commit", "-qm", "hand note")
-    ok("--vault", v, "status")  # INDEX files follow the hand commit (issue 23 item 8)
+    ok("--vault", v, "status")  # INDEX files follow the hand commit
     head = run_git(v, "rev-parse", "HEAD")
     r = memctl("--vault", v, "undo")  # the curate is undone already: next is the ingest
     assert r.code == 3 and "memctl forget" in r.err

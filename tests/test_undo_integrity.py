@@ -1,4 +1,4 @@
-"""undo after the commands it used to get wrong (issue 23, items 4 and 6).
+"""undo after the commands it used to get wrong.
 
 A curate that learned nothing, and a `forget --purge`, are undone the right way or refused
 in one line; never a failed git commit, never `[forgotten]` claims written back.

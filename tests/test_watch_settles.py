@@ -1,4 +1,4 @@
-"""`memctl watch` settles (issue 9, finding 7): one hand edit is one reindex, the watcher's own
+"""`memctl watch` settles: one hand edit is one reindex, the watcher's own
 reads never wake it, and it uses no CPU while nothing changes."""
 
 from __future__ import annotations

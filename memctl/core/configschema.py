@@ -149,7 +149,7 @@ SECTIONS: dict[str, dict[str, Check]] = {
         else '"stop" or "off"',
         "ask_after": _int(0, 10_000),
     },
-    # the largest note and raw session a pull may bring (helper sync, issue 22)
+    # the largest note and raw session a pull may bring, and the largest image kept
     "limits": {"note": _size, "raw": _size, "attachment": _size},
     "retention": {
         "raw_max_age": duration,

@@ -1,4 +1,4 @@
-"""Who added each uncited line of a note, from git: the provenance label recall shows (issue 22).
+"""Who added each uncited line of a note, from git: the provenance label recall shows.
 
 A note line that cites nothing reads as a person's own (`human`). How a line looks proves
 nothing, and neither does the identity a commit claims (an attacker authors a commit as the

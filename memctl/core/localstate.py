@@ -1,4 +1,4 @@
-"""Local state of a vault clone that no pull can reach, read on every command (issue 22).
+"""Local state of a vault clone that no pull can reach, read on every command.
 
 Leaf module (stdlib, errors and store only): config loading, the index, recall and undo read
 what `memctl.gitops.remotetrust` decided and wrote here. Everything lives in the git

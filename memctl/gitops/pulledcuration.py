@@ -1,4 +1,4 @@
-"""Curation state a pull may bring, and what it may not decide for this clone (issue 22).
+"""Curation state a pull may bring, and what it may not decide for this clone.
 
 `.memctl/state/curation.json` (which turns of which session each store has curated) and
 `.memctl/state/removed.jsonl` (claims a person took out, never to be learned again from the

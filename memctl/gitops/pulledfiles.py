@@ -2,7 +2,7 @@
 
 memctl.gitops.remotetrust finds what `base..upstream` would bring; this module judges each path
 and each blob, before anything is checked out. Every check here is one a careless or hostile
-clone got past once (issue 22, redteam):
+clone got past once (a red team's findings):
 
 - a path: a pull brings notes, raw sessions and the vault's own shared files, never a
   hidden file or folder that tools read as configuration or code (`.githooks/`, `.claude/`,

@@ -1,4 +1,4 @@
-"""An interrupted `memctl sync`: its journal, and putting right what it left (issue 22).
+"""An interrupted `memctl sync`: its journal, and putting right what it left.
 
 Sync writes `<git dir>/memctl/sync.json` before it fetches and removes it when done; sync
 holds the vault lock throughout, so whoever takes the lock and finds the journal knows that
