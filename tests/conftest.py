@@ -110,3 +110,22 @@ def fake_llm(_fake_llm_server: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Iter
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost,::1")
     yield fake
     fake.reset()
+
+
+def _slow_list() -> set[str]:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "slow.txt"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what tests/slow.txt names (a module, or one test) `slow`, so that
+    `pytest -m "not slow"` is the fast loop (CONTRIBUTING.md; scripts/slow_tests.py
+    writes the list from a timed run)."""
+    slow = _slow_list()
+    for item in items:
+        if item.nodeid in slow or item.nodeid.split("::", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)
