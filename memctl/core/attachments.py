@@ -36,7 +36,8 @@ def keep(data: dict[str, Any], tr: Transcript, redact: bool) -> list[dict[str, A
     left: list[dict[str, Any]] = []
     for m in tr.messages:
         for info in m.meta.get("attachments") or []:
-            blob = tr.attachments.get(info.get("sha256")) if isinstance(info, dict) else None
+            sha = info.get("sha256") if isinstance(info, dict) else None
+            blob = tr.attachments.get(sha) if isinstance(sha, str) else None
             if blob is None:
                 continue
             if len(blob) > limit:
@@ -57,8 +58,12 @@ def write(tx: Transaction, tr: Transcript, turns: list[Message]) -> None:
     """The files of the images `turns` (the ones being written) keep; each file once."""
     for m in turns:
         for info in m.meta.get("attachments") or []:
-            rel = info.get("file") if isinstance(info, dict) else None
-            blob = tr.attachments.get(info.get("sha256")) if isinstance(rel, str) else None
+            if not isinstance(info, dict):
+                continue
+            rel, sha = info.get("file"), info.get("sha256")
+            if not isinstance(rel, str) or not isinstance(sha, str):
+                continue
+            blob = tr.attachments.get(sha)
             if blob is not None and not tx.path(rel).exists():
                 tx.write(rel, blob)
 

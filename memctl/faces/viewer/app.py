@@ -82,8 +82,13 @@ class Viewer:
             if request.host.rsplit(":", 1)[0] not in self.hosts and request.host not in self.hosts:
                 raise BadRequest(f"this viewer answers only to {', '.join(sorted(self.hosts))}")
             endpoint, args = ROUTES.bind_to_environ(request.environ).match()
-            handler = getattr(self, f"page_{endpoint}")
-            return handler(request, **args)  # type: ignore[no-any-return]
+            pages_: dict[str, Callable[..., Response]] = {
+                "timeline": self.page_timeline, "session": self.page_session,
+                "note": self.page_note, "projects": self.page_projects,
+                "review": self.page_review, "decide": self.page_decide,
+                "diff": self.page_diff, "search": self.page_search,
+            }  # fmt: skip
+            return pages_[endpoint](request, **args)
         except HTTPException as exc:
             if (exc.code or 500) < 400:  # a redirect routing asks for (a doubled slash)
                 return exc.get_response(request.environ)  # type: ignore[return-value]

@@ -29,7 +29,7 @@ Segment = tuple[str, str | None, bool]  # text, link, marked
 
 
 @dataclass
-class Cite:
+class QuotedTurn:
     """One citation of a claim: the turn it names and the verbatim words it quotes."""
 
     ref: str
@@ -38,7 +38,7 @@ class Cite:
 
 
 @dataclass
-class Claim:
+class TaughtClaim:
     """A claim line as the index holds it, with its citations of one session."""
 
     text: str
@@ -47,7 +47,7 @@ class Claim:
     section: str
     observed: bool
     status: str
-    cites: list[Cite] = field(default_factory=list)
+    cites: list[QuotedTurn] = field(default_factory=list)
 
     @property
     def turn(self) -> int:
@@ -59,7 +59,7 @@ class Taught:
     """A session and the claims (in force or proposed) that cite its turns."""
 
     header: dict[str, Any]
-    claims: list[Claim] = field(default_factory=list)
+    claims: list[TaughtClaim] = field(default_factory=list)
 
 
 def turn_of(ref: str) -> int:
@@ -67,22 +67,22 @@ def turn_of(ref: str) -> int:
     return int(got.group(1)) if got else 0
 
 
-def claims_by_session(vault: Vault) -> dict[str, list[Claim]]:
+def claims_by_session(vault: Vault) -> dict[str, list[TaughtClaim]]:
     """Every claim in force or proposed, under each session it cites, in turn order."""
     res = vault.search(
         "", kind="claim", status=("active", "proposed"), limit=CLAIMS, snippets=False
     )
-    out: dict[str, list[Claim]] = {}
+    out: dict[str, list[TaughtClaim]] = {}
     for h in res.hits:
         quotes = list(h.quotes) + [""] * (len(h.cites) - len(h.quotes))
-        mine: dict[str, Claim] = {}
+        mine: dict[str, TaughtClaim] = {}
         for ref, quote in zip(h.cites, quotes, strict=False):
             path = ref.split("#", 1)[0]
             if path not in mine:
-                mine[path] = Claim(h.text, h.ref, h.store or "", h.section or "", h.observed,
+                mine[path] = TaughtClaim(h.text, h.ref, h.store or "", h.section or "", h.observed,
                                    h.status or "active")  # fmt: skip
                 out.setdefault(path, []).append(mine[path])
-            mine[path].cites.append(Cite(ref, quote, turn_of(ref)))
+            mine[path].cites.append(QuotedTurn(ref, quote, turn_of(ref)))
     for claims in out.values():
         for c in claims:
             c.cites.sort(key=lambda x: x.turn)
