@@ -65,6 +65,9 @@ def _isolated_env(
     for name in list(os.environ):
         if name.startswith("MEMCTL_") or name in _SCRUBBED:
             monkeypatch.delenv(name)
+    # no resident `memctl serve` per test vault: a hook would start one that outlives the
+    # test; tests/test_serve.py turns it on where the service itself is under test
+    monkeypatch.setenv("MEMCTL_SERVE", "0")
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.setenv("MEMCTL_HOME", str(tmp_path_factory.mktemp("memctl_home")))
     seen = len(network_guard.attempts)

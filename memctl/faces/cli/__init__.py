@@ -15,7 +15,7 @@ from typing import Any
 
 from memctl.errors import MemctlError
 from memctl.faces.cli.common import VAULT_HELP, open_vault, state, vault_path_arg
-from memctl.faces.cli.hookcall import HOOK_EVENTS, hook_call, run_hook
+from memctl.faces.cli.hookcall import HOOK_EVENTS, SERVED, hook_call, run_hook, served
 from memctl.version import __version__
 
 
@@ -40,6 +40,19 @@ def main(argv: list[str] | None = None) -> None:
     if hook is not None:
         run_hook(*hook)
         return
+    if _command_name(args) in SERVED:
+        code = served(args)
+        if code is not None:
+            sys.exit(code)
+    execute(args)
+
+
+def execute(args: list[str]) -> None:
+    """Parse and run one command line in this process; exits (SystemExit) as a command does.
+
+    `memctl serve` runs the read commands through this same function, so an answer from the
+    service is the one this process would have printed.
+    """
     from memctl.faces.cli.homes import load
     from memctl.faces.cli.root import command
 
@@ -91,4 +104,7 @@ def _command_name(args: list[str]) -> str | None:
     return None
 
 
-__all__ = ["HOOK_EVENTS", "VAULT_HELP", "main", "open_vault", "run_hook", "state", "vault_path_arg"]
+__all__ = [
+    "HOOK_EVENTS", "VAULT_HELP", "execute", "main", "open_vault", "run_hook", "state",
+    "vault_path_arg",
+]  # fmt: skip

@@ -13,5 +13,6 @@ from memctl.faces.cli import view  # noqa: F401
 from memctl.faces.cli import curate  # noqa: F401
 from memctl.faces.cli import remember  # noqa: F401
 from memctl.faces.cli import recall  # noqa: F401
+from memctl.faces.cli import serve  # noqa: F401
 from memctl.faces.cli import doctor  # noqa: F401
 from memctl.faces.cli import gitcmds  # noqa: F401

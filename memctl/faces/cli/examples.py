@@ -38,6 +38,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "recall": ('memctl recall "Should we use Datadog or Grafana?" --user marco --budget 1500',),
     "context": ("memctl context --user dana --format xml",),
     "mcp": ("memctl mcp --user dana",),
+    "serve": ("memctl serve --idle 600", "memctl serve --status"),
     "doctor": ("memctl doctor --repair",),
     "forget": ("memctl forget 64628a#t3 --dry-run", "memctl forget --user marco"),
     "undo": ("memctl undo --dry-run",),

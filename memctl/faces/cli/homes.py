@@ -17,7 +17,7 @@ HOMES = {
     "curate": "curate", "review": "curate", "diff": "curate", "verify": "curate",
     "remember": "remember",
     "recall": "recall", "context": "recall", "mcp": "recall", "hooks": "recall", "hook": "recall",
-    "doctor": "doctor",
+    "doctor": "doctor", "serve": "serve",
     "forget": "gitcmds", "undo": "gitcmds", "rollback": "gitcmds", "sync": "gitcmds",
     "gc": "gitcmds", "blame": "gitcmds", "drift": "gitcmds",
 }  # fmt: skip

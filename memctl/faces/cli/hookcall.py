@@ -8,9 +8,12 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
+# The read commands `memctl serve` answers when it runs: what people and agents run often
+SERVED = ("search", "recall", "context")
 
 
 def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | None:
@@ -49,6 +52,7 @@ def hook_call(args: list[str]) -> tuple[str, str | None, str | None, bool] | Non
 # What the process guard adds to the deadline: the recall's own deadline (a thread) answers
 # first whenever Python can switch threads; the guard is for when it cannot.
 _GRACE = 0.5
+_DEADLINE = 8.0  # memctl.faces.hooks.handlers.DEADLINE (a test holds the two equal)
 
 
 def _guarded(name: str, raw: bytes, vault_path: str | None, as_user: str | None) -> Any:
@@ -109,26 +113,116 @@ def _guarded(name: str, raw: bytes, vault_path: str | None, as_user: str | None)
     return HookOutcome(stdout=stdout)
 
 
-def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: bool = False) -> None:
-    """Run one Claude Code hook: its JSON on stdin, its answer (maybe nothing) on stdout."""
-    from memctl.faces.hooks.handlers import handle
+def _service_root(vault_path: str | None, raw: bytes) -> str | None:
+    """The vault whose service should answer this hook, or None: do it in-process."""
+    from memctl.faces.serve import wire
 
+    if not wire.enabled(os.environ):
+        return None
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return None  # the handler logs what is wrong with it
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return wire.find_root(vault_path, os.environ, cwd if isinstance(cwd, str) else None)
+
+
+def _served_hook(name: str, raw: bytes, vault_path: str | None, as_user: str | None) -> str | None:
+    """The service's answer to the hook (what to print), or None: do it here."""
+    from memctl.faces.serve import wire
+
+    root = _service_root(vault_path, raw)
+    if root is None:
+        return None
+    try:  # as memctl.faces.hooks.handlers.deadline, without importing it on the fast path
+        limit = float(os.environ.get("MEMCTL_HOOK_DEADLINE") or _DEADLINE)
+    except ValueError:
+        limit = _DEADLINE
+    request = {"op": "hook", "name": name, "raw": raw.decode("utf-8", "replace"),
+               "user": as_user, "env": wire.request_env(), "cwd": _cwd()}  # fmt: skip
+    answer = wire.ask(root, request, limit + _GRACE)
+    return None if answer is None else str(answer.get("stdout") or "")
+
+
+def _cwd() -> str | None:
+    try:
+        return str(Path.cwd())
+    except OSError:
+        return None
+
+
+def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: bool = False) -> None:
+    """Run one Claude Code hook: its JSON on stdin, its answer (maybe nothing) on stdout.
+
+    The vault's resident service (`memctl serve`) answers when it runs, and is started for
+    the next hook when it does not; otherwise, or when it fails, the work is done here.
+    """
     try:
         raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
     except (OSError, ValueError):
         raw = b""
+    answer = None if worker else _served_hook(name, raw, vault_path, as_user)
+    if answer is not None:
+        _write(answer)
+        return
+    from memctl.faces.hooks.handlers import handle
+
     if name in ("session-start", "user-prompt-submit") and hasattr(os, "fork"):
         res = _guarded(name, raw, vault_path, as_user)
     else:
         res = handle(name, raw, vault_path=vault_path, user=as_user, worker=worker)
-    if res.stdout:
-        try:
-            sys.stdout.write(res.stdout)
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
+    _write(res.stdout)
     if res.late:
         # the recall still running past its deadline is abandoned, not waited for
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.flush()
         os._exit(0)
+
+
+def _write(text: str) -> None:
+    if text:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _vault_flag(args: list[str]) -> str | None:
+    """The last `--vault V` on a command line (the CLI accepts it before or after the command)."""
+    found = None
+    for i, a in enumerate(args):
+        if a == "--":
+            break
+        if a == "--vault" and i + 1 < len(args):
+            found = args[i + 1]
+        elif a.startswith("--vault="):
+            found = a.partition("=")[2]
+    return found
+
+
+def served(args: list[str]) -> int | None:
+    """Run a read command (`SERVED`) through the vault's service: its exit code once its
+    output is written, or None to run it here (no service, or it did not answer)."""
+    from memctl.faces.serve import wire
+
+    if not wire.enabled(os.environ) or {"--help", "-h"} & set(args):
+        return None
+    root = wire.find_root(_vault_flag(args), os.environ, None)
+    if root is None:
+        return None  # the in-process command says what is wrong
+    env = wire.request_env()
+    tty = sys.stdout.isatty()
+    if tty and "COLUMNS" not in env:
+        with contextlib.suppress(OSError):
+            env["COLUMNS"] = str(os.get_terminal_size(sys.stdout.fileno()).columns)
+    request = {"op": "cli", "args": args, "env": env, "cwd": _cwd(), "tty": tty}
+    answer = wire.ask(root, request, 600.0)
+    if answer is None:
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(str(answer.get("stderr") or ""))
+        sys.stdout.write(str(answer.get("stdout") or ""))
+        sys.stdout.flush()
+    code = answer.get("code")
+    return code if isinstance(code, int) else 1
