@@ -56,6 +56,8 @@ def paths(root: str) -> tuple[str, str]:
 
     tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:20]
     home = _short_home()
+    if len(os.fsencode(home / f"memctl-{tag}.sock")) > _UNIX_PATH_MAX:
+        home = Path("/tmp") / f"memctl-{os.getuid()}"  # a runtime folder with a long name
     return str(home / f"memctl-{tag}.sock"), str(home / f"memctl-{tag}.lock")
 
 
