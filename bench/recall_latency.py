@@ -29,6 +29,14 @@ temporary worktree and run with `python -m memctl` from there, and this tree's c
 same way, the two alternating round by round, so the before/after ratio is fair on a VM
 whose speed drifts.
 
+Each vault is measured twice in the same run: first with no service (MEMCTL_SERVE=0: every
+command does its work in its own process), then with `memctl serve` running for the vault
+(started here, stopped after), where the hook and the CLI read commands are answered by the
+resident process. The second table puts the two side by side: hook p50 against
+`memctl --version`'s, `memctl search` against `rg -i` over raw/ with the same words (as
+bench/search.py runs it), and how many answers through the service were byte for byte the
+in-process ones.
+
 The in-process run comes after the CLI and hook runs of the same queries, so the feedback
 counts recall keeps per session (memctl.recall.termcache) are there from them, as they are
 for a question about sessions any earlier prompt was answered from. `--cold-terms` empties
@@ -78,14 +86,16 @@ CHILD_ENV: dict[str, str] = dict(os.environ)  # main() sets where bytecode is ca
 
 
 def memctl(
-    *args: str, vault: Path | None = None, stdin: str | None = None, code: Path | None = None
+    *args: str, vault: Path | None = None, stdin: str | None = None, code: Path | None = None,
+    served: bool = False,
 ) -> tuple[float, str]:
-    """Run memctl as a fresh process: the console script, or `python -m memctl` from `code`."""
-    env = CHILD_ENV
+    """Run memctl as a fresh process: the console script, or `python -m memctl` from `code`;
+    `served`: let the vault's service answer (else MEMCTL_SERVE=0, all in this process)."""
+    env = {**CHILD_ENV, "MEMCTL_SERVE": "1"} if served else CHILD_ENV
     exe = shutil.which("memctl", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe and code is None else [sys.executable, "-m", "memctl"]
     if code is not None:
-        env = {**CHILD_ENV, "PYTHONPATH": str(code)}
+        env = {**env, "PYTHONPATH": str(code)}
     cmd += (["--vault", str(vault)] if vault else []) + list(args)
     t0 = time.perf_counter()
     # from inside `code` (python -m puts the working folder first on sys.path)
@@ -239,6 +249,82 @@ def measure(
     }
 
 
+def _hook_payload(vault: Path, q: str) -> str:
+    return json.dumps({"session_id": "bench", "transcript_path": "/dev/null", "cwd": str(vault),
+                       "hook_event_name": "UserPromptSubmit", "prompt": q})  # fmt: skip
+
+
+def _rg(vault: Path, q: str) -> float:
+    args = [RG, "-i", "--no-heading", "-n"]
+    for w in q.replace("?", " ").split():
+        args += ["-e", w]
+    t0 = time.perf_counter()
+    subprocess.run([*args, str(vault / "raw")], capture_output=True, check=False)
+    return time.perf_counter() - t0
+
+
+def with_service(vault: Path, queries: list[tuple[str, str]], rounds: int) -> dict[str, Any]:
+    """The same hooks and read commands without and then with `memctl serve`, alternating
+    query by query so the VM's drift falls on both alike; answers compared byte for byte."""
+    from memctl.faces.serve import wire
+
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(vault), "serve",
+                             "--idle", "600"], env={**CHILD_ENV, "MEMCTL_SERVE": "1"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        for _ in range(200):
+            if wire.call(str(vault), {"op": "ping"}, 1.0)[0] is not None:
+                break
+            time.sleep(0.05)
+        else:
+            raise SystemExit("memctl serve did not start")
+        out: dict[str, Any] = {k: [] for k in ("hook_off", "hook_on", "recall_off", "recall_on",
+                                               "search_off", "search_on", "rg", "floor")}
+        same = total = 0
+        memctl("search", "warm", "up", vault=vault, served=True)
+        memctl("recall", "warm up", "--user", "marco", vault=vault, served=True)
+        for _ in range(rounds):
+            for user, q in queries:
+                payload = _hook_payload(vault, q)
+                args = ("hook", "user-prompt-submit", "--as", user)
+                t_off, a_off = memctl(*args, stdin=payload, vault=vault)
+                t_on, a_on = memctl(*args, stdin=payload, vault=vault, served=True)
+                out["hook_off"].append(t_off)
+                out["hook_on"].append(t_on)
+                r_off, b_off = memctl("recall", q, "--user", user, vault=vault)
+                r_on, b_on = memctl("recall", q, "--user", user, vault=vault, served=True)
+                out["recall_off"].append(r_off)
+                out["recall_on"].append(r_on)
+                s_off, c_off = memctl("search", q, vault=vault)
+                s_on, c_on = memctl("search", q, vault=vault, served=True)
+                out["search_off"].append(s_off)
+                out["search_on"].append(s_on)
+                out["rg"].append(_rg(vault, q))
+                out["floor"].append(memctl("--version")[0])
+                same += (a_off == a_on) + (b_off == b_on) + (c_off == c_on)
+                total += 3
+        served = wire.call(str(vault), {"op": "ping"}, 1.0)[0]
+        out["served"] = served["served"] if served else 0
+        out["same"], out["total"] = same, total
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+RG = "rg"
+
+
+def service_row(name: str, r: dict[str, Any]) -> str:
+    p = {k: pct(v, 50) * 1000.0 for k, v in r.items() if isinstance(v, list)}
+    return (
+        f"| {name} | {p['floor']:.0f} | {p['hook_off']:.0f} | {p['hook_on']:.0f} | "
+        f"{p['hook_on'] / p['floor']:.2f}x | {p['recall_off']:.0f} | {p['recall_on']:.0f} | "
+        f"{p['search_off']:.0f} | {p['search_on']:.0f} | {p['rg']:.0f} | "
+        f"{p['search_on'] / p['rg']:.2f}x | {r['same']}/{r['total']} |"
+    )
+
+
 def summary(parts: list[dict[str, Any]]) -> dict[str, float]:
     """p50 / p95 over all rounds of one code tree on one vault."""
     pool: dict[str, list[float]] = {k: [] for k in ("cli", "hook", "inproc", "floor")}
@@ -307,6 +393,7 @@ def main() -> None:
     ap.add_argument(
         "--no-bytecode", action="store_true", help="compile memctl's source on every run"
     )
+    ap.add_argument("--no-service", action="store_true", help="skip the runs with memctl serve")
     args = ap.parse_args()
     global COLD_TERMS
     COLD_TERMS = args.cold_terms
@@ -318,13 +405,18 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.pop("MEMCTL_VAULT", None)
     CHILD_ENV.pop("MEMCTL_VAULT", None)
+    CHILD_ENV["MEMCTL_SERVE"] = "0"  # the first table: every command in its own process
+    global RG
+    if not args.no_service:
+        RG = _bench_search().ensure_rg()  # type: ignore[attr-defined]
     if args.no_bytecode:
         CHILD_ENV["PYTHONDONTWRITEBYTECODE"] = "1"
     else:
         CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     base = checkout(args.against, work) if args.against else None
-    rows = []
+    rows: list[str] = []
+    served_rows: list[str] = []
     try:
         if args.only in (None, "sample"):
             v = work / "sample"
@@ -334,6 +426,10 @@ def main() -> None:
                 build_sample(v)
             for name, r in compare(v, SAMPLE_QUERIES, args.rounds, base):
                 rows.append(row(f"sample vault, {name}" if base else "sample vault", r))
+            if not args.no_service:
+                served_rows.append(
+                    service_row("sample vault", with_service(v, SAMPLE_QUERIES, args.rounds))
+                )
         if args.only in (None, "large"):
             v = work / "large"
             saved = work / "large-queries.json"
@@ -351,6 +447,8 @@ def main() -> None:
             label = f"{args.turns} synthetic + sample"
             for name, r in compare(v, queries, args.rounds, base):
                 rows.append(row(f"{label}, {name}" if base else label, r))
+            if not args.no_service:
+                served_rows.append(service_row(label, with_service(v, queries, args.rounds)))
     finally:
         if base is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
@@ -369,6 +467,17 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(r)
+    if served_rows:
+        print()
+        print("Without and with `memctl serve` (p50 ms, same run, alternating query by query):")
+        print(
+            "| vault | `--version` | hook, no service | hook, served | served / `--version` |"
+            " `recall`, no service | `recall`, served | `search`, no service | `search`, served"
+            " | `rg -i` | served `search` / `rg` | same answers |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in served_rows:
+            print(r)
 
 
 if __name__ == "__main__":
