@@ -40,7 +40,7 @@ SAMPLE = DATA / "sample-transcripts"
 # a line that runs memctl: it starts with it, or memctl reads a pipe (`echo '{}' | memctl ...`)
 _RUNS_MEMCTL = re.compile(r"^(memctl\s|\S.*\|\s*memctl\s)")
 # commands that run until stopped: each must start, say so, and stop on Ctrl-C
-_UNTIL_STOPPED = re.compile(r"^memctl (--vault \S+ )?(watch|view)\b")
+_UNTIL_STOPPED = re.compile(r"^memctl (--vault \S+ )?(watch|view|serve)\b(?!.*--(status|stop))")
 # what an example must never print: an error, a crash, or an empty answer
 _TROUBLE = re.compile(r"error|traceback|no matches|no such|not verbatim", re.IGNORECASE)
 
@@ -143,9 +143,11 @@ def _run(base: Path, work: Path, ex: Example) -> Outcome:
     shim.mkdir()
     (shim / "memctl").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memctl "$@"\n')
     (shim / "memctl").chmod(0o755)
+    # MEMCTL_SERVE=0: no hook example leaves a resident `memctl serve` behind
     env.update(HOME=str(home), MEMCTL_HOME=str(home / ".memctl-home"),
                MEMCTL_VAULT=str(home / "memory"), COLUMNS="200", PYTHONIOENCODING="utf-8",
-               PATH=f"{shim}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
+               PATH=f"{shim}{os.pathsep}{env.get('PATH', '')}",
+               MEMCTL_SERVE="0")  # fmt: skip
     env["BROWSER"] = "true"  # `memctl view` opens a browser: here, one that shows nothing
     cwd = home / "project"
     if _UNTIL_STOPPED.match(ex.line):

@@ -79,20 +79,20 @@ _RECALL = obj(
     },
     optional=("explain", "seconds", "notices"),
 )
-_HOOKS = obj(
-    {
-        "action": S,
-        "path": S,
-        "changed": B,
-        "dry_run": B,
-        "added": STRS,
-        "updated": STRS,
-        "removed": STRS,
-        "commands": dict_of(S),
-        "diff": S,
-        "notes": STRS,
-    },
-)
+_HOOK_FIELDS: dict[str, Any] = {
+    "action": S,
+    "path": S,
+    "changed": B,
+    "dry_run": B,
+    "added": STRS,
+    "updated": STRS,
+    "removed": STRS,
+    "commands": dict_of(S),
+    "diff": S,
+    "notes": STRS,
+}
+# `mcp`: the same, for the file where memctl's MCP server was registered (or removed)
+_HOOKS = obj({**_HOOK_FIELDS, "mcp": obj(_HOOK_FIELDS)}, optional=("mcp",))
 _CHANGE = obj(
     {
         "action": S,

@@ -190,6 +190,12 @@ def _report(res: HooksResult, json_out: bool) -> None:
     if json_out:
         emit_json(f"hooks {res.action}", res.to_json())
         return
+    if res.mcp is not None and (res.mcp.changed or res.action == "install"):
+        _report_one(res.mcp)
+    _report_one(res)
+
+
+def _report_one(res: HooksResult) -> None:
     for note in res.notes:
         sys.stderr.write(f"memctl: {note}\n")
     if not res.changed:
@@ -225,15 +231,30 @@ def hooks_install(
             ".claude/settings.json that teams commit.",
         ),
     ] = False,
+    no_mcp: Annotated[
+        bool,
+        typer.Option(
+            "--no-mcp",
+            help="Do not register `memctl mcp` as an MCP server beside the hooks (by default "
+            "it goes where Claude Code reads it: ~/.claude.json, or the project's .mcp.json "
+            "with --portable).",
+        ),
+    ] = False,
+    serve: Annotated[
+        bool,
+        typer.Option("--serve", help="Start the vault's resident service now (`memctl serve`)."),
+    ] = False,
     dry_run: _DryRun = False,
     json_out: JsonFlag = False,
 ) -> None:
     """Merge memctl's SessionStart, UserPromptSubmit, Stop, SessionEnd and PreCompact hooks
-    into settings."""
+    into settings, and register memctl's MCP server beside them."""
     from memctl.faces.hooks import also_installed, ignore_local, install
+    from memctl.faces.hooks.mcpconfig import install_mcp, mcp_entry, mcp_location
 
     _agent(agent)
     path = _settings(project, global_, portable)
+    root = None
     if portable:
         # a --vault given here is kept, as the path from the project to it: the same on
         # every machine whose checkout has the same layout, and no machine's home in it
@@ -241,14 +262,34 @@ def hooks_install(
         if state.vault_path is not None:
             vault = Path(os.path.relpath(Path(state.vault_path).resolve(), Path.cwd().resolve()))
         res = install(path, vault, user=as_user, dry_run=dry_run, base="memctl")
+        entry = mcp_entry(vault, as_user, base=["memctl"])
     else:
-        res = install(path, open_vault().root, user=as_user, dry_run=dry_run)
+        root = open_vault().root
+        res = install(path, root, user=as_user, dry_run=dry_run)
+        entry = mcp_entry(root, as_user)
+    if not no_mcp:
+        where = "user" if global_ else "shared" if portable else "project"
+        res.mcp = install_mcp(*mcp_location(where), entry, dry_run=dry_run)
     res.notes += also_installed(path, Path.cwd())
     if not global_ and not portable:
         ignored = ignore_local(Path.cwd(), dry_run=dry_run)
         if ignored:
             res.notes.append(ignored)
+    if serve and not dry_run:
+        res.notes.append(_start_service(root or open_vault().root))
     _report(res, json_out)
+
+
+def _start_service(root: Path) -> str:
+    """Start `memctl serve` for the vault unless one answers; say which."""
+    from memctl.faces.serve import wire
+
+    if not wire.enabled(os.environ):
+        return "MEMCTL_SERVE is off: memctl serve was not started"
+    if wire.call(str(root), {"op": "ping"}, 2.0)[0] is not None:
+        return f"memctl serve already runs for {root}"
+    wire.start(str(root))
+    return f"started memctl serve for {root} (it stops itself when idle; hooks restart it)"
 
 
 @hooks_app.command("uninstall")
@@ -262,11 +303,15 @@ def hooks_uninstall(
     dry_run: _DryRun = False,
     json_out: JsonFlag = False,
 ) -> None:
-    """Remove memctl's hooks (and only those) from settings."""
+    """Remove memctl's hooks and MCP server (and only those) from settings."""
     from memctl.faces.hooks import uninstall
+    from memctl.faces.hooks.mcpconfig import mcp_location, uninstall_mcp
 
     _agent(agent)
-    _report(uninstall(_settings(project, global_, portable), dry_run=dry_run), json_out)
+    res = uninstall(_settings(project, global_, portable), dry_run=dry_run)
+    where = "user" if global_ else "shared" if portable else "project"
+    res.mcp = uninstall_mcp(*mcp_location(where), dry_run=dry_run)
+    _report(res, json_out)
 
 
 @hooks_app.command("log")

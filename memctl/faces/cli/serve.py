@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from memctl.faces.cli.common import open_vault
-from memctl.faces.cli.options import JsonFlag
-from memctl.faces.cli.render import emit_json, is_tty, out
+from memctl.faces.cli.render import is_tty, out
 from memctl.faces.cli.root import app
 
 
@@ -34,7 +33,6 @@ def serve(
     ] = False,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the vault's service.")] = False,
     status: Annotated[bool, typer.Option("--status", help="Say whether one runs.")] = False,
-    json_out: JsonFlag = False,
 ) -> None:
     """Keep one memctl resident for this vault: hooks and search/recall/context answer over a
     Unix socket without starting Python. Hooks start it on demand; it stops when idle."""
@@ -48,10 +46,7 @@ def serve(
         if stop and info is not None:
             server.stop(root)
         verb = ("stopped" if stop else "running") if info else "not running"
-        if json_out:
-            emit_json("serve", {"vault": str(root), "state": verb, **(info or {})})
-        else:
-            out(f"memctl serve for {root}: {verb}" + (f" (pid {info['pid']})" if info else ""))
+        out(f"memctl serve for {root}: {verb}" + (f" (pid {info['pid']})" if info else ""))
         return
     options = server.Options(
         idle=idle,
@@ -66,6 +61,11 @@ def serve(
         if loud:
             sys.stderr.write(f"memctl serve: {line}\n")
 
-    why = server.serve(root, options, note)
+    def ready(service: server.Service) -> None:
+        # said once the socket listens, so a script knows when requests will be answered
+        out(f"serving {root} on {service.sock_path} (Ctrl-C stops)")
+        sys.stdout.flush()
+
+    why = server.serve(root, options, note, ready)
     if not why and loud:
         sys.stderr.write(f"memctl serve: already running for {root}\n")

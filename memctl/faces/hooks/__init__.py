@@ -58,6 +58,7 @@ class HooksResult:
     diff: str = ""
     # one line each: what else was done (the ignore rule) or needs the user's eye (duplicates)
     notes: list[str] = field(default_factory=list)
+    mcp: HooksResult | None = None  # the MCP server's registration, done beside the hooks
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +72,7 @@ class HooksResult:
             "commands": self.commands,
             "diff": self.diff,
             "notes": self.notes,
+            **({"mcp": self.mcp.to_json()} if self.mcp is not None else {}),
         }
 
 
@@ -115,7 +117,7 @@ def is_ours(command: Any) -> bool:
     return isinstance(command, str) and _OURS.search(command) is not None
 
 
-def _load(path: Path) -> tuple[dict[str, Any], str, int]:
+def load_settings(path: Path) -> tuple[dict[str, Any], str, int]:
     """The settings object, the text it came from, and its indent (to write it back alike)."""
     if not path.exists():
         return {}, "", 2
@@ -139,7 +141,7 @@ def _load(path: Path) -> tuple[dict[str, Any], str, int]:
     return data, text, len(m.group(1)) if m else 2
 
 
-def _render(data: dict[str, Any], indent: int) -> str:
+def render_settings(data: dict[str, Any], indent: int) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
@@ -176,7 +178,7 @@ def install(
     base: str | None = None,
 ) -> HooksResult:
     """Merge memctl's hooks into the settings file at `path`; idempotent."""
-    data, before, indent = _load(path)
+    data, before, indent = load_settings(path)
     res = HooksResult("install", str(path), False, dry_run)
     for event, name, timeout in EVENTS:
         want = {"type": "command", "command": hook_command(name, vault_root, user, base)}
@@ -204,13 +206,13 @@ def install(
             groups.append({"hooks": [dict(want)]})
             res.added.append(event)
         _prune(data, event)
-    after = _render(data, indent)
-    return _finish(res, path, before, after, dry_run)
+    after = render_settings(data, indent)
+    return finish(res, path, before, after, dry_run)
 
 
 def uninstall(path: Path, *, dry_run: bool = False) -> HooksResult:
     """Remove only memctl's hooks from the settings file at `path`."""
-    data, before, indent = _load(path)
+    data, before, indent = load_settings(path)
     res = HooksResult("uninstall", str(path), False, dry_run)
     if not path.exists():
         return res
@@ -234,16 +236,16 @@ def uninstall(path: Path, *, dry_run: bool = False) -> HooksResult:
     if not data:
         # the file held memctl's hooks and nothing else (install made it): an empty `{}`
         # left behind would be a file the project never had
-        return _remove(res, path, before, dry_run)
-    return _finish(res, path, before, _render(data, indent), dry_run)
+        return remove_file(res, path, before, dry_run)
+    return finish(res, path, before, render_settings(data, indent), dry_run)
 
 
-def _remove(res: HooksResult, path: Path, before: str, dry_run: bool) -> HooksResult:
+def remove_file(res: HooksResult, path: Path, before: str, dry_run: bool) -> HooksResult:
     res.changed = True
     lines = before.splitlines(keepends=True)
     res.diff = "".join(difflib.unified_diff(lines, [], f"{path} (before)", "/dev/null"))
     done = "would remove it" if dry_run else "removed it"
-    res.notes.append(f"{path} held only memctl's hooks: {done}")
+    res.notes.append(f"{path} held only memctl's entries: {done}")
     if not dry_run:
         path.unlink()  # one unlink: the file is there whole or gone, as an atomic write
     return res
@@ -267,7 +269,7 @@ def _prune(data: dict[str, Any], event: str) -> None:
         del data["hooks"]
 
 
-def _finish(res: HooksResult, path: Path, before: str, after: str, dry_run: bool) -> HooksResult:
+def finish(res: HooksResult, path: Path, before: str, after: str, dry_run: bool) -> HooksResult:
     if before == after or (not before.strip() and after.strip() == "{}"):
         return res
     res.changed = True
