@@ -7,6 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ccsession import Session
+from fakellm import FakeLLM
+from gitutil import run_git
+from test_curate_llm import llm_env
+from test_sync_hostile import _team_templates, push, team  # noqa: F401  (team's fixture)
 from util import memctl, new_vault
 
 
@@ -29,3 +34,66 @@ def test_a_failed_stop_is_shown_by_the_next_hook_once(tmp_path: Path) -> None:
     r = memctl("--vault", vault, "hook", "user-prompt-submit",
                input=json.dumps({"prompt": "what did we decide about billing?"}))
     assert "systemMessage" not in (json.loads(r.out) if r.out.strip() else {})
+
+
+# ---- what else a person must hear of: curation that kept nothing or refused, a held pull ---
+
+
+def _system_messages(vault: Path, n: int = 2) -> list[str]:
+    """The systemMessage of each of `n` prompt hooks in a row ("" when there is none)."""
+    said = []
+    for _ in range(n):
+        r = memctl("--vault", vault, "hook", "user-prompt-submit",
+                   input=json.dumps({"prompt": "what did we decide about billing?"}))
+        assert r.code == 0, r.err
+        said.append(json.loads(r.out).get("systemMessage", "") if r.out.strip() else "")
+    return said
+
+
+def _stop_worker(vault: Path, transcript: Path, env: dict | None = None) -> None:
+    payload = json.dumps({"transcript_path": str(transcript), "session_id": "s-1"})
+    r = memctl("--vault", vault, "hook", "stop", "--worker", input=payload, env=env)
+    assert r.code == 0 and r.out == "", r.err
+
+
+def test_a_saved_session_whose_curation_kept_nothing_is_shown_once(tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    src = Session(sid="s-1").turn("user", "hi").turn("assistant", "Hello!").write_to(
+        tmp_path / "s-1.jsonl")
+    _stop_worker(vault, src)
+    first, second = _system_messages(vault)
+    assert "kept no claim" in first and "s-1.jsonl" in first
+    assert second == ""
+
+
+def test_a_saved_session_whose_claims_were_refused_is_shown_once(
+        tmp_path: Path, fake_llm: FakeLLM) -> None:
+    vault = new_vault(tmp_path)
+    cfg = vault / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text().replace('curator = "builtin"',
+                                           'curator = "llm"\nmodel = "openai/gpt-4o-mini"'))
+    run_git(vault, "commit", "-qam", "the llm curator")
+    src = Session(sid="s-1").turn("user", "I prefer Rust over Go for the ledger service.") \
+        .turn("assistant", "Rust it is.").write_to(tmp_path / "s-1.jsonl")
+    # a quote the person never said: the claim is refused, nothing else is kept
+    fake_llm.enqueue({"json": {"claims": [{
+        "store": "profile", "note": "Profile: dana", "section": "Preferences",
+        "text": "Dana prefers Rust over Go and Zig.",
+        "citations": [{"turn": 1, "quote": "I prefer Rust over Go and Zig."}]}]}})
+    _stop_worker(vault, src, env=llm_env(fake_llm))
+    first, second = _system_messages(vault)
+    assert "refused 1 claim" in first and "s-1.jsonl" in first, first
+    assert second == ""
+
+
+def test_settings_held_from_a_plain_git_pull_are_shown_by_the_next_hook_once(
+        tmp_path: Path) -> None:
+    _remote, dana, evil = team(tmp_path, curate=False)
+    branch = run_git(dana, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    cfg = evil / ".memctl" / "config.toml"
+    cfg.write_text(cfg.read_text().replace("redact = true", "redact = false"))
+    push(evil, "tune config")
+    run_git(dana, "pull", "-q", "--no-rebase", "origin", branch)  # by hand, not memctl sync
+    first, second = _system_messages(dana)
+    assert "NOT in force" in first and "--accept-config" in first, first
+    assert "NOT in force" not in second

@@ -207,6 +207,13 @@ def _alert(root: Path, message: str) -> None:
             fh.write(line)
 
 
+def _joined(alert: str, said: list[str]) -> str:
+    """The waiting alerts and this run's notices, as one systemMessage (or "")."""
+    lines = [alert] if alert else []
+    lines += [f"memctl: {line}" for line in dict.fromkeys(said)]
+    return "\n".join(lines)
+
+
 def take_alerts(root: Path | None) -> str:
     """The waiting Stop-worker failures as one message (and forget them), or ""."""
     if root is None or not (root / ".memctl" / "cache").is_dir():
@@ -285,8 +292,10 @@ def handle(
         cwd = payload.get("cwd")
         project = cwd if isinstance(cwd, str) and cwd else None  # its project note stands
 
+        said: list[str] = []  # what the vault did on the user's behalf (a git pull followed)
+
         def work() -> str:
-            vault = Vault.open(here, env=dict(env), one_shot=True)
+            vault = Vault.open(here, env=dict(env), one_shot=True, notice=said.append)
             who, source = (user, None) if user else vault.whoami()
             if name == "session-start":
                 return vault.context(user=who, project=project, user_from=source).text
@@ -301,7 +310,7 @@ def handle(
         except _Late:
             return late(root, name, limit)
         return HookOutcome(
-            stdout=_context_json(EVENT_NAMES[name], text, take_alerts(root))
+            stdout=_context_json(EVENT_NAMES[name], text, _joined(take_alerts(root), said))
         )
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt | SystemExit):
@@ -362,7 +371,8 @@ def _stop_work(
     path = Path(transcript).expanduser()
     if not path.is_file():
         return log(root, "stop", f"transcript {path} does not exist; nothing to ingest")
-    vault = Vault.open(root, env=dict(env), one_shot=True)
+    said: list[str] = []
+    vault = Vault.open(root, env=dict(env), one_shot=True, notice=said.append)
     res = vault.handle(IngestRequest(
         sources=[path],
         fmt="claude_code",
@@ -372,8 +382,13 @@ def _stop_work(
     ))
     told = _tell_bad_lines(root, path, res.bad_lines)
     if not res.changed:
+        _keep(root, said)
         return told or log(root, "stop", f"{path.name}: no new turns")
     cur = vault.curate()
+    _keep(root, said)
+    unkept = _curation_unkept(cur, path.name, res.turns_added)
+    if unkept:
+        _alert(root, unkept)  # the person sees it on the next hook, once
     added = getattr(cur, "added", "?")
     return told or log(
         root,
@@ -404,3 +419,27 @@ def _tell_bad_lines(root: Path, path: Path, bad: Sequence[Any]) -> str | None:
         fh.write("".join(f"{path}:{b.line}\n" for b in new))
     _alert(root, f"saving the session failed at {what}: left out, the turns around it are saved")
     return log(root, "stop", f"failed: could not read {what}; saved the turns around it")
+
+
+def _keep(root: Path, said: list[str]) -> None:
+    """The worker's notices (a pull it followed, settings held) for the next hook to show."""
+    for line in dict.fromkeys(said):
+        _alert(root, line)
+
+
+def _curation_unkept(cur: Any, name: str, turns: int) -> str | None:
+    """One line when curating a saved session kept nothing, or refused claims; else None."""
+    rejected = list(getattr(cur, "rejected", []) or [])
+    kept = sum(int(getattr(cur, k, 0) or 0) for k in (
+        "added", "reinforced", "updated", "superseded", "retracted", "resolved", "proposed",
+        "noop"))
+    if rejected:
+        first = rejected[0]
+        why = f"{getattr(first, 'reason', '')}".strip() or "not verified"
+        more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+        return (f"curating {name} refused {len(rejected)} claim(s): {why}{more}; "
+                f"{kept} kept; `memctl curate --dry-run` shows them")  # fmt: skip
+    if kept == 0 and getattr(cur, "turns_read", 0):
+        return (f"curating {name} ({turns} new turns) kept no claim; "
+                "`memctl curate --dry-run` shows what the curator saw")  # fmt: skip
+    return None
