@@ -6,12 +6,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from gitutil import run_git
 from util import new_vault, ok
 
 
@@ -218,3 +220,52 @@ def test_watchdogs_rewatch_warning_is_not_an_alarm(tmp_path: Path) -> None:
             assert [str(e) for e in raised] == ["something else went wrong"]
         finally:
             watcher.stop()
+
+
+def _watch_once(v: Path, inbox: Path, *extra: str) -> tuple[str, str]:
+    """`memctl watch --ingest inbox` until it says it is watching, then Ctrl-C."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(v), "watch",
+                             "--ingest", str(inbox), "--user", "dana", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)  # fmt: skip
+    lines = []
+    try:
+        while True:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if not line or "watching" in line:
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    return "".join(lines) + out, err
+
+
+def test_watch_first_catches_up_on_the_transcripts_already_there(tmp_path: Path) -> None:
+    from ccsession import Session
+
+    v = new_vault(tmp_path)
+    projects = tmp_path / ".claude" / "projects" / "shop"
+    projects.mkdir(parents=True)
+    Session(sid="a1").turn("user", "The flamingo deploy runs on Fridays.") \
+        .turn("assistant", "Noted.").write_to(projects / "a1.jsonl")
+    Session(sid="b2").turn("user", "We keep the pelican cache for a week.") \
+        .turn("assistant", "Ok.").write_to(projects / "b2.jsonl")
+    (projects / "broken.jsonl").write_text("{not json at all\n")
+    out, err = _watch_once(v, projects)
+    assert "ingested 2 sessions (+4 turns)" in out, (out, err)
+    assert "broken.jsonl" in err  # the bad one is named; the others went in
+    assert ok("--vault", v, "status", "--json").json()["turns"] == 4
+    assert all(h.startswith("raw/") for h in _hits(v, "pelican")) and _hits(v, "pelican")
+    commits = run_git(v, "rev-list", "--count", "HEAD")
+    # again: nothing new, nothing written
+    out, err = _watch_once(v, projects)
+    assert "ingested" not in out, out
+    assert run_git(v, "rev-list", "--count", "HEAD") == commits
+    # and --no-catch-up leaves a new folder's transcripts to the events
+    Session(sid="c3").turn("user", "The heron job is paused.").write_to(projects / "c3.jsonl")
+    out, _ = _watch_once(v, projects, "--no-catch-up")
+    assert "ingested" not in out
+    assert ok("--vault", v, "status", "--json").json()["turns"] == 4

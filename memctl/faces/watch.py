@@ -189,6 +189,54 @@ class VaultWatcher:
             self._observer.schedule(self._transcripts, str(d), recursive=True)
         self._observer.start()
 
+    def waiting(self) -> list[Path]:
+        """The transcripts already in the watched folders, oldest first: what a watcher
+        started late (or for the first time on ~/.claude/projects) has not seen written."""
+        found: dict[Path, float] = {}
+        for d in self.ingest_dirs:
+            for p in d.rglob("*"):
+                if any(part.startswith(".") for part in p.relative_to(d).parts):
+                    continue
+                if self._is_transcript(str(p)) and p.is_file() and not p.is_symlink():
+                    with contextlib.suppress(OSError):
+                        found[p] = p.stat().st_mtime
+        return sorted(found, key=lambda p: (found[p], str(p)))
+
+    def catch_up(
+        self, progress: Callable[[int, int], None] | None = None, batch: int = 25
+    ) -> WatchEvent:
+        """Ingest the transcripts already there, a batch at a time (one commit each);
+        `progress(done, total)` after each. Ingest skips turns it already has, so running
+        it again (or on a folder the Stop hook saved from) adds nothing.
+
+        A batch that fails is tried file by file, so one bad transcript is reported and the
+        others still go in."""
+        todo = self.waiting()
+        ev = WatchEvent()
+        errors: list[str] = []
+        if progress is not None:
+            progress(0, len(todo))
+        for i in range(0, len(todo), batch):
+            part = todo[i : i + batch]
+            for group in ([part] if len(part) == 1 else [part, *([p] for p in part)]):
+                try:
+                    res = self.vault.ingest([str(p) for p in group], user=self.user,
+                                            scope=self.scope)  # fmt: skip
+                except Exception as exc:
+                    if len(group) == 1:
+                        errors.append(f"{group[0]}: {exc}")
+                    continue
+                ev.ingested += [c.path for c in res.changed]
+                ev.turns_added += res.turns_added
+                if group is part:
+                    break  # the whole batch went in: no need to try its files alone
+            if progress is not None:
+                progress(min(i + batch, len(todo)), len(todo))
+        if errors:
+            ev.error = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)"
+                                                if len(errors) > 3 else "")  # fmt: skip
+        return ev
+
     def poll(self) -> WatchEvent | None:
         """Flush whatever has settled; None when there was nothing to do."""
         ev = WatchEvent()
@@ -222,9 +270,18 @@ class VaultWatcher:
         until: Callable[[], bool] | None = None,
         tick: float = 0.1,
         on_ready: Callable[[], None] | None = None,
+        catch_up: Callable[[int, int], None] | bool | None = None,
     ) -> None:
-        """Poll until stopped (Ctrl-C in the CLI, or `until()` returning True in tests)."""
+        """Poll until stopped (Ctrl-C in the CLI, or `until()` returning True in tests).
+
+        `catch_up` (True, or a progress callback): first ingest the transcripts already in
+        the watched folders; the observers run by then, so nothing written meanwhile is lost.
+        """
         self.start()
+        if catch_up is not None and catch_up is not False and self.ingest_dirs:
+            ev = self.catch_up(None if catch_up is True else catch_up)
+            if ev.ingested or ev.error:
+                on_event(ev)
         if on_ready is not None:
             on_ready()
         try:

@@ -27,8 +27,16 @@ def watch(
     scope: Annotated[str | None, typer.Option(help="Scope for ingested sessions.")] = None,
     debounce: Annotated[float, typer.Option(help="Seconds of quiet before acting.")] = 0.5,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object per event.")] = False,
+    no_catch_up: Annotated[
+        bool,
+        typer.Option(
+            "--no-catch-up",
+            help="Do not first ingest the transcripts already in the --ingest folders.",
+        ),
+    ] = False,
 ) -> None:
-    """Watch the vault (and optional transcript folders) until Ctrl-C."""
+    """Watch the vault (and optional transcript folders) until Ctrl-C; transcripts already in
+    the folders are ingested first (turns the vault has are skipped), with a progress bar."""
     from memctl.faces.watch import VaultWatcher
 
     vault = open_vault(one_shot=False)
@@ -43,9 +51,9 @@ def watch(
         data = vars(ev)
         if json_out:
             emit_json("watch", {"event": "change", **data}, line=True)
-        elif data["error"]:
-            sys.stderr.write(f"memctl watch: {data['error']}\n")
         else:
+            if data["error"]:  # what else went in is said below it
+                sys.stderr.write(f"memctl watch: {data['error']}\n")
             if data["ingested"]:
                 sessions = n(len(data["ingested"]), "session")
                 out(f"ingested {sessions} (+{n(data['turns_added'], 'turn')})")
@@ -71,6 +79,40 @@ def watch(
         sys.stdout.flush()
 
     try:
-        watcher.run(report, on_ready=ready)
+        if no_catch_up or not ingest:
+            watcher.run(report, on_ready=ready)
+        elif json_out:
+            watcher.run(report, on_ready=ready, catch_up=True)
+        else:
+            with _Progress() as bar:
+                watcher.run(report, on_ready=ready, catch_up=bar)
     except KeyboardInterrupt:
         watcher.stop()
+
+
+class _Progress:
+    """A rich progress bar on stderr for the catch-up: `bar(done, total)`."""
+
+    def __enter__(self) -> _Progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn("catching up on transcripts"), BarColumn(), MofNCompleteColumn(),
+            console=Console(stderr=True), transient=True,
+        )  # fmt: skip
+        self.task = self.progress.add_task("catch-up", total=None)
+        self.started = False
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.started:
+            self.progress.start()
+            self.started = True
+        self.progress.update(self.task, completed=done, total=total)
+        if done >= total:
+            self.progress.stop()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started:
+            self.progress.stop()
