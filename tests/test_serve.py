@@ -389,3 +389,12 @@ def test_http_without_the_viewer_says_so(tmp_path: Path) -> None:
     r = memctl("--vault", v, "serve", "--http", "127.0.0.1:18377", env=ON, timeout=30)
     assert r.code != 0 and "viewer is not installed" in r.err
     assert _ping(v) is None
+
+
+def test_the_client_waits_as_long_as_the_handler_allows() -> None:
+    """The served hook waits for the handler's own deadline (plus grace), read without
+    importing the handler: the two constants must stay one."""
+    from memctl.faces.cli import hookcall
+    from memctl.faces.hooks import handlers
+
+    assert hookcall._DEADLINE == handlers.DEADLINE
