@@ -8,7 +8,6 @@ One service is shared by the tests that only read (a module fixture); the tests 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -382,13 +381,30 @@ def test_it_stops_itself_past_its_memory_cap(tmp_path: Path) -> None:
         _end(proc)
 
 
-def test_http_without_the_viewer_says_so(tmp_path: Path) -> None:
-    if importlib.util.find_spec("memctl.faces.viewer") is not None:
-        pytest.skip("the viewer is installed")
+def test_http_serves_the_viewer_beside_the_hooks(tmp_path: Path) -> None:
+    # `memctl serve --http` runs the viewer on a thread of the resident process: its pages
+    # answer on loopback, and the socket keeps answering hooks meanwhile.
+    import urllib.request
+
     v = _vault(tmp_path)
-    r = memctl("--vault", v, "serve", "--http", "127.0.0.1:18377", env=ON, timeout=30)
-    assert r.code != 0 and "viewer is not installed" in r.err
-    assert _ping(v) is None
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = _start(v, "--http", f"127.0.0.1:{port}")
+    try:
+        page = _wait(lambda: _get(urllib.request, f"http://127.0.0.1:{port}/"))
+        assert page and "dana" in str(page).lower(), page
+        assert _ping(v) is not None
+    finally:
+        _end(proc)
+
+
+def _get(request: object, url: str) -> str | None:
+    try:
+        with request.urlopen(url, timeout=2) as r:  # type: ignore[attr-defined]
+            return str(r.read().decode("utf-8")) if r.status == 200 else None
+    except OSError:
+        return None
 
 
 def test_the_client_waits_as_long_as_the_handler_allows() -> None:

@@ -279,9 +279,9 @@ class VaultWatcher:
         """
         self.start()
         if catch_up is not None and catch_up is not False and self.ingest_dirs:
-            ev = self.catch_up(None if catch_up is True else catch_up)
-            if ev.ingested or ev.error:
-                on_event(ev)
+            caught = self.catch_up(None if catch_up is True else catch_up)
+            if caught.ingested or caught.error:
+                on_event(caught)
         if on_ready is not None:
             on_ready()
         try:

@@ -387,7 +387,7 @@ def _stop_work(
     cur = vault.curate()
     _keep(root, said)
     unkept = _curation_unkept(cur, path.name, res.turns_added)
-    if unkept:
+    if unkept and not told:  # a save that lost a line is the one thing to tell of it
         _alert(root, unkept)  # the person sees it on the next hook, once
     added = getattr(cur, "added", "?")
     return told or log(
@@ -439,7 +439,7 @@ def _curation_unkept(cur: Any, name: str, turns: int) -> str | None:
         more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
         return (f"curating {name} refused {len(rejected)} claim(s): {why}{more}; "
                 f"{kept} kept; `memctl curate --dry-run` shows them")  # fmt: skip
-    if kept == 0 and getattr(cur, "turns_read", 0):
+    if kept == 0 and getattr(cur, "turns_read", None):
         return (f"curating {name} ({turns} new turns) kept no claim; "
                 "`memctl curate --dry-run` shows what the curator saw")  # fmt: skip
     return None

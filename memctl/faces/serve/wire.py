@@ -76,9 +76,9 @@ def find_root(vault: str | None, env: Mapping[str, str], cwd: str | None) -> str
         if not start.is_dir():
             continue
         cur = start.resolve()
-        for cand in (cur, *cur.parents):
-            if (cand / ".memctl").is_dir():
-                return str(cand)
+        for d in (cur, *cur.parents):
+            if (d / ".memctl").is_dir():
+                return str(d)
     return None
 
 
