@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from gitutil import run_git
-from util import new_vault, ok
+from util import ctrl_c_stops, new_vault, ok
 
 
 def _wait_for(pred, timeout: float = 30.0) -> bool:
@@ -229,7 +229,7 @@ def _watch_once(v: Path, inbox: Path, *extra: str) -> tuple[str, str]:
     proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(v), "watch",
                              "--ingest", str(inbox), "--user", "dana", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)  # fmt: skip
+                            env=env, preexec_fn=ctrl_c_stops)  # fmt: skip
     lines = []
     try:
         while True:
