@@ -297,31 +297,21 @@ def run_cli(req: dict[str, Any]) -> dict[str, Any]:
 
 
 def start_http(service: Service, host: str, port: int) -> Any:
-    """The browser viewer on a thread of this process; raises when it is not installed."""
-    try:
-        from memctl.faces.viewer import make_app  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        raise InputError(
-            "the viewer is not installed in this memctl (memctl.faces.viewer is missing); "
-            "`memctl serve` without --http still serves hooks and read commands"
-        ) from None
-    from wsgiref.simple_server import WSGIRequestHandler, make_server
-
+    """The browser viewer on a thread of this process, with a vault of its own (the viewer
+    serialises its requests; the socket's requests open theirs)."""
+    from memctl.faces.viewer.app import bind
     from memctl.vault import Vault
 
     vault = Vault.open(service.root, one_shot=False)
-    # read-only unless asked: then accept/reject write through the front door
-    app = make_app(vault, writable=True) if service.options.writable else make_app(vault)
 
-    def counted(environ: Any, start_response: Any) -> Any:
-        service.last = time.monotonic()  # a person reading the viewer keeps the service up
-        return app(environ, start_response)
+    def counted(app: Any) -> Any:
+        def call(environ: Any, start_response: Any) -> Any:
+            service.last = time.monotonic()  # a person reading the viewer keeps it up
+            return app(environ, start_response)
 
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # the stdlib's signature
-            pass
+        return call
 
-    httpd = make_server(host, port, counted, handler_class=Quiet)
+    httpd = bind(vault, host, port, writable=service.options.writable, wrap=counted)
     threading.Thread(target=httpd.serve_forever, name="memctl-http", daemon=True).start()
     return httpd
 

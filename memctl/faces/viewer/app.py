@@ -181,6 +181,21 @@ class _QuietHandler(WSGIRequestHandler):
         return
 
 
+def bind(
+    vault: Vault,
+    host: str,
+    port: int,
+    *,
+    writable: bool = False,
+    wrap: Callable[[Any], Any] | None = None,
+) -> Any:
+    """A server bound to host:port, not yet serving (port 0 picks a free one); `wrap` sees
+    every request first (the resident service counts them as activity)."""
+    app: Any = make_app_for(vault, host, writable)
+    return make_server(host, port, wrap(app) if wrap else app, threaded=True,
+                       request_handler=_QuietHandler)  # fmt: skip
+
+
 def serve(
     vault: Vault,
     host: str,
@@ -190,8 +205,7 @@ def serve(
     ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until interrupted (Ctrl-C), on threads, one request at a time in the vault."""
-    app = make_app_for(vault, host, writable)
-    server = make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
+    server = bind(vault, host, port, writable=writable)
     shown = f"[{host}]" if ":" in host else host
     try:
         if ready is not None:
