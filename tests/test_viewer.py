@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from ccsession import Session
-from util import ctrl_c_stops, git, new_vault, ok
+from util import ctrl_c_stops, git, memctl, new_vault, ok
 from werkzeug.test import Client
 
 from memctl.faces.viewer import make_app
@@ -283,3 +283,20 @@ def test_memctl_view_serves_on_loopback_until_interrupted(built: Path) -> None:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(timeout=30)
     assert code == 0, proc.stderr.read() if proc.stderr else ""
+
+
+def test_a_port_in_use_is_one_line_and_nothing_written(built: Path) -> None:
+    # Werkzeug printed three lines of its own ("Address already in use ... Either identify
+    # and stop that program") and exited, naming neither memctl nor --port.
+    import socket
+
+    before = git(built, "rev-parse", "HEAD")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = memctl("--vault", built, "view", "--no-open", "--port", str(port))
+    assert r.code != 0
+    assert r.err.count("\n") == 1 and r.err.startswith("memctl: "), r.err
+    assert f"127.0.0.1:{port}" in r.err and "--port" in r.err, r.err
+    assert git(built, "rev-parse", "HEAD") == before

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import socket
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -24,7 +25,7 @@ from werkzeug.routing import Map, Rule
 from werkzeug.serving import WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
-from memctl.errors import MemctlError
+from memctl.errors import InputError, MemctlError
 from memctl.faces.viewer import pages
 
 if TYPE_CHECKING:
@@ -191,9 +192,23 @@ def bind(
 ) -> Any:
     """A server bound to host:port, not yet serving (port 0 picks a free one); `wrap` sees
     every request first (the resident service counts them as activity)."""
+    if port:
+        _port_free(host, port)
     app: Any = make_app_for(vault, host, writable)
     return make_server(host, port, wrap(app) if wrap else app, threaded=True,
                        request_handler=_QuietHandler)  # fmt: skip
+
+
+def _port_free(host: str, port: int) -> None:
+    """Refuse a port in use in one line: Werkzeug prints three and exits on its own."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise InputError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; "
+                             "pick another port (--port)") from None  # fmt: skip
 
 
 def serve(
