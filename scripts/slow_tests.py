@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Write tests/slow.txt, the tests the fast loop (`pytest -m "not slow"`) leaves out, from
-the timings of a whole run on the two-core machine CI has:
+"""Write tests/slow.txt, the tests the fast loop (`pytest -m "not slow"`) leaves out, and
+tests/heavy.txt, the modules that take longest, from the timings of a whole run on the
+two-core machine CI has:
 
     .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=0 \\
         > /tmp/durations.txt
@@ -10,6 +11,10 @@ A test is slow when its setup or its call takes TEST_SECONDS or more. A whole mo
 slow when a fixture it shares costs MODULE_SECONDS or more (left out test by test, that
 cost would fall on the next fast test of the module), or when none of its tests is fast.
 tests/conftest.py marks what the file names; `@pytest.mark.slow` on a test does the same.
+
+tests/heavy.txt lists every module of HEAVY_SECONDS or more, longest first: conftest puts
+them first, so the two workers start on the long ones and the run does not end with one
+worker busy on a long module while the other idles.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from pathlib import Path
 
 TEST_SECONDS = 0.3
 MODULE_SECONDS = 1.5
+HEAVY_SECONDS = 3.0
 OUT = Path(__file__).resolve().parent.parent / "tests" / "slow.txt"
+HEAVY = OUT.with_name("heavy.txt")
 _LINE = re.compile(r"^\s*([\d.]+)s (setup|call|teardown)\s+(tests/\S.*?)\s*$")
 
 
@@ -48,11 +55,28 @@ def plan(log: str) -> tuple[list[str], list[str], float]:
     return modules, tests, fast_seconds
 
 
+def heavy(log: str) -> list[tuple[str, float]]:
+    """(module, seconds) of the modules of HEAVY_SECONDS or more, longest first."""
+    total: dict[str, float] = defaultdict(float)
+    for line in log.splitlines():
+        if m := _LINE.match(line):
+            total[m.group(3).split("::")[0]] += float(m.group(1))
+    ranked = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [(module, secs) for module, secs in ranked if secs >= HEAVY_SECONDS]
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write(__doc__ or "")
         return 2
-    modules, tests, seconds = plan(Path(argv[1]).read_text(encoding="utf-8"))
+    log = Path(argv[1]).read_text(encoding="utf-8")
+    modules, tests, seconds = plan(log)
+    HEAVY.write_text(
+        "# The longest modules, longest first (seconds of test time in the run it was written\n"
+        "# from): conftest runs them first. Written by scripts/slow_tests.py.\n"
+        + "".join(f"{module} {secs:.1f}\n" for module, secs in heavy(log)),
+        encoding="utf-8",
+    )
     header = (
         "# Tests the fast loop leaves out (pytest -m \"not slow\"), written by\n"
         "# scripts/slow_tests.py from a timed run: a module, or one test, a line.\n"

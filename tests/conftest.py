@@ -115,12 +115,13 @@ def fake_llm(_fake_llm_server: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> Iter
     fake.reset()
 
 
-def _slow_list() -> set[str]:
+def _listed(name: str) -> list[str]:
+    """The first word of each line of tests/NAME, comments and blank lines left out."""
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent / "slow.txt"
+    path = Path(__file__).resolve().parent / name
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+    return [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -128,7 +129,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what tests/slow.txt names (a module, or one test) `slow`, so that
     `pytest -m "not slow"` is the fast loop (CONTRIBUTING.md; scripts/slow_tests.py
     writes the list from a timed run)."""
-    slow = _slow_list()
+    slow = set(_listed("slow.txt"))
     for item in items:
         if item.nodeid in slow or item.nodeid.split("::", 1)[0] in slow:
             item.add_marker(pytest.mark.slow)
+    # the longest modules first (tests/heavy.txt, longest first): with scripts/test's
+    # --no-loadscope-reorder, xdist hands modules out in this order, so no long module is
+    # left to start last while the other worker has nothing to do
+    rank = {module: k for k, module in enumerate(_listed("heavy.txt"))}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

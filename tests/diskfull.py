@@ -17,37 +17,19 @@ command goes through, and no acknowledged turn is lost.
 from __future__ import annotations
 
 import json
-import os
 import random
-import resource
-import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from crashkit import assert_healthy, curatable, head_turn_ids, transcripts
-from util import snapshot
-
-
-def size_limited(limit: int) -> Callable[[], None]:
-    """preexec_fn for a child whose writes past `limit` bytes fail (EFBIG, not a signal)."""
-
-    def pre() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return pre
+from util import memctl, snapshot
 
 
 def run(vault: Path, *args: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("MEMCTL_VAULT", None)
-    return subprocess.run(
-        [sys.executable, "-m", "memctl", "--vault", str(vault), *args], capture_output=True,
-        text=True, env=env, preexec_fn=size_limited(limit) if limit else None, timeout=300,
-        check=False,
-    )  # fmt: skip
+    """`memctl --vault V ARGS`, its writes past `limit` bytes failing as on a full disk."""
+    r = memctl("--vault", vault, *args, timeout=300, fsize_limit=limit)
+    return subprocess.CompletedProcess(["memctl", *args], r.code, r.out, r.err)
 
 
 def generations(vault: Path) -> list[str]:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from util import init_vault
+from util import init_vault, warm
 
 SAMPLE = Path(__file__).parent / "data" / "sample-transcripts"
 
@@ -25,14 +25,21 @@ SAMPLE = Path(__file__).parent / "data" / "sample-transcripts"
 def memctl(
     vault: Path, *args: str, check: bool = True, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the installed CLI against `vault` in a subprocess, as a user would."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "memctl", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        env=env or dict(os.environ),
-        check=False,
-    )
+    """Run the installed CLI against `vault` in a process of its own, as a user would (a
+    child of the warm host, tests/clihost.py, else a fresh interpreter)."""
+    argv = ["--vault", str(vault), *args]
+    done = warm(argv, None, None, env or dict(os.environ), 120)
+    if done is not None:
+        code, out, err = done
+        proc = subprocess.CompletedProcess(argv, code, out.decode(), err.decode())
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memctl", *argv],
+            capture_output=True,
+            text=True,
+            env=env or dict(os.environ),
+            check=False,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(f"memctl {' '.join(args)} -> {proc.returncode}\n{proc.stderr}")
     return proc

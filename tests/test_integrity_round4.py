@@ -6,14 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import random
-import resource
-import signal
 import string
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from ccsession import Session
@@ -91,25 +85,9 @@ def test_ingest_by_hand_still_refuses_the_corrupt_line(tmp_path: Path) -> None:
 # ---- a full disk ---------------------------------------------------------------------------
 
 
-def _limited(limit: int) -> Callable[[], None]:
-    """A file size limit for the child: its writes past `limit` bytes fail with EFBIG, as
-    they fail with ENOSPC on a full disk (SIGXFSZ ignored, so the write returns the error)."""
-
-    def pre() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return pre
-
-
 def full(*args: str | Path, limit: int = 60_000) -> Run:
-    env = dict(os.environ)
-    env.pop("MEMCTL_VAULT", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "memctl", *map(str, args)], capture_output=True, text=True,
-        env=env, preexec_fn=_limited(limit), timeout=120, check=False,
-    )  # fmt: skip
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+    """A command whose writes past `limit` bytes fail with EFBIG, as with ENOSPC on a full disk."""
+    return memctl(*args, fsize_limit=limit)
 
 
 def _many_sessions(path: Path, n: int = 150) -> Path:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
+import resource
+import select
+import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +36,12 @@ class Run:
 
 
 def memctl(*args: str | Path, input: str | bytes | None = None, cwd: Path | None = None,
-           env: dict[str, str] | None = None, timeout: float = 120) -> Run:
-    """Run `python -m memctl ARGS` exactly as a user would, in a clean environment."""
+           env: dict[str, str] | None = None, timeout: float = 120,
+           fsize_limit: int | None = None) -> Run:
+    """Run `python -m memctl ARGS` exactly as a user would, in a clean environment, in a
+    process of its own: a child of the warm host (tests/clihost.py), else a fresh
+    interpreter. `fsize_limit`: its writes past that many bytes fail (EFBIG, as ENOSPC on
+    a full disk)."""
     full_env = dict(os.environ)
     full_env.pop("MEMCTL_VAULT", None)
     full_env["PYTHONIOENCODING"] = "utf-8"
@@ -39,12 +49,154 @@ def memctl(*args: str | Path, input: str | bytes | None = None, cwd: Path | None
     if env:
         full_env.update(env)
     data = input.encode() if isinstance(input, str) else input
-    proc = subprocess.run(
-        [sys.executable, "-m", "memctl", *map(str, args)],
-        input=data, capture_output=True, cwd=cwd, env=full_env, timeout=timeout, check=False,
-    )
-    return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"),
-               proc.stderr.decode("utf-8", "replace"))
+    argv = [str(a) for a in args]
+    done = warm(argv, data, cwd, full_env, timeout, fsize_limit)
+    if done is None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memctl", *argv],
+            input=data, capture_output=True, cwd=cwd, env=full_env, timeout=timeout, check=False,
+            preexec_fn=(lambda: limit_file_size(fsize_limit)) if fsize_limit else None,
+        )
+        done = proc.returncode, proc.stdout, proc.stderr
+    code, out, err = done
+    return Run(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+# What changes how the interpreter itself starts: a call that sets one of these gets a fresh
+# interpreter, since a child forked from the warm host started under the host's values.
+_STARTUP_VARS = ("PYTHON", "LANG", "LC_")
+_host: dict[str, Any] = {}
+
+
+def _host_socket() -> str | None:
+    """The socket of this process's warm CLI host (tests/clihost.py), started on first use."""
+    if os.environ.get("MEMCTL_TEST_FRESH", "") not in ("", "0"):
+        return None
+    if _host.get("pid") == os.getpid():
+        return _host.get("path")
+    _host.clear()
+    _host["pid"] = os.getpid()
+    folder = tempfile.mkdtemp(prefix="memctl-host-")
+    path = str(Path(folder) / "s")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCTL_")}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "clihost.py"), path, str(os.getpid())],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, cwd=ROOT, env=env,
+    )  # fmt: skip
+    ready = select.select([proc.stdout], [], [], 60)[0]
+    if not ready or proc.stdout is None or proc.stdout.readline() != b"ready\n":
+        proc.kill()
+        return None  # every call starts a fresh interpreter, as before
+
+    def stop() -> None:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    _host["path"] = path
+    return path
+
+
+def limit_file_size(limit: int) -> None:
+    """Writes past `limit` bytes fail with EFBIG (SIGXFSZ ignored, so the write returns the
+    error), as they fail with ENOSPC on a full disk; children inherit the limit."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, str],
+         timeout: float, fsize_limit: int | None = None) -> tuple[int, bytes, bytes] | None:
+    """`python -m memctl ARGV` run by a child of the warm host: (exit code, stdout, stderr)
+    as subprocess.run gives them, or None where only a fresh interpreter will do."""
+    changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}
+    if any(k.startswith(_STARTUP_VARS) and k != "PYTHONIOENCODING" for k in changed):
+        return None
+    path = _host_socket()
+    if path is None:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    in_r, in_w = os.pipe() if data is not None else (None, None)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    stdin = in_r if in_r is not None else os.open(os.devnull, os.O_RDONLY)
+    request = {"argv": argv, "env": env, "cwd": str(cwd or Path.cwd()),
+               "sigint_ignored": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+               "umask": _umask(), "fsize_limit": fsize_limit}
+    raw = json.dumps(request).encode()
+    with conn:
+        socket.send_fds(conn, [len(raw).to_bytes(4, "big") + raw], [stdin, out_w, err_w])
+        for fd in (stdin, out_w, err_w):
+            os.close(fd)
+        reader = conn.makefile("rb")
+        pid = json.loads(_framed(reader))["pid"]
+        try:
+            out, err = _communicate(in_w, data, out_r, err_r, timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            raise subprocess.TimeoutExpired(["memctl", *argv], timeout) from None
+        code = json.loads(_framed(reader))["code"]
+    return code, out, err
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _framed(reader: Any) -> bytes:
+    size = int.from_bytes(reader.read(4), "big")
+    return reader.read(size)
+
+
+def _communicate(in_w: int | None, data: bytes | None, out_r: int, err_r: int,
+                 timeout: float) -> tuple[bytes, bytes]:
+    """Feed stdin and drain stdout and stderr until both close, as Popen.communicate."""
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    sel = selectors.DefaultSelector()
+    for fd in chunks:
+        sel.register(fd, selectors.EVENT_READ)
+    pending = memoryview(data or b"")
+    if in_w is not None:
+        os.set_blocking(in_w, False)
+        sel.register(in_w, selectors.EVENT_WRITE)
+    deadline = time.monotonic() + timeout
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired("memctl", timeout)
+            for key, _ in sel.select(left):
+                fd = key.fd
+                if fd == in_w:
+                    try:
+                        pending = pending[os.write(fd, pending[: 1 << 16]) :]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        sel.unregister(fd)
+                        os.close(fd)
+                        in_w = None
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    chunks[fd].append(chunk)
+                else:
+                    sel.unregister(fd)
+    finally:
+        sel.close()
+        for fd in (in_w, out_r, err_r):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    return b"".join(chunks[out_r]), b"".join(chunks[err_r])
 
 
 def ok(*args: str | Path, **kw: Any) -> Run:
