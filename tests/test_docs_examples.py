@@ -31,9 +31,11 @@ from pathlib import Path
 
 import pytest
 from gitutil import run_git
-from util import DATA, ROOT, ctrl_c_stops, ok
+from util import DATA, ROOT, ctrl_c_stops, host_socket, ok
 
 from memctl.faces.hooks.handlers import log_lines
+
+WARMCLI = ROOT / "tests" / "warmcli.py"
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLE = DATA / "sample-transcripts"
@@ -141,7 +143,11 @@ def _run(base: Path, work: Path, ex: Example) -> Outcome:
     # `memctl` on PATH is this checkout's, run by the Python that runs the tests
     shim = work / "bin"
     shim.mkdir()
-    (shim / "memctl").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memctl "$@"\n')
+    # (a child of the warm host, as util.memctl runs it, when there is one: tests/warmcli.py)
+    host = host_socket()
+    run = f'WARMCLI_HOST="{host}" exec "{sys.executable}" "{WARMCLI}"' if host else \
+        f'exec "{sys.executable}" -m memctl'
+    (shim / "memctl").write_text(f'#!/bin/sh\n{run} "$@"\n')
     (shim / "memctl").chmod(0o755)
     # MEMCTL_SERVE=0: no hook example leaves a resident `memctl serve` behind
     env.update(HOME=str(home), MEMCTL_HOME=str(home / ".memctl-home"),

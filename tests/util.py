@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,12 +67,18 @@ def memctl(*args: str | Path, input: str | bytes | None = None, cwd: Path | None
 # interpreter, since a child forked from the warm host started under the host's values.
 _STARTUP_VARS = ("PYTHON", "LANG", "LC_")
 _host: dict[str, Any] = {}
+_host_lock = threading.Lock()
 
 
-def _host_socket() -> str | None:
+def host_socket() -> str | None:
     """The socket of this process's warm CLI host (tests/clihost.py), started on first use."""
     if os.environ.get("MEMCTL_TEST_FRESH", "") not in ("", "0"):
         return None
+    with _host_lock:
+        return _start_host()
+
+
+def _start_host() -> str | None:
     if _host.get("pid") == os.getpid():
         return _host.get("path")
     _host.clear()
@@ -112,7 +119,7 @@ def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, s
     changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}
     if any(k.startswith(_STARTUP_VARS) and k != "PYTHONIOENCODING" for k in changed):
         return None
-    path = _host_socket()
+    path = host_socket()
     if path is None:
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
