@@ -10,6 +10,7 @@ Everything runs through the real CLI on real files and real git repositories.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -252,6 +253,35 @@ def test_the_hooks_name_the_user_from_git_config_and_say_so(tmp_path: Path) -> N
     text = _hook(vault, "SessionStart", SHOP, env=env)
     assert "Memory for dana" in text, text
     assert "git config user.name" in text, text
+
+
+def test_a_resident_service_follows_a_changed_git_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `memctl serve` answers every hook in one process and keeps the git name it read: a
+    # person who sets another name is named so at the next session start, not the old one.
+    from memctl.faces.hooks.handlers import handle
+
+    vault = init_vault(tmp_path / "vault")
+    ok("--vault", vault, "ingest", _shop().write_to(tmp_path / "s.jsonl"), "--user", "dana")
+    m = Session(SHOP, "22222222-2222-4222-8222-222222222222")
+    m.user("Use pnpm for the frontend, not npm.")
+    m.say("Will do.")
+    ok("--vault", vault, "ingest", m.write_to(tmp_path / "m.jsonl"), "--user", "marco")
+    ok("--vault", vault, "curate")
+    cfg = tmp_path / "gitconfig"
+    # the service runs a hook in the caller's environment (its os.environ, as here)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    monkeypatch.setenv("MEMCTL_SERVE", "0")
+    payload = json.dumps({"session_id": "55555555", "transcript_path": "/nonexistent",
+                          "cwd": SHOP, "hook_event_name": "SessionStart"})  # fmt: skip
+    said = []
+    for name in ("Dana Reyes", "Marco Rossi", "Marco Rossi"):
+        cfg.write_text(f"[user]\n\tname = {name}\n\temail = x@example.com\n", "utf-8")
+        out = handle("session-start", payload, vault_path=str(vault), env=dict(os.environ))
+        said.append(json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"])
+    assert said[0].startswith("# Memory for dana"), said[0]
+    assert said[1].startswith("# Memory for marco") and said[2] == said[1], said[1]
 
 
 def test_a_teammates_words_are_labelled_with_their_name(tmp_path: Path) -> None:

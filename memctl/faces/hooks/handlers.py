@@ -232,6 +232,41 @@ def take_alerts(root: Path | None) -> str:
     return f"memctl: {lines[-1]}{more}; details in {LOG_REL}, `memctl doctor` checks the vault"
 
 
+# `memctl serve` answers every prompt of a session in one process: the name `git config
+# user.name` gives is kept while the files git reads it from are unchanged, for at most
+# _NAME_TTL seconds (an included file is not watched), instead of a git process per prompt.
+_NAME_TTL = 30.0
+_names: dict[tuple[Any, ...], tuple[float, tuple[str, str]]] = {}
+
+
+def _whoami(vault: Any, env: Mapping[str, str]) -> tuple[str, str]:
+    if vault.config.user:
+        return vault.whoami()
+    home = Path(env.get("HOME") or "~").expanduser()
+    xdg = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    files = [home / ".gitconfig", xdg / "git" / "config", vault.root / ".git" / "config",
+             Path("/etc/gitconfig"), Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig")]
+    stats: list[tuple[int, int] | None] = []
+    for f in files:
+        try:
+            st = f.stat()
+            stats.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            stats.append(None)
+    git_env = tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_")))
+    login = (env.get("USER"), env.get("LOGNAME"))  # the login name, the last resort
+    key = (str(vault.root), str(home), str(xdg), git_env, tuple(stats), login)
+    now = time.monotonic()
+    kept = _names.get(key)
+    if kept is not None and now - kept[0] < _NAME_TTL:
+        return kept[1]
+    got = vault.whoami()
+    if len(_names) > 64:
+        _names.clear()
+    _names[key] = (now, got)
+    return got
+
+
 def handle(
     name: str,
     raw: bytes | str,
@@ -296,7 +331,7 @@ def handle(
 
         def work() -> str:
             vault = Vault.open(here, env=dict(env), one_shot=True, notice=said.append)
-            who, source = (user, None) if user else vault.whoami()
+            who, source = (user, None) if user else _whoami(vault, env)
             if name == "session-start":
                 return vault.context(user=who, project=project, user_from=source).text
             sid = payload.get("session_id")
