@@ -524,6 +524,8 @@ def test_no_comment_cites_an_issue_number() -> None:
             rel = p.relative_to(PKG.parent).as_posix()
             if p.suffix == ".py":
                 text = p.read_text(encoding="utf-8")
+                if not _ISSUE.search(text):
+                    continue  # every comment and docstring is a piece of the text
                 docs = [n.body[0].value for n in ast.walk(ast.parse(text))
                         if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
                         and n.body and isinstance(n.body[0], ast.Expr)
