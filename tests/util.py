@@ -159,8 +159,11 @@ def _umask() -> int:
 
 
 def _framed(reader: Any) -> bytes:
-    size = int.from_bytes(reader.read(4), "big")
-    return reader.read(size)
+    head = reader.read(4)
+    body = reader.read(int.from_bytes(head, "big")) if len(head) == 4 else b""
+    if not body:  # not a memctl failure: say so rather than fail on an empty JSON text
+        raise ConnectionError("the warm CLI host (tests/clihost.py) went away mid-command")
+    return body  # type: ignore[no-any-return]
 
 
 def _communicate(in_w: int | None, data: bytes | None, out_r: int, err_r: int,
