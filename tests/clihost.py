@@ -27,6 +27,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,8 @@ def _command(request: dict[str, Any], fds: list[int]) -> None:
     """The forked command: becomes `python -m memctl ARGS` and never returns."""
     code = 1
     try:
+        if request.get("session"):
+            os.setsid()  # a group of its own, which a crash test kills whole, git and all
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -184,6 +187,13 @@ def _waiter(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> Non
             _command(request, fds)
         for fd in fds:
             os.close(fd)
+        while request.get("session"):  # the pid is its group's once the child ran setsid()
+            try:
+                if os.getsid(pid) == pid:
+                    break
+            except ProcessLookupError:
+                break
+            time.sleep(0.0005)
         _message(conn, {"pid": pid})
         _, status = os.waitpid(pid, 0)
         _message(conn, {"code": os.waitstatus_to_exitcode(status)})

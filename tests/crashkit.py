@@ -17,8 +17,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from util import git
+from util import git, memctl, ok, spawn
 
 
 def transcripts(folder: Path, sessions: int, turns: int, tag: str = "s") -> Path:
@@ -63,15 +64,21 @@ def note_files(vault: Path) -> list[Path]:
             and p.name != "INDEX.md"]
 
 
-def memctl_popen(args: list[str], cwd: Path | None = None) -> subprocess.Popen[bytes]:
+def memctl_popen(args: list[str], cwd: Path | None = None) -> Any:
+    """`memctl ARGS` started in a process group of its own (which a kill takes down whole),
+    forked from the warm CLI host, else a fresh interpreter: a `subprocess.Popen` or the
+    part of one that kill_when and the tests use."""
     env = dict(os.environ)
     env.pop("MEMCTL_VAULT", None)
+    started = spawn(args, cwd, env)
+    if started is not None:
+        return started
     return subprocess.Popen([sys.executable, "-m", "memctl", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
 
 
-def kill_when(proc: subprocess.Popen[bytes], cond: Callable[[], bool] | None = None,
+def kill_when(proc: Any, cond: Callable[[], bool] | None = None,
               after: float | None = None, timeout: float = 120) -> bool:
     """SIGKILL the process group once `cond()` holds or `after` seconds passed.
 
@@ -161,8 +168,7 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
         return _op_points(root, kind, points, seed)
     rnd = random.Random(seed)
     vault = root / f"{kind}-vault"
-    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
-                   capture_output=True)
+    ok("init", vault)
     acknowledged: set[str] = set()
     killed = finished = git_phase = 0
     phases = {"before writing": 0, "writing": 0, "git": 0}
@@ -170,9 +176,7 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
     lock = vault / ".git" / "index.lock"
 
     def ack_ingest(src: Path, ids: set[str]) -> None:
-        r = subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), "ingest",
-                            str(src), "--user", "dana", "--scope", "team"],
-                           capture_output=True, text=True, check=False)
+        r = _memctl(vault, "ingest", str(src), "--user", "dana", "--scope", "team")
         if r.returncode != 0:
             failures.append(f"ingest after recovery failed: {r.stderr.strip()}")
         acknowledged.update(ids)
@@ -213,8 +217,7 @@ def kill_points(root: Path, kind: str, points: int, seed: int = 0,
                 acknowledged.update(_ids_of(src) | (_ids_of(root / f"in{point - 1}")
                                                     if point else set()))
         # the next command, whatever it is, recovers
-        r = subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), "status"],
-                           capture_output=True, text=True, check=False)
+        r = _memctl(vault, "status")
         if r.returncode != 0 or "Traceback" in r.stderr:
             failures.append(f"point {point}: status after the kill failed: {r.stderr.strip()}")
             break
@@ -255,8 +258,8 @@ def _ids_of(folder: Path) -> set[str]:
 
 
 def _memctl(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memctl", "--vault", str(vault), *args],
-                          capture_output=True, text=True, check=False)
+    r = memctl("--vault", vault, *args, timeout=600)
+    return subprocess.CompletedProcess(["memctl", *args], r.code, r.out, r.err)
 
 
 def _where_killed(vault: Path) -> str:
@@ -281,8 +284,7 @@ def _forget_points(root: Path, points: int, seed: int) -> dict[str, object]:
 
     rnd = random.Random(seed)
     vault = root / "forget-vault"
-    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
-                   capture_output=True)
+    ok("init", vault)
     n = points + 1
     src = curatable(root / "forget-src", n, tag="f")
     failures: list[str] = []
@@ -404,8 +406,7 @@ def _sync_points(root: Path, points: int, seed: int) -> dict[str, object]:
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)  # git's default
     a, b = root / "a", root / "b"
     failures: list[str] = []
-    subprocess.run([sys.executable, "-m", "memctl", "init", str(a)], check=True,
-                   capture_output=True)
+    ok("init", a)
     git(a, "remote", "add", "origin", str(remote))
     _memctl(a, "ingest", str(curatable(root / "seed", 3, tag="seed")), "--user", "dana",
             "--scope", "team")
@@ -515,8 +516,7 @@ def _op_points(root: Path, kind: str, points: int, seed: int) -> dict[str, objec
 
     rnd = random.Random(seed)
     vault = root / f"{kind}-vault"
-    subprocess.run([sys.executable, "-m", "memctl", "init", str(vault)], check=True,
-                   capture_output=True)
+    ok("init", vault)
     if kind == "gc":
         cfg = vault / ".memctl" / "config.toml"
         cfg.write_text(cfg.read_text() + '\n[retention]\nraw_max_age = "30d"\n')

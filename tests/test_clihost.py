@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from util import host_socket, new_vault, warm
+from util import host_socket, new_vault, spawn, warm
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEMCTL_TEST_FRESH", "") not in ("", "0"),
@@ -105,3 +105,22 @@ def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
 def test_a_changed_interpreter_setting_gets_a_fresh_interpreter(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONIOENCODING": "utf-8", "LANG": "C"}
     assert warm(["--version"], None, tmp_path, env, 30) is None
+
+
+def test_a_spawned_command_leads_its_own_group_and_a_group_kill_ends_it(tmp_path: Path) -> None:
+    """What the crash tests rely on: Popen(start_new_session=True) semantics."""
+    import signal
+
+    vault = new_vault(tmp_path)
+    # `watch` runs until it is stopped: a command that is surely still running when killed
+    proc = spawn(["--vault", str(vault), "watch"], tmp_path)
+    assert proc is not None
+    assert os.getpgid(proc.pid) == proc.pid and os.getsid(proc.pid) == proc.pid
+    time.sleep(0.3)
+    assert proc.poll() is None
+    os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL
+    assert proc.poll() == -signal.SIGKILL
+    done = spawn(["--version"], tmp_path)
+    assert done is not None
+    assert done.communicate() == (b"memctl 0.1.0\n", b"") and done.returncode == 0

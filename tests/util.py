@@ -152,6 +152,83 @@ def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, s
     return code, out, err
 
 
+class Spawned:
+    """A `memctl` the warm host started in a session of its own, not waited for: the part
+    of `subprocess.Popen` the crash tests use (pid, poll, wait, communicate, the pipes)."""
+
+    def __init__(self, conn: socket.socket, out_r: int, err_r: int) -> None:
+        self._conn = conn  # read unbuffered, so that select() sees the end when it comes
+        self.pid: int = json.loads(_framed(_Exact(conn)))["pid"]
+        self.returncode: int | None = None
+        self._out, self._err = out_r, err_r
+        self.stdout = os.fdopen(out_r, "rb")
+        self.stderr = os.fdopen(err_r, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = json.loads(_framed(_Exact(self._conn)))["code"]
+            self._conn.close()
+        return self.returncode
+
+    def communicate(self) -> tuple[bytes, bytes]:
+        out, err = _communicate(None, None, os.dup(self._out), os.dup(self._err), 600)
+        self.wait()
+        return out, err
+
+
+def spawn(argv: list[str], cwd: Path | None = None,
+          env: dict[str, str] | None = None) -> Spawned | None:
+    """Start `python -m memctl ARGV` from the warm host in a new session (its process group
+    is its pid, as with `Popen(start_new_session=True)`), or None where only a fresh
+    interpreter will do."""
+    full_env = dict(env if env is not None else os.environ)
+    changed = {k for k in set(full_env) | set(os.environ)
+               if full_env.get(k) != os.environ.get(k)}
+    if any(k.startswith(_STARTUP_VARS) for k in changed):
+        return None
+    path = host_socket()
+    if path is None:
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    request = {"argv": argv, "env": full_env, "cwd": str(cwd or Path.cwd()),
+               "sigint_ignored": False, "umask": _umask(), "session": True}
+    raw = json.dumps(request).encode()
+    socket.send_fds(conn, [len(raw).to_bytes(4, "big") + raw], [stdin, out_w, err_w])
+    for fd in (stdin, out_w, err_w):
+        os.close(fd)
+    return Spawned(conn, out_r, err_r)
+
+
+class _Exact:
+    """`read(n)` of exactly n bytes from a socket (fewer only at its end), nothing ahead."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+
+    def read(self, n: int) -> bytes:
+        parts: list[bytes] = []
+        while n > 0:
+            chunk = self._conn.recv(n)
+            if not chunk:
+                break
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
