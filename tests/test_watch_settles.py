@@ -20,8 +20,10 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _events(proc: subprocess.Popen[str], seconds: float) -> list[dict]:
-    """The JSON events the watcher prints within `seconds`."""
+def _events(proc: subprocess.Popen[str], seconds: float, settle: float | None = None) -> list[dict]:
+    """The JSON events the watcher prints within `seconds`, or until `settle` seconds pass
+    with none after one came (a second reindex of one edit would follow the first within
+    the debounce and one reindex's time: 0.3 s and a fraction here)."""
     out = []
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
@@ -32,6 +34,8 @@ def _events(proc: subprocess.Popen[str], seconds: float) -> list[dict]:
             if not line:
                 break
             out.append(json.loads(line))
+            if settle is not None:
+                end = min(end, time.monotonic() + settle)
     return out
 
 
@@ -55,14 +59,14 @@ def test_one_edit_is_one_reindex_and_idle_is_idle(tmp_path: Path) -> None:
         assert _events(proc, 2.0) == []
         note = v / "knowledge" / "hand.md"
         note.write_text("# Hand\n\n- the quokka cluster runs on zanzibar hosts\n")
-        got = _events(proc, 4.0)
+        got = _events(proc, 4.0, settle=1.5)
         assert [e["reindexed"] for e in got] == [["knowledge/hand.md"]], got
         assert all(not e["error"] for e in got)
         before = _cpu_seconds(proc.pid)
         assert _events(proc, 3.0) == []
         assert _cpu_seconds(proc.pid) - before < 0.3
         note.unlink()
-        got = _events(proc, 4.0)
+        got = _events(proc, 4.0, settle=1.5)
         assert [e["reindexed"] for e in got] == [["knowledge/hand.md"]], got
     finally:
         proc.terminate()
