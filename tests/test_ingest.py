@@ -313,3 +313,26 @@ def test_a_large_folder_with_a_bad_file_late_ingests_the_rest_and_stages_nothing
     raw = [f for f in git(v, "ls-tree", "-r", "--name-only", "HEAD", "raw").split()
            if not f.endswith("INDEX.md")]
     assert len(raw) == 300
+
+
+def test_hand_edits_of_index_files_are_committed_before_ingest_rewrites_them(
+    tmp_path: Path,
+) -> None:
+    """memctl regenerates INDEX files; one person's uncommitted edit of two of them (found by
+    one `git status` for all) is each kept in a commit of its own first, and said so."""
+    vault = new_vault(tmp_path)
+    first = tmp_path / "a.txt"
+    first.write_text("User: We deploy on Fridays.\nAssistant: Noted.\n")
+    ok("--vault", vault, "ingest", first, "--user", "dana")
+    for rel in ("INDEX.md", "raw/INDEX.md"):
+        with (vault / rel).open("a", encoding="utf-8") as fh:
+            fh.write(f"\nmy own line in {rel}\n")
+    second = tmp_path / "b.txt"
+    second.write_text("User: We pin numpy below 2.\nAssistant: Noted.\n")
+    r = ok("--vault", vault, "ingest", second, "--user", "dana")
+    for rel in ("INDEX.md", "raw/INDEX.md"):
+        assert f"{rel} had uncommitted hand edits: kept in commit" in r.err, r.err
+        sha = git(vault, "log", "-1", "--format=%H", "--grep", f"edit: {rel} edited by hand")
+        assert sha.strip(), git(vault, "log", "--format=%s")
+        assert f"my own line in {rel}" in git(vault, "show", f"{sha.strip()}:{rel}")
+    assert git(vault, "status", "--porcelain") == ""

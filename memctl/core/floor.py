@@ -108,12 +108,14 @@ class Floor:
 
     def _write_guard(self) -> Callable[[str, Path], None]:
         """The check each Transaction runs before it first changes a path (see store.py)."""
-        checked = False
+        checked = committed = False
+        dirty: set[str] | None = None  # INDEX files with hand edits, asked git once
 
         def guard(rel: str, target: Path) -> None:
-            nonlocal checked
+            nonlocal checked, committed, dirty
             if not checked:
-                if self.history.has_commits():
+                committed = self.history.has_commits()
+                if committed:
                     self.history.check_writable()
                 checked = True
             if rel.startswith("raw/") and not rel.endswith("/INDEX.md"):
@@ -129,7 +131,9 @@ class Floor:
                     line,
                     exit_code=3,
                 )
-            if rel.endswith("INDEX.md") and self.history.is_dirty(rel):
+            if rel.endswith("INDEX.md") and dirty is None:
+                dirty = self.history.dirty_indexes() if committed else set()
+            if rel.endswith("INDEX.md") and rel in (dirty or ()):
                 # memctl regenerates INDEX files; a person's uncommitted edit is kept in a
                 # commit of its own first, so that nothing of theirs vanishes unrecorded
                 sha = self.commit_hand_edits(

@@ -156,12 +156,20 @@ class History:
                 exit_code=3,
             )
 
-    def is_dirty(self, rel: str) -> bool:
-        """Whether a tracked file differs from HEAD (a hand edit not committed yet)."""
-        if not self.has_commits():
-            return False
-        out = self._git("status", "--porcelain", "-z", "--untracked-files=no", "--", rel)
-        return bool(out.strip("\0"))
+    def dirty_indexes(self) -> set[str]:
+        """The tracked INDEX.md files that differ from HEAD (hand edits not committed yet),
+        found in one `git status` for all of them; the caller knows HEAD names a commit."""
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=no", "--",
+                        "INDEX.md", ":(glob)**/INDEX.md")  # fmt: skip
+        dirty: set[str] = set()
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            dirty.add(entry[3:])
+            if "R" in entry[:2] or "C" in entry[:2]:
+                next(entries, None)  # a rename's or copy's source path follows
+        return dirty
 
     def _git(self, *args: str) -> str:
         try:
@@ -301,13 +309,15 @@ class History:
 
     def identity(self) -> tuple[str, str]:
         """user.name and user.email as git would use them here ("" where unset)."""
-        def get(key: str) -> str:
-            try:
-                return self._run("config", "--get", key).strip()
-            except GitFailed:
-                return ""
-
-        return get("user.name"), get("user.email")
+        try:  # one git for both (every commit asks)
+            out = self._run("config", "--get-regexp", r"^user\.(name|email)$")
+        except GitFailed:
+            return "", ""  # neither is set
+        got: dict[str, str] = {}
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            got[key.lower()] = value.strip()  # the last one set wins, as with --get
+        return got.get("user.name", ""), got.get("user.email", "")
 
     def head_sha(self) -> str | None:
         """HEAD's commit id, None before the first commit; a damaged HEAD is one line."""
