@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -37,12 +38,30 @@ try:
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None  # type: ignore[assignment]
 
+# .ci/run installs chromium while the tests run and names the file it writes (apt's exit
+# code) when the install is over: the browser test waits for it instead of skipping
+INSTALLING = os.environ.get("CI_CHROMIUM_INSTALL_DONE")
 pytestmark = [
     pytest.mark.skipif(
-        not CHROMIUM.exists(), reason=f"no chromium at {CHROMIUM} (apt-get install chromium)"
+        not CHROMIUM.exists() and not INSTALLING,
+        reason=f"no chromium at {CHROMIUM} (apt-get install chromium)",
     ),
     pytest.mark.skipif(sync_playwright is None, reason="playwright (pip) is not installed"),
 ]
+
+
+@pytest.fixture
+def chromium() -> Path:
+    """Debian's chromium, once .ci/run's install of it (if one runs) is over."""
+    if INSTALLING:  # (its binary may be unpacked before apt is done with what it needs)
+        done = Path(INSTALLING)
+        deadline = time.monotonic() + 900
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(1)
+        if not CHROMIUM.exists():
+            said = done.read_text().strip() if done.exists() else "still running after 15 min"
+            pytest.skip(f"no chromium at {CHROMIUM}: .ci/run's apt-get install ended: {said}")
+    return CHROMIUM
 
 
 @pytest.fixture
@@ -67,7 +86,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 
 
 def test_pages_render_review_works_and_nothing_leaves_the_machine(
-    served: tuple[Path, str], tmp_path: Path
+    chromium: Path, served: tuple[Path, str], tmp_path: Path
 ) -> None:
     v, base = served
     outside: list[str] = []
@@ -84,7 +103,7 @@ def test_pages_render_review_works_and_nothing_leaves_the_machine(
 
     assert sync_playwright is not None
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = pw.chromium.launch(executable_path=str(chromium), headless=True, args=ARGS)
         try:
             context = browser.new_context(viewport={"width": 1200, "height": 900})
             context.route("**/*", guard)
