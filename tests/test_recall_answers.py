@@ -507,3 +507,45 @@ def test_a_projects_commands_and_environments_stand_before_its_stack_and_layout(
     r = ok("--vault", root, "context", "--json", "--user", "dev", "--in", "/home/dev/code/app")
     texts = [m["text"] for m in r.json()["memories"]]
     assert run in texts and env in texts, texts
+
+
+# ---- the same thing said again later ---------------------------------------------------------
+
+
+def _said_twice(tmp: Path, gap_first: str, gap_second: str) -> tuple[Path, dict[str, str]]:
+    """Two sessions run the same test command: the answer to "how do we run them" is in
+    both, in words near enough that recall keeps one of them."""
+    old = [("Dev", "user", "Please update the display name tests to the new behaviour.", gap_first),
+           ("Dev", "user", "Run the display name tests: uv run pytest test/test_display_name.py",
+            gap_first)]
+    new = [("Dev", "user", "I changed the display name logic again, check the tests.", gap_second),
+           ("assistant", "assistant", "uv run pytest test/test_display_name.py -q",
+            gap_second)]  # fmt: skip
+    vault, paths = build_vault(tmp / "v", [("old", "dev", "team", old),
+                                           ("new", "dev", "team", new)], [])  # fmt: skip
+    return vault.root, paths
+
+
+def _kept_turns(root: Path, question: str) -> list[str]:
+    from memctl.recall import recall
+    from memctl.vault import Vault
+
+    res = recall(Vault.open(root), question, user="dev")
+    return [m.ref for m in res.memories if m.kind == "turn"]
+
+
+def test_of_two_near_copies_the_one_said_later_is_kept(tmp_path: Path) -> None:
+    """A command run again in a later session is the current way to run it: the earlier
+    saying (a stale context) no longer wins the place by scoring a little higher."""
+    root, paths = _said_twice(tmp_path, "2026-07-19T14:00:00Z", "2026-07-20T09:00:00Z")
+    got = _kept_turns(root, "How do we run the display name tests?")
+    assert f"{paths['new']}#t2" in got, got
+    assert f"{paths['old']}#t2" not in got, got
+
+
+def test_near_copies_of_one_moment_keep_the_better_scoring_one(tmp_path: Path) -> None:
+    """An agent's parallel calls carry one moment: neither is said "later"."""
+    root, paths = _said_twice(tmp_path, "2026-07-19T14:00:00Z", "2026-07-19T14:00:20Z")
+    got = _kept_turns(root, "How do we run the display name tests?")
+    assert f"{paths['old']}#t2" in got, got  # the person's own words, with the question's
+    assert f"{paths['new']}#t2" not in got, got

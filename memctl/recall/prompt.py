@@ -502,6 +502,7 @@ def recall(
     shown: set[str] = set()
     per_session: Counter[str] = Counter()
     kept_turn_terms: list[tuple[frozenset[str], bool]] = []  # (content words, negated)
+    kept_turn_refs: list[tuple[str, str]] = []  # (ref, when said), beside kept_turn_terms
     deferred: list[tuple[str, float, str, Hit | None]] = []
     cap = MAX_TURNS_PER_SESSION
 
@@ -536,13 +537,30 @@ def recall(
             terms, neg = content_terms(tm.text), negated(tm.text)
             # "I don't like it" shares every content word with "I like it" and says the
             # opposite: a copy only when both say it the same way round
-            if any(near_copy(t, terms, asked, DUP_JACCARD) and n == neg
-                   for t, n in kept_turn_terms):  # fmt: skip
+            when = (hit.timestamp if hit is not None else None) or tm.date or ""
+            copy = next((i for i, (t, n) in enumerate(kept_turn_terms)
+                         if near_copy(t, terms, asked, DUP_JACCARD) and n == neg), -1)  # fmt: skip
+            if copy >= 0:
                 reason = "near-copy of a kept turn"
+                if _said_later(when, kept_turn_refs[copy][1]) and _replace(
+                    packer, kept_turn_refs[copy][0], tm
+                ):
+                    # the same thing said again later (the command run again, the fact
+                    # restated): the later saying is the current one, in the earlier's place
+                    old = kept_turn_refs[copy][0]
+                    explain.append(Decision(old, "turn", False, f"near-copy of {ref}, said "
+                                            "later, which takes its place", score))  # fmt: skip
+                    per_session[old.split("#", 1)[0]] -= 1
+                    per_session[session] += 1
+                    kept_turn_terms[copy] = (terms, neg)
+                    kept_turn_refs[copy] = (ref, when)
+                    reason = None
+                    why = f"{why}; said later than its near-copy {old}"
             elif packer.add(tm) is None:
                 reason = "over the token budget"
             else:
                 kept_turn_terms.append((terms, neg))
+                kept_turn_refs.append((ref, when))
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
 
@@ -563,6 +581,37 @@ def recall(
                                     "not ask for output", score))  # fmt: skip
 
     return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")
+
+
+SAID_AGAIN = 60  # seconds: closer than this, two turns are one burst (parallel tool calls)
+
+
+def _said_later(when: str, than: str) -> bool:
+    """Was `when` (an ISO timestamp, or a day) said on a later occasion than `than`: known,
+    after it, and not in the same burst (an agent's parallel calls carry one moment)?"""
+    if not when or not than or when <= than:
+        return False
+    try:
+        a = datetime.fromisoformat(when.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(than.replace("Z", "+00:00"))
+        if (a.tzinfo is None) != (b.tzinfo is None):
+            a, b = a.replace(tzinfo=None), b.replace(tzinfo=None)
+        return (a - b).total_seconds() >= SAID_AGAIN
+    except ValueError:
+        return True  # later by the text's order (two days)
+
+
+def _replace(packer: Packer, ref: str, m: Memory) -> bool:
+    """Put `m` where the packed turn `ref` is, if it fits there; else change nothing."""
+    i = next((k for k, item in enumerate(packer.items) if item.ref == ref), -1)
+    if i < 0:
+        return False
+    gone = packer.remove(i)
+    fits = packer.add(m) is not None
+    if not fits:
+        packer.add(gone)  # it fitted before with the others: it fits again
+    packer.items.insert(i, packer.items.pop())  # the earlier turn's place in the order
+    return fits
 
 
 HEADING_CHARS = 80
