@@ -549,3 +549,20 @@ def test_near_copies_of_one_moment_keep_the_better_scoring_one(tmp_path: Path) -
     got = _kept_turns(root, "How do we run the display name tests?")
     assert f"{paths['old']}#t2" in got, got  # the person's own words, with the question's
     assert f"{paths['new']}#t2" not in got, got
+
+
+def test_a_later_near_copy_that_drops_an_asked_word_does_not_take_the_place(
+    tmp_path: Path,
+) -> None:
+    """"Where are the timeline styles?": the agent edited timeline_styles.css, then, minutes
+    later, timeline.html; the two lines share most words, but only the first says
+    "styles", so the later one is no restatement of it."""
+    styles = "[Edit] /home/dev/app/templates/components/timeline_styles.css in the app repo"
+    html = "[Edit] /home/dev/app/templates/components/timeline.html in the app repo"
+    ask = "Please fix the sidechain colour in the timeline."
+    turns = [("Dev", "user", ask, "2026-07-05T19:39:00Z"),
+             ("assistant", "assistant", styles, "2026-07-05T19:49:00Z"),
+             ("assistant", "assistant", html, "2026-07-05T19:52:00Z")]  # fmt: skip
+    vault, paths = build_vault(tmp_path / "v", [("s", "dev", "team", turns)], [])
+    got = _kept_turns(vault.root, "Where are the timeline styles?")
+    assert f"{paths['s']}#t2" in got, got

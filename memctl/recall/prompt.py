@@ -542,8 +542,11 @@ def recall(
                          if near_copy(t, terms, asked, DUP_JACCARD) and n == neg), -1)  # fmt: skip
             if copy >= 0:
                 reason = "near-copy of a kept turn"
-                if _said_later(when, kept_turn_refs[copy][1]) and _replace(
-                    packer, kept_turn_refs[copy][0], tm
+                if (
+                    _said_later(when, kept_turn_refs[copy][1])
+                    # and says all the question asks that the earlier one said
+                    and not (kept_turn_terms[copy][0] - terms) & asked
+                    and _replace(packer, kept_turn_refs[copy][0], tm)
                 ):
                     # the same thing said again later (the command run again, the fact
                     # restated): the later saying is the current one, in the earlier's place
