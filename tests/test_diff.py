@@ -97,3 +97,39 @@ def test_bad_arguments_are_clear_errors(marco: Path) -> None:  # noqa: F811
     assert proc.returncode == 2 and "no store 'nope'" in proc.stderr
     proc = memctl(marco, "diff", "nope..HEAD", check=False)
     assert proc.returncode == 2 and "bad revision range 'nope..HEAD'" in proc.stderr
+
+
+def test_texts_reads_many_revisions_in_one_go_as_git_show_would(tmp_path: Path) -> None:
+    """History.texts, which `diff` reads every note's before and after with: the same
+    text `git show REV:PATH` gives, None where the revision has no such file (or names a
+    folder), and a name with a line break (which cat-file's input cannot carry) too."""
+    from memctl.core.history import History
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git_ = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git_, "init", "-q"], check=True)
+    odd = "line\nbreak.md"
+    (repo / "a.md").write_text("first\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "b.md").write_bytes("naïve ✓\n\nno newline at the end".encode())
+    (repo / odd).write_text("odd one\n")
+    subprocess.run([*git_, "add", "-A"], check=True)
+    subprocess.run([*git_, "commit", "-qm", "one"], check=True)
+    (repo / "a.md").write_text("second\n" * 3000)  # bigger than one pipe buffer
+    subprocess.run([*git_, "commit", "-qam", "two"], check=True)
+    specs = [("HEAD~1", "a.md"), ("HEAD", "a.md"), ("HEAD", "d/b.md"), ("HEAD", "nope.md"),
+             ("HEAD", "d"), ("HEAD", odd), ("HEAD~1", "d/b.md")]  # fmt: skip
+    got = History(repo).texts(specs)
+    want = []
+    for rev, path in specs:
+        r = subprocess.run(["git", "-C", str(repo), "cat-file", "-t", f"{rev}:{path}"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+        if r.stdout.strip() != "blob":
+            want.append(None)
+            continue
+        shown = subprocess.run(["git", "-C", str(repo), "show", f"{rev}:{path}"],
+                               capture_output=True, check=True).stdout  # fmt: skip
+        want.append(shown.decode("utf-8", "surrogateescape"))
+    assert got == want
+    assert got[0] == "first\n" and got[3] is None and got[4] is None and got[5] == "odd one\n"

@@ -342,6 +342,38 @@ class History:
             out[path] = sha if kind == "blob" else None
         return out
 
+    def texts(self, specs: list[tuple[str, str]]) -> list[str | None]:
+        """The text of each (revision, path) pair, None where that revision has no such file,
+        read by one `git cat-file --batch` for all of them (a `git show REV:PATH` each cost
+        `memctl diff` a process per note per commit)."""
+        out: list[str | None] = [None] * len(specs)
+        asked = [i for i, (rev, path) in enumerate(specs) if "\n" not in rev + path]
+        if asked:
+            proc = subprocess.run(
+                ["git", "-C", str(self.root), "cat-file", "--batch"],
+                input="".join(f"{specs[i][0]}:{specs[i][1]}\n" for i in asked).encode(
+                    "utf-8", "surrogateescape"),
+                capture_output=True, check=False,
+            )  # fmt: skip
+            data, at = proc.stdout, 0
+            for i in asked:
+                end = data.find(b"\n", at)
+                if end < 0:
+                    break
+                head = data[at:end].split()
+                at = end + 1
+                if len(head) != 3 or head[-1] == b"missing":
+                    continue  # "<spec> missing" (or ambiguous): no such file there
+                size = int(head[2])
+                if head[1] == b"blob":
+                    out[i] = data[at : at + size].decode("utf-8", "surrogateescape")
+                at += size + 1  # the object, then its newline
+        for i, (rev, path) in enumerate(specs):
+            if i not in asked:  # a name with a line break: one `git show` of its own
+                with contextlib.suppress(GitFailed):
+                    out[i] = self._run("show", f"{rev}:{path}", strip=False)
+        return out
+
     def file_blobs(self, paths: list[str]) -> dict[str, str | None]:
         """The blob id each working-tree file would get if added now (None: no such file)."""
         out: dict[str, str | None] = dict.fromkeys(paths)

@@ -142,6 +142,7 @@ def diff(
         nc.changes.extend(changes)
 
     specs = list(folders)
+    commits: list[tuple[str, str, str, str, str | None, list[str]]] = []
     for sha in shas:
         meta = git("show", "-s", "--format=%an%x00%ae%x00%aI%x00%P%x00%B", sha).split("\x00")
         an, ae, date, parents = meta[0], meta[1], meta[2], meta[3].split()
@@ -154,11 +155,17 @@ def diff(
             if parent
             else git("diff-tree", *args, "--root", sha, "--", *specs)
         )
+        commits.append((sha, an, ae, date, parent, [p for p in names.split("\0") if p]))
+    # every note's text before and after each commit, in one read for all of them
+    asked = [(rev, path) for sha, _, _, _, parent, paths in commits for path in paths
+             for rev in ((parent, sha) if parent else (sha,))]  # fmt: skip
+    asked = list(dict.fromkeys(asked))  # a commit's after is the next one's before
+    read = dict(zip(asked, vault.history.texts(asked), strict=True))
+    for sha, an, ae, date, parent, paths in commits:
         human = not (an == agent.name and ae == agent.email)
         texts = [
-            (path, _show(git, parent, path) if parent else None, _show(git, sha, path))
-            for path in names.split("\0")
-            if path
+            (path, read[(parent, path)] if parent else None, read[(sha, path)])
+            for path in paths
         ]
         # what this commit added to notes that are not proposals: what a review accepted
         reviewed = any(p.endswith(".proposed.md") and new_t is None for p, _, new_t in texts)
