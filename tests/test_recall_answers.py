@@ -566,3 +566,23 @@ def test_a_later_near_copy_that_drops_an_asked_word_does_not_take_the_place(
     vault, paths = build_vault(tmp_path / "v", [("s", "dev", "team", turns)], [])
     got = _kept_turns(vault.root, "Where are the timeline styles?")
     assert f"{paths['s']}#t2" in got, got
+
+
+def test_an_agents_lead_in_gives_way_to_the_call_it_announces(tmp_path: Path) -> None:
+    """"Let me check where the function is defined:" carries the question's "where" and
+    "defined" and nothing of its answer; the Grep in the next turn names what was looked
+    for. The call comes before its lead-in."""
+    log = Log()
+    log.user("The cache model needs a field for the session summary.")
+    lead = log.said("Let me check where the cache model class is defined:")
+    call = log.call("Grep", pattern="class SessionCacheData", path="/home/dev/app")
+    log.result("app/cache.py:41:class SessionCacheData(BaseModel):")
+    log.said("I added a summary field to the model and its tests.")
+    for k in range(6):  # the class is named often, so its name weighs less than "defined"
+        log.user(f"Also update the SessionCacheData docs for step {k}.")
+        log.said(f"Done: the SessionCacheData docs for step {k} are updated.")
+    v = _vault(tmp_path, log)
+    mems, ids = _recall(v, "Where is SessionCacheData defined?", "--budget", "300")
+    got = _turn_ids(mems, ids)
+    assert call in got, got
+    assert lead not in got or got.index(call) < got.index(lead), got

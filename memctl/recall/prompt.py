@@ -282,6 +282,7 @@ def _turn_queue(
             elif lift > cur[0]:
                 got[ref] = (lift, f"{cur[1]}; supports {c.path}", cur[2])
     _later_beats_earlier(r, got)
+    _lead_ins_give_way(r, got, frozenset(qweight))
     for ref, (score, why, hit) in list(got.items()):
         if hit is not None and hit.rewound:
             got[ref] = (score * turns.W_REWOUND,
@@ -339,6 +340,33 @@ def _later_beats_earlier(r: Reader, got: dict[str, tuple[float, str, Hit | None]
             got[by] = (score, f"corrects {ref}" if cur is None else f"{cur[1]}; corrects {ref}",
                        None if cur is None else cur[2])  # fmt: skip
         got[ref] = (got[by][0] * turns.W_CORRECTED, f"{why}; corrected later by {by}", hit)
+
+
+def _lead_ins_give_way(r: Reader, got: dict[str, tuple[float, str, Hit | None]],
+                       asked: frozenset[str]) -> None:  # fmt: skip
+    """An agent's lead-in ("Now let me check the SessionCacheData model:") ranks at
+    W_LEAD_IN of its score; the call it leads in to (the next turn, the agent's, with
+    tool calls: "[Grep] class SessionCacheData") takes its score when the call names a
+    word the question asks."""
+    best = sorted(got.items(), key=lambda kv: -kv[1][0])[: turns.CORRECTION_CANDIDATES]
+    for ref, (score, why, hit) in best:
+        role = hit.role if hit is not None else r.turn_role(ref)
+        text = hit.text if hit is not None else (r.turn_text(ref) or "")
+        if role != "assistant" or not turns.is_lead_in(text) or r.turn_calls(ref):
+            continue
+        after = r.following(ref, 1)
+        if not after or after[0][1] != "assistant":
+            continue
+        call = after[0][0]
+        calls = r.turn_calls(call)
+        if not calls:
+            continue
+        got[ref] = (score * turns.W_LEAD_IN, f"{why}; a lead-in to the call in {call}", hit)
+        cur = got.get(call)
+        if content_terms(calls_text(calls)) & asked and (cur is None or cur[0] < score):
+            got[call] = (score, f"the call {ref} leads in to" if cur is None
+                         else f"{cur[1]}; the call {ref} leads in to",
+                         None if cur is None else cur[2])  # fmt: skip
 
 
 STANDING_MISSES = 3  # standing lines tried after the first that does not fit its share

@@ -99,6 +99,19 @@ _CONCEDES = re.compile(
 CORRECTION_REACH = 3  # a correction looks back this many turns for what it corrects
 CORRECTION_CANDIDATES = 12  # the best turns looked at for a later correction
 W_CORRECTED = 0.9  # a corrected turn ranks at this share of its correction's score
+# An agent's lead-in: one short line that ends in a colon ("Let me check where the
+# function is defined:"), its call coming in the next turn. It says what it is about to
+# do, not what it found, and carries the question's words ("where", "defined") without its
+# answer; the call that follows names what was looked up or run.
+LEAD_IN_CHARS = 200
+W_LEAD_IN = 0.5  # a lead-in ranks at this share of its own score
+
+
+def is_lead_in(text: str) -> bool:
+    said = text.strip()
+    return 0 < len(said) <= LEAD_IN_CHARS and said.endswith(":") and "\n" not in said
+
+
 # a turn on a branch the user rewound (memctl.core.branches): still what was said, and shown
 # as such, but the branch they went on with comes first when both speak to the question
 W_REWOUND = 0.8
