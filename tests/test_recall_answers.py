@@ -586,3 +586,34 @@ def test_an_agents_lead_in_gives_way_to_the_call_it_announces(tmp_path: Path) ->
     got = _turn_ids(mems, ids)
     assert call in got, got
     assert lead not in got or got.index(call) < got.index(lead), got
+
+
+def test_a_project_is_answered_from_its_own_sessions_when_another_says_the_words_more(
+    tmp_path: Path,
+) -> None:
+    """One vault, two code bases: thirty sessions of the other one talk about the flaky
+    checkout test; this one said once how it fixed it. The best turns of the whole vault
+    were all the other's, so recall, which shows none of another project's turns, had
+    nothing of this one's left to show."""
+    v = tmp_path / "vault"
+    ok("init", v)
+    for cwd, said in (
+        ("/work/shop", [f"How do we fix the flaky checkout test? Run {k} did not fix the "
+                        "flaky checkout test." for k in range(30)]),
+        ("/work/billing", ["Seeding the payment stub's clock is what cured the flaky "
+                           "checkout."]),
+    ):  # fmt: skip
+        folder = tmp_path / cwd.rsplit("/", 1)[1]
+        folder.mkdir()
+        for k, text in enumerate(said):
+            log = Log()
+            log.user(text)
+            log.said("Noted.")
+            for line in log.lines:
+                line["cwd"] = cwd
+                line["sessionId"] = f"{folder.name}-{k}"
+            log.write(folder / f"{folder.name}-{k}.jsonl")
+        ok("--vault", v, "ingest", folder, "--user", "dev")
+    mems, _ = _recall(v, "How did we fix the flaky checkout test?", "--in", "/work/billing")
+    shown = [m["text"] for m in mems if m["kind"] == "turn"]
+    assert any("payment stub's clock" in t for t in shown), shown

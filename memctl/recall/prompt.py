@@ -444,7 +444,10 @@ def recall(
         return RecallResult(query, user, budget, fmt, "", [], 0, tokens.method())
     r = Reader(vault, user, now)
     explain: list[Decision] = []
-    cands, turn_hits, qterms, expansion, feedback = gather(r, query, explain)
+    where = Where(r, project, session, query)
+    cands, turn_hits, qterms, expansion, feedback = gather(
+        r, query, explain, (lambda ref: where.turn_elsewhere(ref) is None) if project else None
+    )
     # a claim citing a top turn inherits that turn's rank, scaled by how much of the
     # question the turn itself speaks to (a turn that only shares "cloud" lends little)
     qweight, full = query_weights(r, qterms)
@@ -458,7 +461,6 @@ def recall(
     )
     packer = Packer(renderer, budget)
     notes = {p: c.score for p, c in cands.items()}
-    where = Where(r, project, session, query)
     given = _pack_standing(
         r, packer, qweight, full, query, notes, explain, where.note, where.keeps_hit
     )

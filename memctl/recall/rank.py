@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import repeat
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 # ---- ranking knobs (tests/test_recall*.py pin the behaviour they buy) ---------------------
 NOTE_POOL = 20  # notes taken from BM25
 TURN_POOL = 20  # turns taken from BM25
+DEEPER = 5  # the pool drawn again this much deeper when most of it is another project's
 ENTITY_POOL = 10  # entity notes looked at for "does the query name this?"
 CITING_TURNS = 8  # best turns whose citing notes become candidates
 FEEDBACK_TURNS = 5  # best turns whose sessions the feedback terms come from
@@ -210,11 +212,16 @@ def _feedback(r: Reader, turns: list[tuple[Hit, float]], known: frozenset[str]) 
 
 
 def gather(
-    r: Reader, query: str, explain: list[Decision]
+    r: Reader, query: str, explain: list[Decision], here: Callable[[str], bool] | None = None
 ) -> tuple[
     dict[str, NoteCand], list[tuple[Hit, float]], frozenset[str], set[str], dict[str, float]
 ]:
-    """Notes and turns worth reading, with the query's terms and its feedback terms."""
+    """Notes and turns worth reading, with the query's terms and its feedback terms.
+
+    `here(ref)`: whether a turn may be shown where the prompt is made (not another
+    project's session). When most of the best turns may not, as in a vault of many code
+    bases where another one says the question's words more often, the pool is drawn again,
+    deeper, from the turns that may: else it would hold nothing this project said."""
     qterms = query_terms(query)
     notes: dict[str, NoteCand] = {}
 
@@ -230,11 +237,13 @@ def gather(
     note_hits = normalise(r.search(query, kind="note", status="active", limit=NOTE_POOL))
     for h, s in note_hits:
         offer(h.ref, s, f"matches the query (bm25 {h.score:.2f})")
-    turn_hits = [
-        (h, s * W_TURN)
-        for h, s in normalise(r.search(query, kind="turn", limit=TURN_POOL))
-        if r.visible(h.scope)
-    ]
+    found = r.search(query, kind="turn", limit=TURN_POOL)
+    if here is not None and len(found) == TURN_POOL:
+        mine = [h for h in found if here(h.ref)]
+        if len(mine) * 2 < len(found):
+            deeper = r.search(query, kind="turn", limit=TURN_POOL * DEEPER)
+            found = [h for h in deeper if here(h.ref)][:TURN_POOL]
+    turn_hits = [(h, s * W_TURN) for h, s in normalise(found) if r.visible(h.scope)]
 
     # one hop from the entities the query names: their aliases, links and backlinks
     entity_hits = [(h, s) for h, s in note_hits if h.store == "entities"]
