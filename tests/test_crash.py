@@ -9,6 +9,7 @@ clean, every note parsing. bench/crash.py does the same at a hundred random mome
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -226,4 +227,42 @@ def test_remember_killed_mid_write_names_itself_in_the_journal(tmp_path: Path) -
     assert header["command"] == "remember"
     r = ok("--vault", vault, "status")
     assert "interrupted remember" in r.err, r.err
+    assert_healthy(vault)
+
+
+def test_an_undo_killed_once_git_staged_a_file_it_had_not_written_yet_is_put_back(
+    tmp_path: Path,
+) -> None:
+    """`git revert --no-commit` writes the index, then the files: killed between the two,
+    curation.json was staged with the revert's version while the file still held HEAD's.
+    Recovery skipped the file (it equals HEAD) and left it staged, so `git status` showed
+    it modified after the next command (seen once in ~40 random kills of undo). A git on
+    PATH that does the revert, puts the file back as HEAD has it and then kills memctl
+    makes that moment every time."""
+    vault = new_vault(tmp_path)
+    ok("--vault", vault, "ingest", curatable(tmp_path / "t", 2), "--user", "dana",
+       "--scope", "team")  # fmt: skip
+    ok("--vault", vault, "curate")
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    real = subprocess.run(["which", "git"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    state = ".memctl/state/curation.json"
+    (shim / "git").write_text(
+        "#!/bin/sh\n"
+        f'"{real}" "$@"; rc=$?\n'
+        'case " $* " in *" revert --no-commit "*)\n'
+        f'  "{real}" show HEAD:{state} > {state}\n'  # the file as HEAD has it, the index not
+        "  kill -9 $PPID; exit $rc;;\n"
+        "esac\n"
+        "exit $rc\n"
+    )
+    (shim / "git").chmod(0o755)
+    r = memctl("--vault", vault, "undo", cwd=vault,
+               env={"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})  # fmt: skip
+    assert r.code == -9, (r.code, r.err)
+    # the moment: staged as the revert has it, in the working tree as HEAD has it
+    assert state in git(vault, "diff", "--cached", "--name-only").split()
+    assert git(vault, "diff", "--name-only", "HEAD", "--", state) == ""
+    ok("--vault", vault, "status")
     assert_healthy(vault)

@@ -189,6 +189,9 @@ def recover(vault: Floor, wait: float = 5.0) -> Recovery:
             backup = backups.get(rel)
             if now[rel] == head[rel]:
                 restore_tmp_only(target)
+                # the file is HEAD's, but git may have staged the command's version first
+                # (`git revert` writes the index before the files): unstaged below
+                undone.append(rel)
                 continue
             if command in FORWARD and _is_raw_session(rel) and now[rel] is not None:
                 forward.append(rel)
