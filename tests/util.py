@@ -112,10 +112,9 @@ def limit_file_size(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
-def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, str],
-         timeout: float, fsize_limit: int | None = None) -> tuple[int, bytes, bytes] | None:
-    """`python -m memctl ARGV` run by a child of the warm host: (exit code, stdout, stderr)
-    as subprocess.run gives them, or None where only a fresh interpreter will do."""
+def _host_connection(env: dict[str, str]) -> socket.socket | None:
+    """A connection to the warm host for a command run in `env`, or None where only a
+    fresh interpreter will do (no host, or `env` changes how Python itself starts)."""
     changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}
     if any(k.startswith(_STARTUP_VARS) and k != "PYTHONIOENCODING" for k in changed):
         return None
@@ -127,6 +126,16 @@ def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, s
         conn.connect(path)
     except OSError:
         conn.close()
+        return None
+    return conn
+
+
+def warm(argv: list[str], data: bytes | None, cwd: Path | None, env: dict[str, str],
+         timeout: float, fsize_limit: int | None = None) -> tuple[int, bytes, bytes] | None:
+    """`python -m memctl ARGV` run by a child of the warm host: (exit code, stdout, stderr)
+    as subprocess.run gives them, or None where only a fresh interpreter will do."""
+    conn = _host_connection(env)
+    if conn is None:
         return None
     in_r, in_w = os.pipe() if data is not None else (None, None)
     out_r, out_w = os.pipe()
@@ -187,18 +196,8 @@ def spawn(argv: list[str], cwd: Path | None = None,
     is its pid, as with `Popen(start_new_session=True)`), or None where only a fresh
     interpreter will do."""
     full_env = dict(env if env is not None else os.environ)
-    changed = {k for k in set(full_env) | set(os.environ)
-               if full_env.get(k) != os.environ.get(k)}
-    if any(k.startswith(_STARTUP_VARS) for k in changed):
-        return None
-    path = host_socket()
-    if path is None:
-        return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(path)
-    except OSError:
-        conn.close()
+    conn = _host_connection(full_env)
+    if conn is None:
         return None
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
