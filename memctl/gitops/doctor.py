@@ -57,7 +57,7 @@ class DoctorResult:
 
 def run(vault: Floor, repair: bool = False) -> DoctorResult:
     """Every check in order; with `repair`, each fixes what it safely can before the next."""
-    from memctl.gitops import recovery, syncrecovery
+    from memctl.gitops import gitlocks, recovery, syncrecovery
 
     checks: list[Check] = []
     # seen before the lock: taking it with `repair` puts an interrupted sync right at once
@@ -67,7 +67,7 @@ def run(vault: Floor, repair: bool = False) -> DoctorResult:
     with _lock(vault, recover=repair):
         # first: every repair after it writes, and a half-done rebase refuses any write
         if repair and interrupted is not None:
-            recovery.clear_stale_git_locks(vault.root)  # the killed git's, or git cannot run
+            gitlocks.clear_stale_git_locks(vault.root)  # the killed git's, or git cannot run
         fixed = syncrecovery.repair(vault.root) if repair else None
         c = Check("journal")
         journals = recovery.pending(vault.root)
@@ -139,7 +139,7 @@ class _lock:
 
 
 def _git_locks(root: Path) -> list[str]:
-    from memctl.gitops.recovery import GIT_LOCK_NAMES
+    from memctl.gitops.gitlocks import GIT_LOCK_NAMES
 
     git_dir = root / ".git"
     return [f".git/{n}" for n in GIT_LOCK_NAMES if (git_dir / n).exists()]

@@ -113,6 +113,9 @@ def finish_purge(vault: Floor) -> list[str]:
         return []
     cmd = filter_repo_cmd()
     _drop_commit_graph(root)  # a rewrite killed in its gc leaves one naming pruned commits
+    from memctl.gitops.gitlocks import clear_stale_git_locks
+
+    clear_stale_git_locks(root, wait=0)  # and its gc.pid, which stops the next gc
     # Each purge is a rewrite of its own, never the "continuation" filter-repo makes of a run
     # that left .git/filter-repo behind: a killed run's state refuses --sensitive-data-removal,
     # and a day-old one makes filter-repo ask a question on stdin.

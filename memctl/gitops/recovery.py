@@ -21,33 +21,19 @@ import contextlib
 import json
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memctl.core.store import JOURNAL_REL, PURGE_REL, open_journal_names, restore
 from memctl.errors import MemctlError
+from memctl.gitops.gitlocks import GIT_LOCK_NAMES, clear_stale_git_locks
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
 
 # Commands whose complete raw sessions are worth keeping: the turns were on their way in.
 FORWARD = frozenset({"ingest"})
-# git's locks a killed git leaves behind; the object-store ones come from a gc (filter-repo
-# ends every purge with one) killed mid-write, and make every later gc refuse to start
-GIT_LOCK_NAMES = (
-    "index.lock",
-    "HEAD.lock",
-    "packed-refs.lock",
-    "config.lock",
-    "ORIG_HEAD.lock",
-    "shallow.lock",
-    "objects/info/commit-graph.lock",
-    "objects/info/commit-graphs/commit-graph-chain.lock",
-    "objects/pack/multi-pack-index.lock",
-)
-STALE_WITHOUT_PROC = 600.0  # seconds: where liveness can't be seen, only old locks are stale
 
 
 @dataclass
@@ -292,77 +278,3 @@ def _reindex(vault: Floor, paths: list[str]) -> None:
 
 def _is_raw_session(rel: str) -> bool:
     return rel.startswith("raw/") and rel.endswith(".md") and not rel.endswith("/INDEX.md")
-
-
-# ---- git's own lock files ---------------------------------------------------------------------
-
-
-def clear_stale_git_locks(root: Path, wait: float = 5.0) -> list[str]:
-    """Remove lock files a dead git left in `.git`; never one a live process may hold."""
-    git_dir = root / ".git"
-    if not git_dir.is_dir():
-        return []
-    found = [git_dir / n for n in GIT_LOCK_NAMES if (git_dir / n).exists()]
-    refs = git_dir / "refs"
-    if refs.is_dir():
-        found += list(refs.rglob("*.lock"))
-    if not found:
-        return []
-    live = _live_git_users(root.resolve())
-    deadline = time.monotonic() + wait
-    while live and time.monotonic() < deadline:
-        time.sleep(0.05)  # a git that outlived a killed memctl finishes its step
-        live = _live_git_users(root.resolve())
-    removed = []
-    for lock in found:
-        if live is None:
-            try:
-                age = time.time() - lock.stat().st_mtime
-            except OSError:
-                continue
-            if age < STALE_WITHOUT_PROC:
-                continue
-        elif live or _held_open(lock):
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            lock.unlink()
-            removed.append(lock.relative_to(root).as_posix())
-    return removed
-
-
-def _live_git_users(root: Path) -> list[int] | None:
-    """Pids of running git processes working in `root`; None where /proc can't tell."""
-    proc = Path("/proc")
-    if not (proc / "self" / "fd").is_dir():
-        return None
-    out = []
-    me = os.getpid()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            comm = (entry / "comm").read_text().strip()
-            if not comm.startswith("git"):
-                continue
-            stat = (entry / "stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
-                continue  # our own long-lived `git cat-file` helpers hold no lock
-            cwd = (entry / "cwd").readlink()
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            out.append(int(entry.name))
-    return out
-
-
-def _held_open(lock: Path) -> bool:
-    target = str(lock.resolve())
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        try:
-            for fd in fd_dir.iterdir():
-                with contextlib.suppress(OSError):
-                    if str(fd.readlink()) == target:
-                        return True
-        except OSError:
-            continue
-    return False
