@@ -414,3 +414,24 @@ def test_the_client_waits_as_long_as_the_handler_allows() -> None:
     from memctl.faces.hooks import handlers
 
     assert hookcall._DEADLINE == handlers.DEADLINE
+
+
+def test_a_command_under_a_file_size_limit_starts_no_service(tmp_path: Path) -> None:
+    """A search run under `ulimit -f` started the vault's service, which kept that limit for
+    its life: every later search through it failed to write the index ("search index not
+    updated (... File too large)"), long after the limit was gone (bench/crash.py's full
+    disk points, which set the limit, found it). Without the limit the same search starts
+    one, so the first half is no vacuous pass."""
+    v = _vault(tmp_path)
+    try:
+        r = memctl("--vault", v, "search", "Grafana", env=ON, fsize_limit=1 << 30)
+        assert r.code == 0, r.err
+        time.sleep(1.0)  # a service started in the background would answer by now
+        assert _ping(v) is None and _servers(v) == []
+        r = memctl("--vault", v, "search", "Grafana", env=ON)
+        assert r.code == 0, r.err
+        assert _wait(lambda: _ping(v)), "no service was started"
+        r = memctl("--vault", v, "search", "Grafana", env=ON)
+        assert r.code == 0 and "search index" not in r.err, r.err
+    finally:
+        _stop_all(v)

@@ -149,9 +149,14 @@ def start(root: str) -> None:
     """Start `memctl serve` for the vault in the background; never waits, never raises.
 
     Two hooks may both start one: the service that does not get the lock exits at once.
+    None is started from a command run under a file-size limit (`ulimit -f`): the service
+    would keep that one command's limit for its whole life, and every later search through
+    it would fail to write the index with EFBIG.
     """
     import subprocess  # only when no service answered
 
+    if _size_limited():
+        return
     cmd = [sys.executable, "-m", "memctl", "--vault", root, "serve"]
     with contextlib.suppress(OSError):
         subprocess.Popen(
@@ -163,6 +168,18 @@ def start(root: str) -> None:
             close_fds=True,
             cwd=root,
         )
+
+
+def _size_limited() -> bool:
+    try:
+        import resource
+    except ImportError:  # no such limits where there is no resource module
+        return False
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    except (OSError, ValueError):
+        return False
+    return soft != resource.RLIM_INFINITY
 
 
 def stop_stuck(root: str) -> None:
