@@ -211,3 +211,37 @@ def test_what_sync_re_indexed_is_not_followed_again_by_the_next_command(tmp_path
     assert "re-indexed" in pulled.out
     after = ok("--vault", a, "status")
     assert "followed a git change" not in after.err + after.out
+
+
+def test_files_a_killed_pull_wrote_but_never_recorded_are_removed(tmp_path):
+    """A sync killed while git's pull was writing the other side's files, before git
+    recorded them in its index: aborting the rebase put every tracked file back but left
+    those as untracked files, so `git status` was not clean after the next command (seen
+    once in bench/crash.py's random sync kills). The state is made here as git leaves it:
+    the fetched files written, the sync's journal there. A file of the person's own, in
+    the work tree beside them, stays."""
+    from memctl.gitops import syncrecovery
+
+    _, a, b = setup(tmp_path)
+    ok("--vault", b, "ingest", SAMPLE / "marco/2026-09-10-egress-bill-alerting.jsonl",
+       "--user", "marco", "--scope", "team")  # fmt: skip
+    ok("--vault", b, "sync")
+    branch = run_git(a, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    run_git(a, "fetch", "-q", "origin")
+    head = run_git(a, "rev-parse", "HEAD").strip()
+    theirs = run_git(a, "diff", "--name-only", "--diff-filter=A", "HEAD",
+                     f"origin/{branch}").split()  # fmt: skip
+    assert theirs
+    for rel in theirs:  # written by the killed pull, not yet in git's index
+        (a / rel).parent.mkdir(parents=True, exist_ok=True)
+        (a / rel).write_bytes(subprocess.run(
+            ["git", "-C", str(a), "show", f"origin/{branch}:{rel}"], capture_output=True,
+            check=True).stdout)  # fmt: skip
+    (a / "knowledge" / "mine.md").write_text("# Mine\n\n- my own draft\n")
+    syncrecovery.start(a, branch, head)
+    r = ok("--vault", a, "status")
+    assert "its pull had written" in r.err, r.err
+    assert run_git(a, "status", "--porcelain") == "?? knowledge/mine.md\n"
+    ok("--vault", a, "sync")
+    assert all((a / rel).is_file() for rel in theirs)
+    assert (a / "knowledge" / "mine.md").is_file()

@@ -45,6 +45,33 @@ def rebase_in_progress(root: Path) -> bool:
     return (gd / "rebase-merge").exists() or (gd / "rebase-apply").exists()
 
 
+def pulled_strays(root: Path, branch: str) -> list[str]:
+    """Untracked files that hold exactly what the fetched branch has at their path: the
+    pull's checkout wrote them, and was killed before git recorded them, so aborting its
+    rebase left them behind. A file of the person's own is never the same bytes at a path
+    the pull brings (git would have refused to pull over it), and the next sync brings
+    these back where they belong."""
+    run = run_git(root)
+    try:
+        names = [n for n in run("ls-files", "--others", "--exclude-standard", "-z").split("\0")
+                 if n]  # fmt: skip
+        tips = [t for t in run("for-each-ref", "--format=%(objectname)",
+                               f"refs/remotes/*/{branch}").split() if t]  # fmt: skip
+    except MemctlError:
+        return []
+    if not names or not tips or not branch:
+        return []
+    mine = dict(zip(names, run("hash-object", "--", *names).split(), strict=False))
+    out = []
+    for tip in tips:
+        for line in run("ls-tree", "-r", "-z", tip, "--", *names).split("\0"):
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob" and mine.get(path) == parts[2]:
+                out.append(path)
+    return sorted(set(out))
+
+
 def driver_temp_files(root: Path) -> list[Path]:
     """Temp files git's merge left in the work tree (`.merge_file_*`)."""
     try:
@@ -86,6 +113,12 @@ def repair(root: Path) -> str | None:
             done.append(f"back on branch {branch}")
         except MemctlError:
             pass
+    strays = pulled_strays(root, branch)
+    for rel in strays:
+        (root / rel).unlink(missing_ok=True)
+    if strays:
+        done.append(f"removed {len(strays)} file{'s' * (len(strays) != 1)} its pull had "
+                    "written but not recorded")  # fmt: skip
     temps = driver_temp_files(root)
     for p in temps:
         p.unlink(missing_ok=True)
