@@ -51,24 +51,26 @@ def pulled_strays(root: Path, branch: str) -> list[str]:
     rebase left them behind. A file of the person's own is never the same bytes at a path
     the pull brings (git would have refused to pull over it), and the next sync brings
     these back where they belong."""
+    if not branch:
+        return []
     run = run_git(root)
-    try:
+    out = []
+    try:  # a recovery step: whatever git says here, the next command still runs
         names = [n for n in run("ls-files", "--others", "--exclude-standard", "-z").split("\0")
                  if n]  # fmt: skip
         tips = [t for t in run("for-each-ref", "--format=%(objectname)",
                                f"refs/remotes/*/{branch}").split() if t]  # fmt: skip
+        if not names or not tips:
+            return []
+        mine = dict(zip(names, run("hash-object", "--", *names).split(), strict=False))
+        for tip in tips:
+            for line in run("ls-tree", "-r", "-z", tip, "--", *names).split("\0"):
+                meta, _, path = line.partition("\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == "blob" and mine.get(path) == parts[2]:
+                    out.append(path)
     except MemctlError:
         return []
-    if not names or not tips or not branch:
-        return []
-    mine = dict(zip(names, run("hash-object", "--", *names).split(), strict=False))
-    out = []
-    for tip in tips:
-        for line in run("ls-tree", "-r", "-z", tip, "--", *names).split("\0"):
-            meta, _, path = line.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == "blob" and mine.get(path) == parts[2]:
-                out.append(path)
     return sorted(set(out))
 
 
