@@ -220,3 +220,59 @@ def test_a_question_about_a_topic_is_no_suggestion() -> None:
     got = [r.text for r in requests.read(s, "Marco")]
     assert not any("the assistant the logs" in t for t in got), got
     assert any("use Redis" in t for t in got), got
+
+
+def test_what_we_should_do_is_the_persons_ask_not_a_fact_of_their_team(tmp_path: Path) -> None:
+    # In a session with an agent, "we" is the person and the agent: "we should ..." asks
+    # for work, and "Dana's team should ..." would file it as what some team does.
+    vault = _coding(tmp_path, [
+        "now we have a lockfile so we should stop regenerating it in the build step",
+        "We need to keep the old endpoint alive until the mobile app ships its update.",
+        "OK, we're going to try a small experiment with the cache headers here.",
+        "we don't need to check that the file exists, just open it.",
+        "we deploy the api with fly from the main branch.",
+    ])  # fmt: skip
+    texts = [t for _, _, t in _claims(vault)]
+    team_step = re.compile(r"Dana's team (?:should|need|is going|doesn't need)|they should")
+    assert not [t for t in texts if team_step.search(t)], texts
+    for said in ("we should stop regenerating it", "We need to keep the old endpoint alive"):
+        hit = [t for t in texts if said in t]
+        assert hit and all(t.startswith('Dana said: "') for t in hit), (said, texts)
+    # what the team does stays a fact of the team, rewritten
+    assert any(t.startswith("Dana's team deploys the api with fly") for t in texts), texts
+
+
+def _session_vault(tmp: Path, s: Session) -> Path:
+    vault = new_vault(tmp / "vault")
+    memctl(vault, "ingest", str(s.write_to(tmp / "s.jsonl")), "--scope", "team",
+           "--user", "dana")  # fmt: skip
+    memctl(vault, "curate")
+    return vault
+
+
+def test_a_first_ask_that_points_at_a_paste_is_no_goal(tmp_path: Path) -> None:
+    # "fix these" names nothing a reader of the note can see: the paste it points at is
+    # evidence, not the person's words; what the session did says what it was about.
+    s = Session()
+    s.user("<bash-input>uv run pyright</bash-input>")  # run in the harness's own shell
+    s.user("<bash-stdout>src/shop/cart.py:41:9 - error: \"total\" is possibly unbound "
+           "(reportPossiblyUnbound)\nsrc/shop/cart.py:58:5 - error: Argument of type "
+           "\"str | None\" cannot be assigned (reportArgumentType)</bash-stdout>")
+    s.user("please fix these type errors")
+    s.read("src/shop/cart.py", "def total(items):\n    for i in items:\n        total = i\n")
+    s.edit("src/shop/cart.py", "    for i in items:\n", "    total = 0\n    for i in items:\n",
+           text="The variable `total` is never set when `items` is empty.")
+    s.bash("uv run pyright", "0 errors, 0 warnings, 0 informations")
+    s.say("Fixed both errors: `total` now starts at 0, and `coupon_code` is checked for None.")
+    texts = [t for _, _, t in _claims(_session_vault(tmp_path, s))]
+    assert not [t for t in texts if re.search(r"asked Claude to fix these\b", t)], texts
+    assert any("uv run pyright" in t for t in texts), texts  # the session is still learned
+
+
+def test_a_concrete_first_ask_stays_the_goal(tmp_path: Path) -> None:
+    s = Session()
+    s.user("Please add a --dry-run flag to the import command.")
+    s.edit("src/shop/cli.py", "def run(path):\n", "def run(path, dry_run=False):\n")
+    s.bash("uv run pytest", "12 passed in 0.4s")
+    texts = [t for _, _, t in _claims(_session_vault(tmp_path, s))]
+    assert "Dana asked Claude to add a --dry-run flag to the import command." in texts, texts

@@ -228,12 +228,14 @@ def extract(
             continue  # instructions come only from what the person typed
         if r.kind == "reject" and by_tool:
             r.kind = "prefer"  # "use pnpm" said refusing a call: how they want work done
-        if (
-            not (r.kind == "request" and first_request)
-            and r.kind in ("request", "suggest", "reject")
-            and _POINTS_BACK.match(r.text.split(f" {s.agent} ", 1)[-1])
+        if r.kind in ("request", "suggest", "reject") and _POINTS_BACK.match(
+            r.text.split(f" {s.agent} ", 1)[-1]
         ):
-            continue  # "fix these", "make it the same as the items": about what was shown
+            # "fix these", "make it the same as the items": about what was shown (a paste,
+            # a shell's output), which a reader of the note never sees; not even as the
+            # session's goal, which the next ask that names its object, or what the session
+            # did, says instead
+            continue
         if r.kind == "request" and first_request and "sessions" in stores:
             first_request = False
             note, slug = session_note()

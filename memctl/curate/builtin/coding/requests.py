@@ -179,6 +179,15 @@ def _points_back(said: Said, before: Said, quote: str) -> bool:
     return True
 
 
+# "we should ...", "we need to ...", "we're going to ...": in a session with an agent, "we" is
+# the person and the agent, and the modal makes it a step to take (English's closed class of
+# modals of obligation and intent), not a fact of the person's team.
+_WE_NEXT = lazy(
+    r"(?i)(?<![\w'’])we(?:['’]re)?\s+(?:[\w'’]+\s+){0,2}?(?:should|must|shall|need\s+to|"
+    r"have\s+to|ought\s+to|going\s+to|gonna)\b|(?<![\w'’])we['’]ll\b"
+)
+
+
 def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
     core = core_of(_GREETING.sub("", s.strip()))  # "To be fair, maybe ..." -> "maybe ..."
     core = _PLEASE.sub("", core).strip()
@@ -239,7 +248,9 @@ def _one(s: str, h: Human, user: str, agent: str) -> Said | None:
     if len(core.split()) >= 5:
         if core.endswith(("...", "…")):
             return None  # trailing off: a thought, not a fact
-        text = checked(core, user, agent) or said  # "we run X" -> "Dana's team runs X"
+        # "we run X" -> "Dana's team runs X"; but what "we" should, must or are going to do
+        # is the person and the agent's next step: their words, not their team's habit
+        text = said if _WE_NEXT.search(core) else checked(core, user, agent) or said
         first = text.split(" ", 1)[0]
         if _PLAIN_WORD.fullmatch(first) and first not in _lower_case_tools():  # not `Npm`
             text = text[:1].upper() + text[1:]
