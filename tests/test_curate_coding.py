@@ -122,7 +122,12 @@ def test_changes_carry_commit_hash_files_and_purpose(session) -> None:
         "Committed 4f9c2ab on main: checkout: discount code field, checked on the server "
         "(`src/cart/CartContext.tsx`, `src/checkout/DiscountField.tsx`).",  # the files it holds
     ) in got
-    assert ("created", "Created `src/checkout/DiscountField.tsx`.") in got
+    # the file the commit holds is the commit's line, citing the write that made it: no
+    # "Created" line beside it says the same again
+    assert not any(k == "created" and "DiscountField.tsx" in t for k, t in got), got
+    commit = next(c for c in changes.read(s) if c.kind == "commit")
+    wrote = next(c for c in s.calls if c.path.endswith("DiscountField.tsx"))
+    assert (wrote.turn, wrote.path) in commit.also
     assert any(
         k == "edited" and t.startswith("Changed `src/cart/CartContext.tsx` to add") for k, t in got
     )

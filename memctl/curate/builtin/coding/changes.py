@@ -108,10 +108,15 @@ def _end_state(out: list[Change], session: Coding) -> list[Change]:
                     undone.add(turn)
         new = written(c).strip()
         wrote.setdefault(c.path, []).append((c.turn, new))
+    # a file a commit of this session holds is named, and its write cited, by the commit's
+    # line: a "Created `x`." beside it says the same point twice
+    committed = {q for ch in out if ch.kind == "commit" for _, q in ch.also}
     keep = []
     for ch in out:
         path = relative(ch.quote, session.cwd)
         if ch.kind in ("created", "edited") and path in gone:
+            continue
+        if ch.kind == "created" and ch.quote in committed:
             continue
         if ch.kind == "edited" and ch.turn in undone:
             continue
