@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import shutil
 import string
 from pathlib import Path
 
@@ -133,6 +134,30 @@ def test_a_full_disk_warns_on_ingest_and_reads_answer_from_the_index_there_is(
     r = memctl("--vault", vault, "search", "billing")  # room again: the index catches up
     assert r.code == 0 and "raw/" in r.out and "search index" not in r.err, r.err
     assert len(_generations(vault)) == 1
+
+
+def test_a_vault_with_no_index_yet_still_answers_on_a_full_disk(tmp_path: Path) -> None:
+    # A vault cloned (its index is never committed) onto a disk with no room left: the
+    # first search cannot build the index there, and answers from one built in memory.
+    vault = new_vault(tmp_path)
+    assert memctl("--vault", vault, "ingest", _many_sessions(tmp_path / "many.jsonl", 40)).code == 0
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"role": "user", "content": "Egress costs doubled in March."}))
+    assert memctl("--vault", vault, "ingest", first).code == 0
+    shutil.rmtree(vault / ".memctl" / "index")
+    for args in (["search", "egress"], ["recall", "what happened to egress costs?"]):
+        r = full("--vault", vault, *args, limit=4_000)
+        assert r.code == 0 and "Traceback" not in r.err, r.err
+        lines = [ln for ln in r.err.splitlines() if "search index" in ln]
+        assert len(lines) == 1 and "disk full or file size limit" in lines[0], r.err
+        assert "Egress costs doubled" in r.out, r.out
+        left = vault / ".memctl" / "index"
+        assert not left.is_dir() or not _generations(vault), "a half-built index was left"
+    r = memctl("--vault", vault, "search", "egress")  # room again: the index is built on disk
+    assert r.code == 0 and "Egress costs doubled" in r.out, r.err
+    assert "built it from the files" in r.err and len(_generations(vault)) == 1
+    r = memctl("--vault", vault, "search", "egress")
+    assert r.code == 0 and "Egress costs doubled" in r.out and r.err == "", r.err
 
 
 def test_a_write_that_meets_a_size_limit_is_one_line_and_changes_nothing(tmp_path: Path) -> None:

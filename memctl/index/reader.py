@@ -182,6 +182,8 @@ def _text_query(plan: Plan, fields: tuple[str, ...] | None = None) -> tantivy.Qu
 
 
 _OPEN: dict[str, tuple[tantivy.Index, tuple[int, int]]] = {}  # generation dir -> index, meta stat
+# vault root -> the index built in memory when the disk had no room for a generation
+IN_MEMORY: dict[str, tantivy.Index] = {}
 
 
 def _open_cached(gen: Generation) -> tantivy.Index:
@@ -228,12 +230,19 @@ class Reader:
             # between reading current.json and opening them: read again and retry.
             gen, why = current_generation(index_home(vault))
             if gen is None:
-                raise IndexBroken(why)
+                held = IN_MEMORY.get(str(vault.root))
+                if held is None:
+                    raise IndexBroken(why)
+                self.searcher = held.searcher()  # no room on disk for one (writer.in_memory)
+                self.root = Path(vault.root)
+                self.moved: set[str] = set()
+                return
+            IN_MEMORY.pop(str(vault.root), None)  # built on disk again: the copy goes
             try:
                 self.searcher = _open_cached(gen).searcher()
                 self.root = Path(vault.root)
                 # raw sessions found changed in place (their stat moved since indexed)
-                self.moved: set[str] = set()
+                self.moved = set()
                 return
             except BaseException as exc:
                 if not is_broken(exc):

@@ -27,7 +27,7 @@ from memctl.core.when import parse_when
 from memctl.errors import InputError, MemctlError
 from memctl.index import writer
 from memctl.index.host import IndexedVault
-from memctl.index.reader import Candidate, Doc, Filters, Plan, Reader
+from memctl.index.reader import IN_MEMORY, Candidate, Doc, Filters, Plan, Reader
 from memctl.index.schema import BODY, EXACT, KINDS, WHEN, WINDOW, IndexBroken, analyze
 
 STATUSES = ("active", "proposed", "superseded", "retracted")
@@ -600,6 +600,7 @@ def search(
             if not (isinstance(exc, OSError) or out_of_space(exc)):
                 raise
             notices.append(f"search index not updated ({writer.why(exc)}); results may be stale")
+            IN_MEMORY.pop(str(vault.root), None)  # one held in memory is rebuilt from the files
     if plan.empty and query.strip():
         return SearchResult(query, [], notices)  # only punctuation: nothing to look for
     for attempt in (1, 2):
@@ -634,6 +635,13 @@ def search(
             except BaseException as err:
                 if not (isinstance(err, OSError) or out_of_space(err)):
                     raise
+                if out_of_space(err) and attempt == 1:
+                    # no room for an index on disk: one in memory answers this process
+                    IN_MEMORY[str(vault.root)] = writer.in_memory(vault)
+                    notices = [n for n in notices if "search index" not in n]
+                    notices.append(f"search index not built ({writer.why(err)}); answered "
+                                   "from an index held in memory")  # fmt: skip
+                    continue
                 raise MemctlError(
                     f"cannot build the search index: {writer.why(err)}",
                     getattr(err, "filename", None),

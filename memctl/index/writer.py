@@ -443,6 +443,25 @@ def refresh(vault: IndexedVault, rels: Iterable[str]) -> SyncReport:
         return report
 
 
+def in_memory(vault: IndexedVault) -> tantivy.Index:
+    """Every file's documents in an index held in memory, for a disk with no room for a
+    generation: a vault whose index was never built (a fresh clone: the index is never
+    committed) still answers its first search. Nothing is written; provenance labels are
+    left to the next build on disk."""
+    index = tantivy.Index(SCHEMA)  # no path: tantivy keeps it in RAM
+    register_analyzers(index)
+    w = _Writer(vault, index, bulk=True)
+    root: Path = vault.root
+    for rel in sorted(scan(root, {})):
+        got = read_file(root / rel)
+        if got is not None:
+            w.add(rel, got[1], got[2])
+    w.writer.commit()
+    w.writer.wait_merging_threads()
+    index.reload()
+    return index
+
+
 def repair(vault: IndexedVault) -> str:
     """Rebuild after a reader found the index unreadable; returns the notice to show."""
     home = index_home(vault)
