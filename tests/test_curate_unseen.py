@@ -386,3 +386,27 @@ def test_code_a_multi_edit_replaced_is_no_project_fact(tmp_path: Path) -> None:
     assert not any("#e8f5e8" in c for c in project), project
     assert any("#e8f5e8" in c for n, cs in notes.items() if n.startswith("sessions/")
                for c in cs), notes  # fmt: skip
+
+
+def test_one_point_said_three_times_is_one_line_citing_each_saying(tmp_path: Path) -> None:
+    """The cause found, then the fix reported, say one point: one line, the end state's
+    words, citing every turn that said it. A different point about the same file stays."""
+    s = Session()
+    s.user("The invoice PDFs have no footer since the template refactor, please fix it.")
+    s.read("billing/render.py", "def footer(inv):\n    return inv.footer_text\n")
+    s.say("The `InvoiceTemplate` class has a `legal_footer` field, not `footer_text`.")
+    s.read("billing/models.py", "class InvoiceTemplate:\n    legal_footer: str\n")
+    s.say("So `render_footer()` reads `footer_text`, which `InvoiceTemplate` never sets.")
+    s.edit("billing/render.py", "inv.footer_text", "inv.legal_footer")
+    s.bash("uv run pytest tests/test_render.py", "8 passed in 0.3s")
+    s.say("Done.\n\n- `render_footer()` was reading `footer_text` instead of `legal_footer` "
+          "on `InvoiceTemplate` - Fixed by reading `legal_footer`\n"
+          "- `billing/render.py` also caches rendered pages for ten minutes per invoice")
+    notes = learn(tmp_path, s)
+    session = next(cs for n, cs in notes.items() if n.startswith("sessions/"))
+    about = [c for c in session if "legal_footer" in c or "footer_text" in c]
+    assert len(about) == 1 and "Fixed by reading" in about[0], session
+    root = tmp_path / "v"
+    line = next(ln for p in root.glob("sessions/*.md") if p.name != "INDEX.md"
+                for ln in p.read_text().splitlines() if "Fixed by reading" in ln)  # fmt: skip
+    assert line.count("[^") >= 2, line  # the finding's turn and the report's

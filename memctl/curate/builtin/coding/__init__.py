@@ -31,6 +31,7 @@ from memctl.curate.builtin.coding import (
     commands,
     discussion,
     findings,
+    onepoint,
     requests,
     shape,
 )
@@ -138,6 +139,7 @@ def extract(
     profile the user's preferences go to (who said "I'm X", else the session's user)."""
     s = read(batch)
     out: list[Proposal] = []
+    kinds: list[str] = []  # each claim's kind, beside `out`: which of them may fold
     stores = batch.stores
     project = project_name(s, batch) if "projects" in stores else None
     ident: dict[str, str] = {}  # what every note from work in this code base records
@@ -211,6 +213,7 @@ def extract(
                 replaces=replaces,
             )
         )
+        kinds.append(kind)
 
     overruled = _overruled(s)
     first_request = True
@@ -241,6 +244,7 @@ def extract(
             note, slug = session_note()
             out.append(Proposal("sessions", note, "Goal", r.text, (Quote(r.turn, r.quote),),
                                 slug=slug, meta=tuple(ident.items())))  # fmt: skip
+            kinds.append("goal")
         else:
             # an answer or a refusal's reason is the person's words, though a tool result
             # holds them: said, not observed (the engine checks the quote is theirs)
@@ -285,7 +289,7 @@ def extract(
         if ch.turn in overruled:
             continue
         add("decide", ch.text, ch.turn, ch.quote, True)
-    return out
+    return onepoint.fold(list(zip(kinds, out, strict=True)))
 
 
 def _overruled(s: Coding) -> set[int]:
