@@ -276,3 +276,15 @@ def test_a_concrete_first_ask_stays_the_goal(tmp_path: Path) -> None:
     s.bash("uv run pytest", "12 passed in 0.4s")
     texts = [t for _, _, t in _claims(_session_vault(tmp_path, s))]
     assert "Dana asked Claude to add a --dry-run flag to the import command." in texts, texts
+
+
+def test_an_ask_that_points_back_but_says_what_it_is_about_stays_the_goal(
+    tmp_path: Path,
+) -> None:
+    s = Session()
+    s.user("Can you please help to use these Pydantic models in a better way, I need to read "
+           "the right timestamp field for each entry type")
+    s.edit("app/entries.py", "ts = e.timestamp\n", "ts = timestamp_of(e)\n")
+    s.bash("uv run pytest", "12 passed in 0.4s")
+    texts = [t for _, _, t in _claims(_session_vault(tmp_path, s))]
+    assert any("right timestamp field for each entry type" in t for t in texts), texts

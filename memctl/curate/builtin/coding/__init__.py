@@ -85,6 +85,11 @@ _BARE = lazy(
 )
 
 
+# Words past which an ask that points at what was shown ("fix these lint errors") says
+# what it is about in its own words: the goal it is, kept.
+_SAYS_MORE = 8
+
+
 def _bare_answer(topic: str) -> bool:
     return bool(_BARE.match(topic.strip()))
 
@@ -231,13 +236,16 @@ def extract(
             continue  # instructions come only from what the person typed
         if r.kind == "reject" and by_tool:
             r.kind = "prefer"  # "use pnpm" said refusing a call: how they want work done
-        if r.kind in ("request", "suggest", "reject") and _POINTS_BACK.match(
-            r.text.split(f" {s.agent} ", 1)[-1]
+        asked = r.text.split(f" {s.agent} ", 1)[-1]
+        if (
+            r.kind in ("request", "suggest", "reject")
+            and _POINTS_BACK.match(asked)
+            and not (r.kind == "request" and first_request and len(asked.split()) > _SAYS_MORE)
         ):
             # "fix these", "make it the same as the items": about what was shown (a paste,
-            # a shell's output), which a reader of the note never sees; not even as the
-            # session's goal, which the next ask that names its object, or what the session
-            # did, says instead
+            # a shell's output), which a reader of the note never sees; as the session's
+            # goal too, unless the ask goes on to say what it is about ("use these models
+            # better, I need the right timestamp for each type")
             continue
         if r.kind == "request" and first_request and "sessions" in stores:
             first_request = False
