@@ -617,3 +617,34 @@ def test_a_project_is_answered_from_its_own_sessions_when_another_says_the_words
     mems, _ = _recall(v, "How did we fix the flaky checkout test?", "--in", "/work/billing")
     shown = [m["text"] for m in mems if m["kind"] == "turn"]
     assert any("payment stub's clock" in t for t in shown), shown
+
+
+def _other_session(log: Log, sid: str) -> Log:
+    """The same log as another session: its own id and line ids."""
+    for line in log.lines:
+        line["sessionId"] = sid
+        line["uuid"] = sid[:8] + line["uuid"][8:]
+        if line["parentUuid"]:
+            line["parentUuid"] = sid[:8] + line["parentUuid"][8:]
+    return log
+
+
+def test_spreading_over_sessions_never_holds_back_a_much_better_turn(tmp_path: Path) -> None:
+    # Past two turns of one session, a turn waited for every other session's turns, however
+    # weak: the third turn that answered was deferred behind a turn of another session that
+    # shares one word of the question, and the budget was gone before it came back.
+    log, parts = _flaky_session()
+    other = Log()
+    other.user("The payment stub is slow to start.")  # one part of the question, weakly
+    other.said("Ordered sandwiches for twelve people from the caterer.")
+    v = tmp_path / "vault"
+    ok("init", v)
+    ok("--vault", v, "ingest", log.write(tmp_path / f"{SID}.jsonl"), "--user", "dev")
+    sid2 = "7a7a7a7a-0000-4000-8000-000000000002"
+    src = _other_session(other, sid2).write(tmp_path / f"{sid2}.jsonl")
+    ok("--vault", v, "ingest", src, "--user", "dev")
+    q = "What did we find and change about the flaky checkout test timeout and the payment stub?"
+    mems, ids = _recall(v, q, "--budget", "360")
+    got = _turn_ids(mems, ids)
+    assert len(set(got) & set(parts)) >= 3, got
+    assert not set(got) & {line["uuid"] for line in other.lines}, got

@@ -597,14 +597,28 @@ def recall(
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
 
-    for ref, score, why, hit, refused in queue:
+    def rival(at: int, session: str) -> float:
+        """The best turn still to come from another session the cap lets in."""
+        for ref2, s2, _, _, refused2 in queue[at:]:
+            other = ref2.split("#", 1)[0]
+            if refused2 is None and ref2 not in shown and other != session and (
+                per_session[other] < cap
+            ):
+                return s2
+        return 0.0
+
+    for i, (ref, score, why, hit, refused) in enumerate(queue):
         if ref in shown:
             continue
         shown.add(ref)
         if refused is not None:
             explain.append(Decision(ref, "turn", False, refused, score))
             continue
-        try_turn(ref, score, why, hit, capped=True)
+        # spread over sessions among turns that score alike; a turn well above everything
+        # other sessions have left is not held back for them
+        session = ref.split("#", 1)[0]
+        spread = per_session[session] < cap or rival(i + 1, session) >= SPREAD_TIE * score
+        try_turn(ref, score, why, hit, capped=spread)
     for ref, score, why, hit in deferred:
         try_turn(ref, score, why, hit, capped=False)
     for ref, score, _, _, _ in output:  # evidence, given when the question asks for output
@@ -616,6 +630,9 @@ def recall(
     return finish(packer, explain, r.notices, query, user, budget, fmt, started, "recall")
 
 
+# A session's turn past the cap waits for other sessions' turns only when one of them
+# scores at least this share of it: spreading is for near ties, not for weaker answers.
+SPREAD_TIE = 0.9
 SAID_AGAIN = 60  # seconds: closer than this, two turns are one burst (parallel tool calls)
 
 
