@@ -648,3 +648,22 @@ def test_spreading_over_sessions_never_holds_back_a_much_better_turn(tmp_path: P
     got = _turn_ids(mems, ids)
     assert len(set(got) & set(parts)) >= 3, got
     assert not set(got) & {line["uuid"] for line in other.lines}, got
+
+
+def test_why_a_run_failed_gets_its_printed_failure_after_what_people_said(
+    tmp_path: Path,
+) -> None:
+    # "Why do the display name tests fail?" in a session where nobody explained it: the
+    # assertion the run printed is the answer, and output was held back from every why.
+    log = Log()
+    said = log.user("I changed how the project display name is picked, please check the tests.")
+    log.call("Bash", command="uv run pytest tests/test_display.py", description="Run tests")
+    run = log.result("===== 1 failed, 9 passed in 0.8s =====\nFAILED test_display_nested_dirs"
+                     " - AssertionError: expected the least nested path 'project', got the "
+                     "latest 'subdir'")  # fmt: skip
+    log.said("I will leave the display name tests as they are until you decide.")
+    v = _vault(tmp_path, log)
+    mems, ids = _recall(v, "Why do the display name tests fail?")
+    got = _turn_ids(mems, ids)
+    assert run in got, [m["text"][:40] for m in mems]
+    assert said in got and got.index(said) < got.index(run), got

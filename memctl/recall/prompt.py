@@ -315,6 +315,10 @@ def _turn_queue(
         output = []
     conv.sort(key=lambda q: (-q[1], q[0]))
     output.sort(key=lambda q: (-q[1], q[0]))
+    if output and turns.asks_why_failed(query):
+        # the failure as printed is evidence for why it failed: offered after everything
+        # people said, so it only takes room their explanation left
+        return conv + output, []
     return conv, output
 
 

@@ -39,6 +39,12 @@ _ASKS_OUTPUT = re.compile(
     r"(?:did|does|do|is|are|was|were)\b[^?]*\b(?:pass|passing|passed|fail|failing|failed)\b)",
     re.IGNORECASE,
 )
+# "Why do the name tests fail?": the explanation people give first, then the failure the
+# run printed (its assertion, its error) as evidence after it, if there is room.
+_ASKS_WHY_FAILED = re.compile(
+    r"\s*why\b[^?]*\b(?:fail|fails|failing|failed|errors?|crash(?:es|ed)?|breaks?|broke)\b",
+    re.IGNORECASE,
+)
 OUTPUT_NEAR = 0.5  # output turns scoring at least this share of the best one count as one run
 
 
@@ -51,6 +57,10 @@ def is_output(role: str | None, text: str) -> bool:
 
 def asks_output(query: str) -> bool:
     return _ASKS_OUTPUT.match(query) is not None
+
+
+def asks_why_failed(query: str) -> bool:
+    return _ASKS_WHY_FAILED.match(query) is not None
 
 
 def latest_first(items: list[tuple[str, float, str | None]]) -> dict[str, float]:
