@@ -410,3 +410,20 @@ def test_one_point_said_three_times_is_one_line_citing_each_saying(tmp_path: Pat
     line = next(ln for p in root.glob("sessions/*.md") if p.name != "INDEX.md"
                 for ln in p.read_text().splitlines() if "Fixed by reading" in ln)  # fmt: skip
     assert line.count("[^") >= 2, line  # the finding's turn and the report's
+
+
+def test_an_abbreviation_inside_bold_never_cuts_a_sentence(tmp_path: Path) -> None:
+    """ "**vs. Beads:** teammates ship ..." was cut after "vs." and kept as "Beads:**
+    teammates ship ...": half a sentence with half of its emphasis."""
+    s = Session()
+    s.user("Append a comparison section to work/research.md and commit it.")
+    s.edit("work/research.md", "## Sources\n", "## Comparison\nTeamCreate, bd\n## Sources\n")
+    s.bash("git commit -am 'round 2: comparison'", "[main 1a2b3c4] round 2: comparison")
+    s.say("Done.\n\n**Contrasts drawn:**\n"
+          "- **vs. Plan Mode:** teammates fan out in parallel, at the cost of a full context "
+          "each.\n"
+          "- **vs. Beads:** teammates ship native workers (`TeamCreate` starts them), "
+          "but keep no durable graph of tasks across sessions.")
+    claims = everything(learn(tmp_path, s))
+    assert not [c for c in claims if "**" in c or re.match(r"^Beads:", c)], claims
+    assert any("teammates ship native" in c for c in claims), claims

@@ -106,7 +106,12 @@ def _split(line: str) -> list[str]:
     return out
 
 
-_LAST_WORD = re_(r"(?:^|[\s(])([\w.]+)\.$")
+_LAST_WORD = re_(r"(?:^|[\s(*_])([\w.]+)\.$")  # "**vs." too: emphasis is no word
+
+
+def abbreviation(line: str, end: int) -> bool:
+    """Does the full stop before `end` close an abbreviation or an initial ("vs.", "Dr.")?"""
+    return _abbreviation(line, end)
 
 
 def _abbreviation(line: str, end: int) -> bool:

@@ -16,7 +16,7 @@ from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.markup import has_markup, is_log_line
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import COMMON_VERBS, table
-from memctl.curate.builtin.sentences import inside_span
+from memctl.curate.builtin.sentences import abbreviation, inside_span
 
 _SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 # A list item: a bullet, a number, or a check mark an agent's report opens its points with.
@@ -144,7 +144,7 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
         body = body.strip()
         start = 0
         for m in _SPLIT.finditer(body):
-            if inside_span(body, m.start()):
+            if inside_span(body, m.start()) or abbreviation(body, m.start()):
                 continue  # never inside a code span or a link ("in [vercel." cut off)
             if body[start : m.start()].strip():
                 out.append((body[start : m.start()].strip(), bool(bullet)))
@@ -167,6 +167,7 @@ def clean(sentence: str) -> str:
 def _clean(sentence: str) -> str:
     """Markdown emphasis off, interjections and lead-ins ("I see that") removed."""
     s = _STRONG.sub(r"\1", sentence)
+    s = s.replace("**", "")  # half of a pair a cut left behind: emphasis, never words
     s = _interjection().sub("", s)
     s = _LEADIN.sub("", s)
     s = s.strip(" :-")
