@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,27 +57,42 @@ def test_watch_reindexes_hand_edits_and_ingests_new_transcripts(tmp_path: Path) 
         text=True,
         env=env,
     )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
+    said: list[str] = []  # its stderr, drained so a chatty watcher never blocks on the pipe
+    threading.Thread(target=lambda: said.extend(proc.stderr), daemon=True).start()
+    seen: list[dict] = []
+
+    def event(pred, timeout: float = 30.0) -> bool:
+        """Wait for the watcher's own report (a JSON line) that `pred` accepts. Searching
+        first would race it: the CLI's freshness check indexes a hand edit by itself, and
+        a watcher stopped right after a commit may not have printed its line yet."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                e = json.loads(lines.get(timeout=0.2))
+            except queue.Empty:
+                continue
+            seen.append(e)
+            if pred(e):
+                return True
+        return False
+
     try:
-        ready = json.loads(proc.stdout.readline())  # blocks until the observers run
+        ready = json.loads(lines.get(timeout=60))  # comes once the observers run
         assert ready["watching"] == [str(v), str(inbox)]
         note = v / "knowledge" / "zanzibar.md"
         note.write_text("# Zanzibar\n\n- the quokka cluster runs on zanzibar hosts\n")
-        assert _wait_for(lambda: _hits(v, "quokka") == ["knowledge/zanzibar.md"])
+        assert event(lambda e: "knowledge/zanzibar.md" in e.get("reindexed", ())), (seen, said)
+        assert _hits(v, "quokka") == ["knowledge/zanzibar.md"]
         msgs = [{"id": "w1", "role": "user", "content": "the flamingo deploy is friday"}]
         (inbox / "s.jsonl").write_text("".join(json.dumps(m) + "\n" for m in msgs))
-        ingested = _wait_for(lambda: ok("--vault", v, "status", "--json").json()["turns"] == 1)
-        if not ingested:  # say what the watcher did, not only that nothing came
-            proc.terminate()
-            out, err = proc.communicate(timeout=10)
-            raise AssertionError(f"transcript not ingested; watcher said:\n{out}\n{err}")
-        assert _wait_for(lambda: len(_hits(v, "flamingo")) == 1)
+        assert event(lambda e: e.get("turns_added") == 1), (seen, said)
+        assert ok("--vault", v, "status", "--json").json()["turns"] == 1
+        assert len(_hits(v, "flamingo")) == 1
     finally:
-        if proc.returncode is None:
-            proc.terminate()
-            out, err = proc.communicate(timeout=10)
-    events = [e for e in map(json.loads, out.splitlines()) if "reindexed" in e]
-    assert any("knowledge/zanzibar.md" in e["reindexed"] for e in events), (out, err)
-    assert any(e["turns_added"] == 1 for e in events), (out, err)
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def _hits(v: Path, q: str) -> list[str]:
