@@ -66,9 +66,11 @@ KS = (1, 5, 10, 20)
 def memctl(*args: str, code: Path | None = None) -> subprocess.CompletedProcess:
     """`python -m memctl ARGS`: this tree's memctl, or the one in `code` (a checkout)."""
     cmd = [sys.executable, "-m", "memctl"]
-    env = None
+    # every command does its own work: a `memctl serve` started per vault would outlive the
+    # run (one per vault until it idles out) and load the machine the next bench measures on
+    env = {**os.environ, "MEMCTL_SERVE": "0"}
     if code is not None:
-        env = {**os.environ, "PYTHONPATH": str(code)}
+        env["PYTHONPATH"] = str(code)
     # from inside `code`: python -m puts the working folder first on sys.path
     return subprocess.run([*cmd, *args], capture_output=True, text=True, check=False,
                           env=env, cwd=code)  # fmt: skip
