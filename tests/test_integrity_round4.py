@@ -160,6 +160,25 @@ def test_a_vault_with_no_index_yet_still_answers_on_a_full_disk(tmp_path: Path) 
     assert r.code == 0 and "Egress costs doubled" in r.out and r.err == "", r.err
 
 
+def test_a_broken_index_on_a_full_disk_still_answers(tmp_path: Path) -> None:
+    # A damaged generation must be rebuilt; with no room for the rebuild, the search
+    # answers from the index built in memory rather than fail with "cannot build".
+    vault = new_vault(tmp_path)
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"role": "user", "content": "Egress costs doubled in March."}))
+    assert memctl("--vault", vault, "ingest", first).code == 0
+    assert memctl("--vault", vault, "ingest", _many_sessions(tmp_path / "many.jsonl", 40)).code == 0
+    gen = vault / ".memctl" / "index" / _generations(vault)[0]
+    (gen / "meta.json").write_text("{ not json", encoding="utf-8")
+    r = full("--vault", vault, "search", "egress", limit=4_000)
+    assert r.code == 0 and "Traceback" not in r.err, r.err
+    assert "Egress costs doubled" in r.out, r.out
+    r = memctl("--vault", vault, "search", "egress")  # room again: rebuilt on disk
+    assert r.code == 0 and "Egress costs doubled" in r.out, r.err
+    r = memctl("--vault", vault, "search", "egress")
+    assert r.code == 0 and r.err == "", r.err
+
+
 def test_a_write_that_meets_a_size_limit_is_one_line_and_changes_nothing(tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     before = snapshot(vault)

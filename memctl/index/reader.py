@@ -224,25 +224,21 @@ class Reader:
     """A snapshot of the live index for one search: candidates, then the few docs shown."""
 
     def __init__(self, vault: IndexedVault) -> None:
+        self.root = Path(vault.root)
+        # raw sessions found changed in place (their stat moved since indexed)
+        self.moved: set[str] = set()
         last: BaseException | None = None
         for attempt in range(4):
             # A writer in another process may retire segment files (or a whole generation)
             # between reading current.json and opening them: read again and retry.
             gen, why = current_generation(index_home(vault))
             if gen is None:
-                held = IN_MEMORY.get(str(vault.root))
-                if held is None:
-                    raise IndexBroken(why)
-                self.searcher = held.searcher()  # no room on disk for one (writer.in_memory)
-                self.root = Path(vault.root)
-                self.moved: set[str] = set()
-                return
-            IN_MEMORY.pop(str(vault.root), None)  # built on disk again: the copy goes
+                if self._held(vault):
+                    return
+                raise IndexBroken(why)
             try:
                 self.searcher = _open_cached(gen).searcher()
-                self.root = Path(vault.root)
-                # raw sessions found changed in place (their stat moved since indexed)
-                self.moved = set()
+                IN_MEMORY.pop(str(vault.root), None)  # built on disk again: the copy goes
                 return
             except BaseException as exc:
                 if not is_broken(exc):
@@ -250,7 +246,16 @@ class Reader:
                 _OPEN.pop(str(gen.dir), None)
                 last = exc
                 time.sleep(0.02 * (attempt + 1))
+        if self._held(vault):  # a broken generation, and no room on disk to build another
+            return
         raise IndexBroken(str(last))
+
+    def _held(self, vault: IndexedVault) -> bool:
+        """Search the index built in memory (writer.in_memory), if this process holds one."""
+        held = IN_MEMORY.get(str(vault.root))
+        if held is not None:
+            self.searcher = held.searcher()
+        return held is not None
 
     def candidates(self, plan: Plan, n: int) -> list[Candidate]:
         """The top `n` matches by BM25, or the newest `n` when the plan has no terms."""
