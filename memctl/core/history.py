@@ -348,6 +348,7 @@ class History:
         `memctl diff` a process per note per commit)."""
         out: list[str | None] = [None] * len(specs)
         asked = [i for i, (rev, path) in enumerate(specs) if "\n" not in rev + path]
+        answered: set[int] = set()  # read from the batch (a "missing" answer counts)
         if asked:
             proc = subprocess.run(
                 ["git", "-C", str(self.root), "cat-file", "--batch"],
@@ -356,20 +357,24 @@ class History:
                 capture_output=True, check=False,
             )  # fmt: skip
             data, at = proc.stdout, 0
-            for i in asked:
+            for i in asked if proc.returncode == 0 else ():
                 end = data.find(b"\n", at)
                 if end < 0:
                     break
                 head = data[at:end].split()
                 at = end + 1
-                if len(head) != 3 or head[-1] == b"missing":
-                    continue  # "<spec> missing" (or ambiguous): no such file there
+                if len(head) != 3 or not head[2].isdigit():
+                    answered.add(i)  # "<spec> missing" (or ambiguous): no such file there
+                    continue
                 size = int(head[2])
                 if head[1] == b"blob":
                     out[i] = data[at : at + size].decode("utf-8", "surrogateescape")
                 at += size + 1  # the object, then its newline
+                answered.add(i)
         for i, (rev, path) in enumerate(specs):
-            if i not in asked:  # a name with a line break: one `git show` of its own
+            if i not in answered:
+                # a name with a line break, or a batch git did not finish: one `git show`
+                # each, so a failed read is never taken for a file that is not there
                 with contextlib.suppress(GitFailed):
                     out[i] = self._run("show", f"{rev}:{path}", strip=False)
         return out
