@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import cache
 
 from memctl.core.lazyre import lazy
 from memctl.curate import Proposal, Quote
@@ -41,9 +42,14 @@ def _named(text: str) -> frozenset[str]:
     )
 
 
+@cache
+def _skip() -> frozenset[str]:
+    return table("function_words") | table("change_verbs")
+
+
 def _content(text: str) -> frozenset[str]:
     """Content words, without the words every report of a change uses ("fixed", "added")."""
-    skip = table("function_words") | table("change_verbs")
+    skip = _skip()
     words = (w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in skip)
     return frozenset(re.sub(r"(?:ed|ing|es|s)$", "", w) or w for w in words)
 
