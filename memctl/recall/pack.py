@@ -12,6 +12,10 @@ from memctl.recall.results import Decision, Memory, RecallResult
 # Group headings, source lines and header are costed again for every item tried.
 _count = functools.lru_cache(maxsize=4096)(tokens.count)
 count_cached = _count
+# A source line names a session's path (~50 tokens): its floor is asked for each claim
+# tried once the budget is nearly spent, dozens per recall, for the same few sessions.
+# A floor kept from before words were counted is still a floor (counting only raises it).
+_lower = functools.lru_cache(maxsize=4096)(tokens.lower_bound)
 
 
 class Packer:
@@ -47,6 +51,15 @@ class Packer:
                 break
             extra += count(self.r.source(p))
         return extra
+
+    def sources_floor(self, paths: list[str]) -> int:
+        """At most what the source lines of `paths` add (the new ones, and the Sources
+        heading when none was given yet): a part of `extra`'s floor that needs no item."""
+        new = [p for p in dict.fromkeys(paths) if p not in self.sources]
+        if not new:
+            return 0
+        head = 0 if self.sources else _lower(self.r.sources_head())
+        return head + sum(_lower(self.r.source(p)) for p in new)
 
     def cost(self, m: Memory) -> int:
         return _count(self.r.item(m)) + self.extra(m)

@@ -150,8 +150,14 @@ def _claim_floor(packer: Packer, c: ClaimCand) -> int | None:
     """
     if packer.r.fmt != "md" or tokens.encoding() is None:
         return None
-    shell = _claim_memory(c, tuple(Cite(ref, None, None, quote) for ref, quote in c.refs))
     room = packer.budget - packer.used
+    # the item is at least a token, and the sessions it cites that no line named yet each
+    # add a source line: once the budget is nearly spent that refuses most claims, before
+    # any of the item is rendered
+    quick = 1 + packer.sources_floor([ref.split("#", 1)[0] for ref, _ in c.refs])
+    if quick > room:
+        return quick
+    shell = _claim_memory(c, tuple(Cite(ref, None, None, quote) for ref, quote in c.refs))
     item = tokens.lower_bound(packer.r.item(shell))
     if item > room:
         return item  # over already: the heading and source lines only add to it
