@@ -47,6 +47,23 @@ def test_bundled_table_is_found_without_importing_litellm() -> None:
     assert out == ["True", "7", "bpe:cl100k_base", "False", "False"]
 
 
+def test_regex_is_imported_only_for_text_the_ascii_pattern_cannot_split() -> None:
+    """A hook process counts plain English: importing `regex` and compiling tiktoken's
+    pattern was ~20 ms of it, so that waits for the first text that needs it."""
+    code = (
+        "import sys; from memctl.core import tokens; "
+        "a = tokens.count('We are cutting egress costs \u2014 by 40%.'); "
+        "before = 'regex' in sys.modules; "
+        "b = tokens.count('Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f642'); "
+        "print(a, before, b, 'regex' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    assert out[:2] == ["11", "False"]
+    assert out[3] == "True" and int(out[2]) > 4
+
+
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_same_tokens_as_tiktoken_on_every_sample(
     name: str, monkeypatch: pytest.MonkeyPatch

@@ -129,13 +129,24 @@ class _BPE:
     ) -> None:
         self.name = name
         self.ranks = ranks
-        self.pattern = pattern
+        # the full pattern as source text until text the ASCII pattern cannot split comes:
+        # importing `regex` and compiling it cost ~20 ms, a tenth of a hook's process
+        self._pattern = pattern
         # Most of what recall counts is ASCII (or ASCII and PLAIN_PUNCTUATION), where `re`
         # splits the same words ~3x faster than `regex` with its Unicode property tables.
         self.ascii_pattern = ascii_pattern
         self._counts: dict[str, int] = {}
         self._split: dict[str, list[bytes]] = {}  # words not in the table -> their tokens
         self._words: dict[str, list[str]] = {}  # texts lately split -> their words
+
+    @property
+    def pattern(self) -> Any:
+        """tiktoken's pre-tokenizer pattern, compiled with `regex` (\\p{L}, possessives)."""
+        if isinstance(self._pattern, str):
+            import regex
+
+            self._pattern = regex.compile(self._pattern)
+        return self._pattern
 
     def words(self, text: str) -> list[str]:
         """The pre-tokenizer's words of `text`. The last few texts are kept: recall bounds
@@ -315,11 +326,9 @@ def _load(name: str) -> _BPE | None:
     path = bundled_table(name)
     if spec is None or path is None:
         return None
-    try:
-        import regex
-    except ImportError:
+    if importlib.util.find_spec("regex") is None:
         return None
-    pattern = regex.compile(spec["pat_str"])
+    pattern = spec["pat_str"]  # compiled when first needed (_BPE.pattern)
     ascii_pattern = re.compile(spec["ascii_pat"])
     ranks = _cached_ranks(name, spec["sha256"])
     if ranks is not None:
