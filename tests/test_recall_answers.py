@@ -667,3 +667,53 @@ def test_why_a_run_failed_gets_its_printed_failure_after_what_people_said(
     got = _turn_ids(mems, ids)
     assert run in got, [m["text"][:40] for m in mems]
     assert said in got and got.index(said) < got.index(run), got
+
+
+def test_why_an_agent_could_not_do_something_is_answered_by_the_refusal_and_its_call(
+    tmp_path: Path,
+) -> None:
+    # "Why couldn't the session read ~/.claude?": the harness refused the call, and that
+    # refusal (a tool result) is the answer; it was left out as "tool output, and the
+    # question does not ask for output", and the call it answers with it.
+    log = Log()
+    log.user("Find out which hooks my global Claude settings define.")
+    call = log.call("Bash", command="ls -la ~/.claude/", description="List global settings")
+    refusal = log.result("ls in '~/.claude' was blocked. For security, Claude Code may only "
+                         "list files in the allowed working directories for this session: "
+                         "'/src/shop'.")  # fmt: skip
+    log.said("I cannot look there from this session; the hooks are not visible to me.")
+    for k in range(6):  # a busy session: turns that share the question's words
+        log.user(f"Does the session read the config in ~/.claude/settings {k} at start?")
+        log.said(f"Yes, the session reads settings {k} when it starts.")
+    v = _vault(tmp_path, log)
+    mems, ids = _recall(v, "Why couldn't the session read ~/.claude?", "--budget", "400")
+    got = _turn_ids(mems, ids)
+    assert refusal in got and call in got, [m["text"][:50] for m in mems]
+
+
+def test_a_printed_failure_that_answers_best_is_not_crowded_out_by_other_sessions(
+    tmp_path: Path,
+) -> None:
+    # One vault for a project's sessions: "Why do the project display name tests fail?"
+    # The run that printed the failure scores best of all, but output waited until every
+    # turn people said had taken its room, and another session about the same tests
+    # filled the budget first.
+    log = Log()
+    log.user("Please look at the patch to the project display name logic.")
+    log.user("<bash-input>uv run pytest test/test_project_display_name.py</bash-input>")
+    run = log.user("<bash-stdout>collected 11 items\n\ntest/test_project_display_name.py "
+                   "F.FFF....F.\nFAILED test_project_display_name_nested - AssertionError: "
+                   "expected the least nested project display name, got the latest"
+                   "</bash-stdout>")  # fmt: skip
+    v = _vault(tmp_path, log)
+    other = Log()
+    for k in range(8):
+        other.user(f"Update the project display name tests for case {k}: the display name "
+                   "tests should use the new fixture.")  # fmt: skip
+        other.said(f"Updated the project display name test for case {k} to the new fixture.")
+    sid2 = "7a7a7a7a-0000-4000-8000-000000000002"
+    ok("--vault", v, "ingest", _other_session(other, sid2).write(tmp_path / f"{sid2}.jsonl"),
+       "--user", "dev")  # fmt: skip
+    mems, ids = _recall(v, "Why do the project display name tests fail?", "--budget", "350")
+    got = _turn_ids(mems, ids)
+    assert run in got, [m["text"][:50] for m in mems]

@@ -48,6 +48,7 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _USER_LINE = re.compile(r"^user: ([\w.@-]+)$", re.MULTILINE)  # a raw header's user
 _CWD_LINE = re.compile(r"^  cwd: (.+)$", re.MULTILINE)  # a raw header's source_meta.cwd
 _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
+CALL_REACH = 16  # parallel calls: a result comes at most this many turns after its call
 
 # ---- reading the vault for one recall -----------------------------------------------------
 
@@ -262,23 +263,49 @@ class Reader:
             at = m.end()
         return out
 
+    def _turn_meta(self, ref: str) -> dict[str, Any]:
+        """The `meta` object of a turn's metadata comment ({} when it has none)."""
+        got = self._turn(ref)
+        if got is None:
+            return {}
+        _, text, _, end = got
+        m = _META_LINE.match(text, end + 1)
+        if m is None:
+            return {}
+        try:
+            head = json.loads(text[m.start() + len("<!-- memctl:turn ") : m.end() - 6])
+        except ValueError:
+            return {}
+        meta = head.get("meta") if isinstance(head, dict) else None
+        return meta if isinstance(meta, dict) else {}
+
     def turn_calls(self, ref: str) -> list[dict[str, Any]]:
         """The tool calls a turn made (Claude Code keeps them in the turn's metadata): an
         assistant turn that only ran a command says nothing else, and the command is what
         a later question asks about ("how do we run the type checker?")."""
-        got = self._turn(ref)
-        if got is None:
-            return []
-        _, text, _, end = got
-        m = _META_LINE.match(text, end + 1)
-        if m is None:
-            return []
-        try:
-            meta = json.loads(text[m.start() + len("<!-- memctl:turn ") : m.end() - 6])
-        except ValueError:
-            return []
-        calls = (meta.get("meta") or {}).get("tool_calls") if isinstance(meta, dict) else None
+        calls = self._turn_meta(ref).get("tool_calls")
         return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+    def call_of(self, ref: str) -> str | None:
+        """The turn that ran what an output turn printed: the assistant turn whose tool call
+        a tool result answers (by the call's id), or the `<bash-input>` a user typed right
+        before the harness wrote its output. Output alone does not say what was run."""
+        path, _, n = ref.partition("#t")
+        if not n.isdigit():
+            return None
+        at = int(n)
+        if self.turn_role(ref) == "user":
+            prev = f"{path}#t{at - 1}"
+            said = self.turn_text(prev) if at > 1 else None
+            ok = said is not None and said.lstrip().lower().startswith("<bash-input>")
+            return prev if ok and self.turn_role(prev) == "user" else None
+        tid = self._turn_meta(ref).get("tool_use_id")
+        if not isinstance(tid, str) or not tid:
+            return None
+        for back in range(at - 1, max(0, at - CALL_REACH) - 1, -1):
+            if any(c.get("id") == tid for c in self.turn_calls(f"{path}#t{back}")):
+                return f"{path}#t{back}"
+        return None
 
     def contents(self, path: str) -> list[str]:
         """What each turn of a raw session says, in order (nothing when it cannot be read),

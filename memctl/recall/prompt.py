@@ -323,9 +323,35 @@ def _turn_queue(
     output.sort(key=lambda q: (-q[1], q[0]))
     if output and turns.asks_why_failed(query):
         # the failure as printed is evidence for why it failed: offered after everything
-        # people said, so it only takes room their explanation left
+        # people said, so it only takes room their explanation left; but the run that
+        # answers better than anything said (nobody explained it, or others only talked
+        # about the same tests) comes right after the best explanation, before weaker talk
+        # from other sessions takes its room
         return conv + output, []
     return conv, output
+
+
+def _failure_room(r: Reader, packer: Packer, queue: list[Queued], query: str) -> tuple[int, int]:
+    """(where in `queue` the printed failure stands, the tokens held for it until then), or
+    (-1, 0): for a why-did-it-fail question whose best printed failure scores at least as
+    well as anything people said. It still comes after their explanation, but their weaker
+    talk (other sessions about the same tests, say) no longer takes its room."""
+    if not turns.asks_why_failed(query):
+        return -1, 0
+    said = [q for q in queue if q[4] is None]
+    for i, (ref, score, why, hit, refused) in enumerate(queue):
+        role = hit.role if hit is not None else r.turn_role(ref)
+        text = hit.text if hit is not None else (r.turn_text(ref) or "")
+        if refused is not None or not turns.is_output(role, text):
+            continue
+        if said and said[0][1] > score:
+            return -1, 0
+        held = 0
+        for ref2, hit2 in ((ref, hit), (r.call_of(ref), None)):
+            tm = _turn_memory(r, ref2, score, why, hit2) if ref2 is not None else None
+            held += packer.cost(tm) if tm is not None else 0
+        return i, held
+    return -1, 0
 
 
 def _later_beats_earlier(r: Reader, got: dict[str, tuple[float, str, Hit | None]]) -> None:
@@ -545,6 +571,8 @@ def recall(
     kept_turn_refs: list[tuple[str, str]] = []  # (ref, when said), beside kept_turn_terms
     deferred: list[tuple[str, float, str, Hit | None]] = []
     cap = MAX_TURNS_PER_SESSION
+    failure_at, held = _failure_room(r, packer, queue, query)
+    failed_ref = queue[failure_at][0] if failure_at >= 0 else ""
 
     def try_turn(ref: str, score: float, why: str, hit: Hit | None, capped: bool) -> None:
         session = ref.split("#", 1)[0]
@@ -568,7 +596,7 @@ def recall(
             and (hit is not None or r.turn_text(ref) is not None)  # else: cannot be read
         ):
             least = _turn_floor(r, packer, ref, hit)
-            if least is not None and packer.used + least > budget:
+            if least is not None and packer.used + least > packer.budget:
                 reason = "over the token budget"  # as packer.add would say, body never cut
         tm = None if reason else _turn_memory(r, ref, score, why, hit)
         if reason is None and tm is None:
@@ -606,6 +634,15 @@ def recall(
                 kept_turn_refs.append((ref, when))
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
+        if reason is None and tm is not None and turns.is_output(tm_role(ref, hit), tm.text):
+            # output alone does not say what printed it: the call that ran it, right after
+            call = r.call_of(ref)
+            if call is not None and call not in shown:
+                shown.add(call)
+                try_turn(call, score * (1 - 1e-3), f"ran what {ref} printed", None, False)
+
+    def tm_role(ref: str, hit: Hit | None) -> str | None:
+        return hit.role if hit is not None else r.turn_role(ref)
 
     def rival(at: int, session: str) -> float:
         """The best turn still to come from another session the cap lets in."""
@@ -627,8 +664,13 @@ def recall(
         # spread over sessions among turns that score alike; a turn well above everything
         # other sessions have left is not held back for them
         session = ref.split("#", 1)[0]
+        # room is held for the printed failure, but not against what was said after it in
+        # its session: that is what was made of that very run
+        held_now = held if i < failure_at and not _said_after(ref, failed_ref) else 0
+        packer.budget = full_budget - held_now
         spread = per_session[session] < cap or rival(i + 1, session) >= SPREAD_TIE * score
         try_turn(ref, score, why, hit, capped=spread)
+    packer.budget = full_budget
     for ref, score, why, hit in deferred:
         try_turn(ref, score, why, hit, capped=False)
     for ref, score, _, _, _ in output:  # evidence, given when the question asks for output
@@ -644,6 +686,13 @@ def recall(
 # scores at least this share of it: spreading is for near ties, not for weaker answers.
 SPREAD_TIE = 0.9
 SAID_AGAIN = 60  # seconds: closer than this, two turns are one burst (parallel tool calls)
+
+
+def _said_after(ref: str, than: str) -> bool:
+    """Is `ref` a later turn of `than`'s session."""
+    path, _, n = ref.partition("#t")
+    path2, _, n2 = than.partition("#t")
+    return path == path2 and n.isdigit() and n2.isdigit() and int(n) > int(n2)
 
 
 def _said_later(when: str, than: str) -> bool:

@@ -39,10 +39,12 @@ _ASKS_OUTPUT = re.compile(
     r"(?:did|does|do|is|are|was|were)\b[^?]*\b(?:pass|passing|passed|fail|failing|failed)\b)",
     re.IGNORECASE,
 )
-# "Why do the name tests fail?": the explanation people give first, then the failure the
-# run printed (its assertion, its error) as evidence after it, if there is room.
+# "Why do the name tests fail?", "Why couldn't it read ~/.claude?": the explanation people
+# give first, then the failure the run printed (its assertion, its error, the harness's
+# refusal) as evidence after it, if there is room.
 _ASKS_WHY_FAILED = re.compile(
-    r"\s*why\b[^?]*\b(?:fail|fails|failing|failed|errors?|crash(?:es|ed)?|breaks?|broke)\b",
+    r"\s*why\b[^?]*\b(?:fail|fails|failing|failed|errors?|crash(?:es|ed)?|breaks?|broke|"
+    r"(?:could|did|does|do|would|was|were|is)(?:n'?t| not)|can'?t|cannot|won'?t|unable)\b",
     re.IGNORECASE,
 )
 OUTPUT_NEAR = 0.5  # output turns scoring at least this share of the best one count as one run
