@@ -717,3 +717,36 @@ def test_a_printed_failure_that_answers_best_is_not_crowded_out_by_other_session
     mems, ids = _recall(v, "Why do the project display name tests fail?", "--budget", "350")
     got = _turn_ids(mems, ids)
     assert run in got, [m["text"][:50] for m in mems]
+
+
+def test_a_session_found_by_its_title_is_heard_through_its_opening_request(
+    tmp_path: Path,
+) -> None:
+    # One vault holding a lead agent's long session and the short session of a teammate it
+    # spawned: "Was round-2 bob a resumed teammate?" is answered by the request that opened
+    # bob's session (its note is titled after it, and the query finds that note first), but
+    # the lead's log, which names bob and round 2 in every turn, filled the turn pool and
+    # bob's own words were never offered.
+    lead = Log()
+    lead.user("Run the round-based teammate experiment with bob and carol.")
+    words = ("parser cache index merge lint docs schema tests build deploy review branch "
+             "config hooks search viewer ingest export release notes").split()
+    for k in range(30):
+        a, b, c = (words[(k * m) % len(words)] for m in (1, 3, 7))
+        lead.said(f"Round 2: teammate bob resumed the {a} work, then {b} and {c}.")
+    v = _vault(tmp_path, lead)
+    bob = Log()
+    opening = bob.user("You are bob (round 2). You are NOT resuming a prior session: this is "
+                       "a fresh spawn that inherits a worktree prepared for you.")  # fmt: skip
+    bob.call("Edit", file_path="work/research.md", old_string="## End",
+             new_string="## Comparison\n\nPlan mode is serial.\n\n## End")
+    bob.result("The file work/research.md has been updated.")
+    bob.call("Bash", command='git commit -am "bob: add comparison section"',
+             description="Commit the comparison")
+    bob.result("[bob/research 2552732] bob: add comparison section\n 1 file changed")
+    sid2 = "b0b0b0b0-0000-4000-8000-000000000002"
+    ok("--vault", v, "ingest", _other_session(bob, sid2).write(tmp_path / f"{sid2}.jsonl"),
+       "--user", "dev")  # fmt: skip
+    ok("--vault", v, "curate")
+    mems, ids = _recall(v, "Was round-2 bob a resumed teammate?")
+    assert sid2[:8] + opening[8:] in _turn_ids(mems, ids), [m["text"][:50] for m in mems]

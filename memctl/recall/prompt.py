@@ -28,7 +28,9 @@ from memctl.recall.rank import (
     MIN_RELATIVE,
     TURN_SHARE,
     TURN_TOKENS,
+    W_TURN,
     ClaimCand,
+    NoteCand,
     answers,
     check_cites,
     coverage,
@@ -262,6 +264,7 @@ def _turn_queue(
     query: str,
     qweight: dict[str, float],
     full: float,
+    openings: list[tuple[str, float, str]] = [],  # noqa: B006 - read, never changed
 ) -> tuple[list[Queued], list[Queued]]:
     """The turns to offer, best first: what people said, then tool output.
 
@@ -276,6 +279,14 @@ def _turn_queue(
     for h, s in turn_hits:
         if h.ref not in got:
             got[h.ref] = (s, _turn_why(h), h)
+    for ref, s, why in openings:
+        cur = got.get(ref)
+        text = cur[2].text if cur is not None and cur[2] is not None else r.turn_text(ref)
+        lift = s * coverage(content_terms(text or ""), qweight, full)
+        if cur is None:
+            got[ref] = (lift, why, None)
+        elif lift > cur[0]:
+            got[ref] = (lift, f"{cur[1]}; {why}", cur[2])
     for c in kept:
         for ref, _ in c.refs[:1]:
             cur = got.get(ref)
@@ -329,6 +340,34 @@ def _turn_queue(
         # from other sessions takes its room
         return conv + output, []
     return conv, output
+
+
+OPENING_NOTES = 3  # the best session notes whose opening request is offered as a turn
+OPENING_MIN = 0.5  # ... when the note scores at least this share of the best note
+
+
+def _openings(r: Reader, cands: dict[str, NoteCand]) -> list[tuple[str, float, str]]:
+    """(ref, score, why) of the opening request of each session the query finds by its
+    note: a session note is titled after the request that opened it, so a question that
+    matches the title asks about that request, which no claim of the note cites. Among many
+    sessions of one project, a long one that mentions everything (a lead agent's log of
+    its teammates' work) otherwise fills the turn pool and the session that did the work is
+    never heard from."""
+    best = sorted(cands.values(), key=lambda c: -c.score)
+    out: list[tuple[str, float, str]] = []
+    for c in best:
+        if len(out) >= OPENING_NOTES or c.score < OPENING_MIN * best[0].score:
+            break
+        note = r.note(c.path) if c.path.startswith("sessions/") else None
+        if note is None or note.store != "sessions":
+            continue
+        raws = {f.ref.split("#", 1)[0] for f in note.footnotes.values() if f.ref}
+        if len(raws) != 1:
+            continue  # a note of more than one session, or of none: no one opening
+        ref = f"{raws.pop()}#t1"
+        if r.turn_role(ref) == "user":
+            out.append((ref, c.score * W_TURN, f"opens {c.path}, which the query found"))
+    return out
 
 
 def _failure_room(r: Reader, packer: Packer, queue: list[Queued], query: str) -> tuple[int, int]:
@@ -564,7 +603,8 @@ def recall(
 
     budget = packer.budget = full_budget
     # then the turns: the query's and the kept claims', one list in score order
-    queue, output = _turn_queue(r, turn_hits, kept, query, qweight, full)
+    queue, output = _turn_queue(r, turn_hits, kept, query, qweight, full,
+                                _openings(r, cands))  # fmt: skip
     shown: set[str] = set()
     per_session: Counter[str] = Counter()
     kept_turn_terms: list[tuple[frozenset[str], bool]] = []  # (content words, negated)
