@@ -165,6 +165,22 @@ def test_read_commands_answer_through_the_service_as_in_process(
     assert _served_count(served) == before + 1
 
 
+def test_a_command_the_service_ran_before_answers_again_with_its_own_options(
+    served: Path,
+) -> None:
+    # The service builds each read command once and runs it for every request: nothing an
+    # earlier run's options set (a --json, a --vault after the command, a limit) may leak
+    # into the next one.
+    runs = [("search", "--json", "-n", "2", "Grafana"), ("search", "Grafana"),
+            ("search", "Grafana", "--vault", str(served), "-n", "1"),
+            ("search", "Grafana")]  # fmt: skip
+    for args in runs:
+        on = memctl("--vault", served, *args, env=ON)
+        off = memctl("--vault", served, *args, env=OFF)
+        assert (on.code, on.out, on.err) == (off.code, off.out, off.err), args
+        assert "Grafana" in on.out, args  # each run found something to show
+
+
 def test_a_git_change_made_outside_memctl_is_seen_by_the_next_request(served: Path) -> None:
     note = served / "knowledge" / "zebra-crossing.md"
     note.parent.mkdir(exist_ok=True)

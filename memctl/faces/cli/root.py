@@ -51,6 +51,13 @@ def _set_vault(ctx: Any, param: Any, value: str | None) -> None:
         state.vault_path = value
 
 
+# The commands built, by `only`: `memctl serve` runs a read command per request, and
+# building one from its typed signature (typer's get_type_hints and inspect) costs ~6 ms,
+# more than a search. A click command holds no state between invocations; each run gets a
+# context of its own.
+_BUILT: dict[str | None, Any] = {}
+
+
 def command(only: str | None = None) -> Any:
     """The click command behind `app`, with `--vault` accepted after any command as well.
 
@@ -58,6 +65,13 @@ def command(only: str | None = None) -> Any:
     knows a group's options before the subcommand, so every leaf command gets its own copy.
     With `only`, the group holds just that command (or group of commands), when it exists.
     """
+    built = _BUILT.get(only)
+    if built is None:
+        built = _BUILT[only] = _build(only)
+    return built
+
+
+def _build(only: str | None) -> Any:
     import typer.main
     from typer.core import TyperOption
 
