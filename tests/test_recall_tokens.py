@@ -41,10 +41,14 @@ def test_bundled_table_is_found_without_importing_litellm() -> None:
         "print(p is not None, n, tokens.method(), "
         "'litellm' in sys.modules, 'tiktoken' in sys.modules)"
     )
-    out = subprocess.run(
+    assert _fresh(code) == ["True", "7", "bpe:cl100k_base", "False", "False"]
+
+
+def _fresh(code: str) -> list[str]:
+    """What `code` prints, run in a fresh interpreter (nothing imported yet), as words."""
+    return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
-    assert out == ["True", "7", "bpe:cl100k_base", "False", "False"]
 
 
 def test_regex_is_imported_only_for_text_the_ascii_pattern_cannot_split() -> None:
@@ -57,9 +61,7 @@ def test_regex_is_imported_only_for_text_the_ascii_pattern_cannot_split() -> Non
         "b = tokens.count('Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f642'); "
         "print(a, before, b, 'regex' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout.split()
+    out = _fresh(code)
     assert out[:2] == ["11", "False"]
     assert out[3] == "True" and int(out[2]) > 4
 
