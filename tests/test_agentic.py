@@ -104,7 +104,10 @@ def test_a_scripted_session_records_two_decisions_the_next_session_starts_with(
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = proc.stdout
-    assert out.count('{"decision": "block"') == 1 and out.count("(no output)") == 4
+    # asked once: the four hooks after it ask nothing (one may pass on an alert about the
+    # previous save, as every hook does)
+    later = out.count("(no output)") + out.count("(an alert for the person, no question)")
+    assert out.count('{"decision": "block"') == 1 and later == 4
     assert "ok: both decisions recorded in session 1" in out
     vault = tmp_path / "memory"
     kept = []

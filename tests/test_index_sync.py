@@ -336,11 +336,13 @@ def test_a_failing_index_never_undoes_a_committed_write(
     def full_disk(*_a: object, **_k: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(writer, "_apply_locked", full_disk)
     transcript(tmp_path / "m.jsonl", "marco", [("user", "Marco", "the quetzal rollout")], 1)
-    res = Vault.open(vault).ingest([tmp_path / "m.jsonl"])
+    # only the index writer fails; undoing every patch (`monkeypatch.undo()`) would also
+    # undo the suite's isolation (HOME, MEMCTL_SERVE=0) for the searches after it
+    with monkeypatch.context() as m:
+        m.setattr(writer, "_apply_locked", full_disk)
+        res = Vault.open(vault).ingest([tmp_path / "m.jsonl"])
     assert res.commit and git(vault, "status", "--porcelain") == ""
-    monkeypatch.undo()
     assert found(vault, "quetzal")  # the next search catches the index up
 
 
@@ -393,11 +395,10 @@ def test_a_failed_ingest_leaves_nothing_searchable(
     def refuse(*_a: object, **_k: object) -> None:
         raise MemctlError("git commit failed: simulated")
 
-    monkeypatch.setattr(History, "commit", refuse)
     transcript(tmp_path / "m.jsonl", "marco", [("user", "Marco", "the quetzal rollout")], 1)
-    with pytest.raises(MemctlError):
+    with monkeypatch.context() as m, pytest.raises(MemctlError):
+        m.setattr(History, "commit", refuse)
         Vault.open(vault).ingest([tmp_path / "m.jsonl"])
-    monkeypatch.undo()
     assert git(vault, "status", "--porcelain") == ""
     assert found(vault, "quetzal") == []
     ok("--vault", vault, "ingest", tmp_path / "m.jsonl")
