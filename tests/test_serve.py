@@ -451,3 +451,62 @@ def test_a_command_under_a_file_size_limit_starts_no_service(tmp_path: Path) -> 
         assert r.code == 0 and "search index" not in r.err, r.err
     finally:
         _stop_all(v)
+
+
+# ---- the code it runs ---------------------------------------------------------------------
+
+
+def _raw_ping(root: Path) -> dict | None:
+    """A ping that says nothing of the asker's memctl (as a client from before that did)."""
+    import socket as socket_
+
+    sock_path, _ = wire.paths(str(root))
+    s = socket_.socket(socket_.AF_UNIX, socket_.SOCK_STREAM)
+    try:
+        s.settimeout(2.0)
+        s.connect(sock_path)
+        wire.send(s, {"v": wire.PROTOCOL, "root": str(root), "op": "ping"})
+        return wire.receive(s)
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def test_a_service_answers_only_its_own_memctl_and_stops_when_that_changes_on_disk(
+    tmp_path: Path,
+) -> None:
+    # A service kept answering with the code it loaded: after `pip install -U memctl` (or an
+    # edit of an editable install), every hook got the old memctl's answer until the service
+    # idled out; and a hook from another install got this one's. Here the service runs a
+    # copy of memctl, as another install would.
+    import memctl
+
+    code = tmp_path / "code"
+    shutil.copytree(Path(memctl.__file__).parent, code / "memctl",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    v = _vault(tmp_path)
+    env = {**os.environ, **ON, "PYTHONPATH": str(code)}
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(v), "serve"],
+                            env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert _wait(lambda: _raw_ping(v) or proc.poll() is not None)
+        assert proc.poll() is None
+        before = int(_raw_ping(v)["served"])
+        # this process's memctl is another install: the hook does the work itself, and
+        # starts no second service
+        on, off = _hook(v, ON), _hook(v, OFF)
+        assert on.code == 0 and on.out == off.out and "additionalContext" in on.out
+        assert int(_raw_ping(v)["served"]) == before
+        assert _servers(v) == [proc.pid]
+        # its own code changes on disk: it stops itself
+        newer = time.time() + 5
+        os.utime(code / "memctl" / "recall" / "prompt.py", (newer, newer))
+        proc.wait(15)
+        said = (v / ".memctl" / "cache" / "hooks.log").read_text(encoding="utf-8")
+        assert "stopped: memctl's code on disk changed" in said, said[-500:]
+    finally:
+        _end(proc)
+        _stop_all(v)

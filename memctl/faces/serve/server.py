@@ -14,7 +14,11 @@ cannot connect within a few milliseconds does the work itself.
 
 It stops itself: after `idle` seconds without a request; when its vault is moved or
 deleted (the path it serves no longer holds the folder it started on); when its resident
-size passes `max_memory` bytes (checked after every request and every tick); on SIGTERM.
+size passes `max_memory` bytes (checked after every request and every tick); when memctl's
+own source on disk changed since it started (an upgrade, a reinstall, an edit of an
+editable install: it would go on answering with the code it loaded), checked every
+CODE_EVERY seconds and after requests; on SIGTERM. A request from a process that runs
+another memctl (another version, another install) is refused: that process does the work.
 It holds an exclusive lock beside its socket for its whole life, so a second one for the
 same vault gives up at once, and a socket left by a killed one is replaced.
 """
@@ -41,6 +45,27 @@ MAX_MEMORY = 1 << 30  # bytes of resident memory past which it stops (the next h
 TICK = 0.5  # seconds between the accept loop's checks
 READ_WAIT = 5.0  # seconds a client may take to send its request
 LOCK_WAIT = 3.0  # seconds a new service waits for the lock of one that is stopping
+CODE_EVERY = 2.0  # seconds between looks at memctl's source on disk (~1 ms a look)
+
+
+def code_on_disk() -> tuple[int, int]:
+    """(files, newest mtime) of memctl's package source: what an upgrade or an edit moves.
+    Every file under the package but compiled caches: a template or data file is code too."""
+    from memctl import version
+
+    n = newest = 0
+    stack = [str(Path(version.__file__).parent)]
+    while stack:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        stack.append(e.path)
+                elif not e.name.endswith((".pyc", ".pyo")):
+                    with contextlib.suppress(OSError):
+                        n += 1
+                        newest = max(newest, e.stat(follow_symlinks=False).st_mtime_ns)
+    return n, newest
 
 
 @dataclass
@@ -102,6 +127,9 @@ class Service:
         self._lock_fd: int | None = None
         self._sock: Any = None
         self._bound: tuple[int, int] | None = None
+        self.code = wire.code()  # which memctl this process runs, as its clients say theirs
+        self._source = code_on_disk()
+        self._source_at = time.monotonic()
 
     # ---- life ---------------------------------------------------------------------------------
 
@@ -168,10 +196,20 @@ class Service:
             self.why = why
             self.stopping.set()
 
+    def source_changed(self, now: bool = False) -> bool:
+        """Has memctl's source on disk changed since this process loaded it (looked at
+        every CODE_EVERY seconds, or `now`)."""
+        if not now and time.monotonic() - self._source_at < CODE_EVERY:
+            return False
+        self._source_at = time.monotonic()
+        return code_on_disk() != self._source
+
     def check(self) -> None:
-        """Stop when idle, moved, deleted or too big."""
+        """Stop when idle, moved, deleted, too big, or running code no longer on disk."""
         if self._identity() != self.identity:
             self.stop(f"the vault is no longer at {self.root}")
+        elif self.source_changed():
+            self.stop("memctl's code on disk changed since this service started")
         elif self.busy == 0 and time.monotonic() - self.last > self.options.idle:
             self.stop(f"idle for {self.options.idle:g}s")
         elif (size := resident_bytes()) > self.options.max_memory:
@@ -224,6 +262,12 @@ class Service:
             # for the new path starts in our place
             self.stop(f"asked for {asked}, serving {root}")
             return {"ok": False, "why": "moved", "root": asked}
+        asker = req.get("code")
+        if asker is not None and asker != self.code:
+            if self.source_changed(now=True):  # upgraded under us: a new service takes over
+                self.stop("memctl's code on disk changed since this service started")
+                return {"ok": False, "why": "moved", "root": root}
+            return {"ok": False, "why": "code", "root": root}  # another install's process
         op = req.get("op")
         if op == "ping":
             return {"ok": True, "root": root, "pid": os.getpid(), "served": self.served}

@@ -125,7 +125,7 @@ def call(root: str, request: dict[str, Any], timeout: float) -> tuple[dict[str, 
             return None, ABSENT
         s.settimeout(timeout)
         try:
-            send(s, {"v": PROTOCOL, "root": root, **request})
+            send(s, {"v": PROTOCOL, "root": root, "code": code(), **request})
             answer = receive(s)
         except TimeoutError:
             return None, TIMEOUT
@@ -136,8 +136,19 @@ def call(root: str, request: dict[str, Any], timeout: float) -> tuple[dict[str, 
     if not isinstance(answer, dict) or answer.get("root") != root:
         return None, REFUSED
     if not answer.get("ok"):
+        # moved: a service for the new path (or for memctl's new code) is to start in its
+        # place; anything else, this caller does the work itself, and starts nothing
         return None, REFUSED if answer.get("why") == "moved" else ERROR
     return answer, "ok"
+
+
+def code() -> str:
+    """Which memctl this process runs: its version and where its package lives. A service
+    answers only the processes that run the same memctl (a hook from another install
+    would get another memctl's answer); nothing is read from disk for it."""
+    from memctl import version
+
+    return f"{version.__version__}|{Path(version.__file__).parent}"
 
 
 def request_env() -> dict[str, str]:
