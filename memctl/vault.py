@@ -35,7 +35,7 @@ from memctl.requests import (
     Request,
     SearchRequest,
 )
-from memctl.results import IngestResult, InitResult, ShowResult, StatusResult
+from memctl.results import IngestResult, InitResult, SessionChange, ShowResult, StatusResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -649,6 +649,17 @@ class Vault(Floor):
         return disabled_by(env)
 
     # ---- reading ---------------------------------------------------------------------------
+
+    def a_person_spoke(self, change: SessionChange) -> bool:
+        """Do the turns an ingest added to a session hold anything a person said (not the
+        agent's turns, not tool output pasted in by the harness)? What the Stop hook asks
+        before telling the person that curating a save kept nothing."""
+        from memctl.recall.turns import is_output
+
+        _, messages, _ = self.read_session(change.path)
+        new = messages[len(messages) - change.turns_added :] if change.turns_added else []
+        return any(m.role == "user" and m.content.strip() and not is_output(m.role, m.content)
+                   for m in new)  # fmt: skip
 
     def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:
         """Give back the ingested messages, exactly as they came in for jsonl, as a transcript

@@ -66,6 +66,21 @@ def test_a_saved_session_whose_curation_kept_nothing_is_shown_once(tmp_path: Pat
     assert second == ""
 
 
+def test_a_save_where_only_the_agent_spoke_and_nothing_was_kept_is_not_an_alert(
+        tmp_path: Path) -> None:
+    # The agent's bookkeeping after a person's last word ("Recording the decision.", a
+    # tool call and its result) is saved by the next Stop; nothing in it is for memory, and
+    # every such save told the person "kept no claim" at their next prompt: an alert that
+    # fires when nothing is wrong teaches people to skip alerts.
+    vault = new_vault(tmp_path)
+    src = (Session(sid="s-1").turn("assistant", "Recording the decision.")
+           .turn("assistant", "Both decisions are recorded.").write_to(tmp_path / "s-1.jsonl"))
+    _stop_worker(vault, src)
+    assert _system_messages(vault) == ["", ""]
+    log = (vault / ".memctl" / "cache" / "hooks.log").read_text(encoding="utf-8")
+    assert "s-1.jsonl: ingested 2 turns" in log  # saved all the same
+
+
 def test_a_saved_session_whose_claims_were_refused_is_shown_once(
         tmp_path: Path, fake_llm: FakeLLM) -> None:
     vault = new_vault(tmp_path)

@@ -421,7 +421,7 @@ def _stop_work(
         return told or log(root, "stop", f"{path.name}: no new turns")
     cur = vault.curate()
     _keep(root, said)
-    unkept = _curation_unkept(cur, path.name, res.turns_added)
+    unkept = _curation_unkept(cur, path.name, res.turns_added, _a_person_spoke(vault, res))
     if unkept and not told:  # a save that lost a line is the one thing to tell of it
         _alert(root, unkept)  # the person sees it on the next hook, once
     added = getattr(cur, "added", "?")
@@ -462,8 +462,22 @@ def _keep(root: Path, said: list[str]) -> None:
         _alert(root, line)
 
 
-def _curation_unkept(cur: Any, name: str, turns: int) -> str | None:
-    """One line when curating a saved session kept nothing, or refused claims; else None."""
+def _a_person_spoke(vault: Any, res: Any) -> bool:
+    """Do the turns this save added hold anything a person said? Only then is keeping
+    nothing from them worth telling. True when a session cannot be read back: better one
+    alert too many than one missed."""
+    for change in res.changed:
+        try:
+            if vault.a_person_spoke(change):
+                return True
+        except Exception:
+            return True
+    return False
+
+
+def _curation_unkept(cur: Any, name: str, turns: int, spoke: bool = True) -> str | None:
+    """One line when curating a saved session kept nothing from what a person said, or
+    refused claims; else None."""
     rejected = list(getattr(cur, "rejected", []) or [])
     kept = sum(int(getattr(cur, k, 0) or 0) for k in (
         "added", "reinforced", "updated", "superseded", "retracted", "resolved", "proposed",
@@ -474,7 +488,7 @@ def _curation_unkept(cur: Any, name: str, turns: int) -> str | None:
         more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
         return (f"curating {name} refused {len(rejected)} claim(s): {why}{more}; "
                 f"{kept} kept; `memctl curate --dry-run` shows them")  # fmt: skip
-    if kept == 0 and getattr(cur, "turns_read", None):
+    if kept == 0 and spoke and getattr(cur, "turns_read", None):
         return (f"curating {name} ({turns} new turns) kept no claim; "
                 "`memctl curate --dry-run` shows what the curator saw")  # fmt: skip
     return None
