@@ -750,3 +750,20 @@ def test_a_session_found_by_its_title_is_heard_through_its_opening_request(
     ok("--vault", v, "curate")
     mems, ids = _recall(v, "Was round-2 bob a resumed teammate?")
     assert sid2[:8] + opening[8:] in _turn_ids(mems, ids), [m["text"][:50] for m in mems]
+
+
+def test_a_printed_failure_comes_with_the_call_that_printed_it(tmp_path: Path) -> None:
+    # The refusal "could not read settings" answers "Why couldn't the deploy read the
+    # settings?", but alone it does not say what was run; the call (`./ship.sh --target
+    # prod`) shares no word with the question and was never offered.
+    log = Log()
+    log.user("Ship the release to production.")
+    call = log.call("Bash", command="./ship.sh --target prod", description="Ship it")
+    out = log.result("deploy failed: could not read settings from /srv/app/settings.toml: "
+                     "permission denied")  # fmt: skip
+    log.said("The release is not out yet.")
+    v = _vault(tmp_path, log)
+    mems, ids = _recall(v, "Why couldn't the deploy read the settings?")
+    got = _turn_ids(mems, ids)
+    assert out in got and call in got, [m["text"][:50] for m in mems]
+    assert got.index(call) == got.index(out) + 1, got

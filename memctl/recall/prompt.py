@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -264,7 +264,7 @@ def _turn_queue(
     query: str,
     qweight: dict[str, float],
     full: float,
-    openings: list[tuple[str, float, str]] = [],  # noqa: B006 - read, never changed
+    openings: Sequence[tuple[str, float, str]] = (),
 ) -> tuple[list[Queued], list[Queued]]:
     """The turns to offer, best first: what people said, then tool output.
 
@@ -334,10 +334,7 @@ def _turn_queue(
     output.sort(key=lambda q: (-q[1], q[0]))
     if output and turns.asks_why_failed(query):
         # the failure as printed is evidence for why it failed: offered after everything
-        # people said, so it only takes room their explanation left; but the run that
-        # answers better than anything said (nobody explained it, or others only talked
-        # about the same tests) comes right after the best explanation, before weaker talk
-        # from other sessions takes its room
+        # people said (room is held for it when it answers best: _failure_room)
         return conv + output, []
     return conv, output
 
@@ -674,15 +671,14 @@ def recall(
                 kept_turn_refs.append((ref, when))
                 per_session[session] += 1
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
-        if reason is None and tm is not None and turns.is_output(tm_role(ref, hit), tm.text):
+        if reason is not None or tm is None:
+            return
+        role = hit.role if hit is not None else r.turn_role(ref)
+        call = r.call_of(ref) if turns.is_output(role, tm.text) else None
+        if call is not None and call not in shown:
             # output alone does not say what printed it: the call that ran it, right after
-            call = r.call_of(ref)
-            if call is not None and call not in shown:
-                shown.add(call)
-                try_turn(call, score * (1 - 1e-3), f"ran what {ref} printed", None, False)
-
-    def tm_role(ref: str, hit: Hit | None) -> str | None:
-        return hit.role if hit is not None else r.turn_role(ref)
+            shown.add(call)
+            try_turn(call, score * (1 - 1e-3), f"ran what {ref} printed", None, False)
 
     def rival(at: int, session: str) -> float:
         """The best turn still to come from another session the cap lets in."""
