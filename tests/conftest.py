@@ -140,28 +140,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
-def _services_under(base: str) -> list[int]:
-    """Pids of live `memctl ... serve` processes for a vault below `base`."""
-    from pathlib import Path
-
-    proc = Path("/proc")
-    found: list[int] = []
-    want = os.fsencode(base)
-    for d in proc.iterdir() if proc.is_dir() else ():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-            state = (d / "stat").read_text(encoding="ascii", errors="replace")
-        except OSError:
-            continue
-        if state.rsplit(")", 1)[-1].split()[:1] == ["Z"]:
-            continue  # exited, waiting for its parent
-        if b"serve" in argv and b"memctl" in argv and any(a.startswith(want) for a in argv):
-            found.append(int(d.name))
-    return found
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """No test may leave a resident `memctl serve` behind: one would linger its 15 idle
     minutes after the suite (a test that undid the suite's MEMCTL_SERVE=0 left three). Run
@@ -170,6 +148,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import contextlib
     import signal
     import time
+
+    from util import serve_pids
 
     if hasattr(session.config, "workerinput"):
         return  # an xdist worker: the controller looks once all are done
@@ -181,7 +161,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not base:
         return
     ends = time.monotonic() + 5.0  # one being stopped by its test's cleanup may still exit
-    while (left := _services_under(base)) and time.monotonic() < ends:
+    while (left := serve_pids(base, below=True)) and time.monotonic() < ends:
         time.sleep(0.1)
     if not left:
         return

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from gitutil import run_git
 from test_forget import DANA, PRIYA, jsonl
-from util import init_vault, memctl, ok
+from util import init_vault, memctl, ok, serve_pids
 
 from memctl.faces.serve import wire
 
@@ -82,23 +82,7 @@ def _end(proc: subprocess.Popen) -> None:
 
 
 def _servers(root: Path) -> list[int]:
-    """Pids of the `memctl ... serve` processes for this vault."""
-    found = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"serve" in argv and os.fsencode(str(root)) in argv:
-            try:
-                if (d / "stat").read_text().split()[2] == "Z":
-                    continue  # exited, not yet reaped by its parent
-            except OSError:
-                continue
-            found.append(int(d.name))
-    return found
+    return serve_pids(root)
 
 
 def _stop_all(root: Path) -> None:

@@ -354,3 +354,27 @@ def ctrl_c_stops() -> None:
     background by a shell (`pytest ... &`) inherits SIGINT ignored, Python then installs no
     KeyboardInterrupt, and Ctrl-C would never reach the command under test."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def serve_pids(path: str | Path, *, below: bool = False) -> list[int]:
+    """Pids of the live `memctl ... serve` processes for the vault at `path`, or with
+    `below`, for any vault under that folder."""
+    want = os.fsencode(str(path))
+    prefix = want.rstrip(b"/") + b"/"
+    found: list[int] = []
+    proc = Path("/proc")
+    for d in proc.iterdir() if proc.is_dir() else ():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            state = (d / "stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        if state.rsplit(")", 1)[-1].split()[:1] == ["Z"]:
+            continue  # exited, not yet reaped by its parent
+        if b"serve" not in argv:
+            continue
+        if any(a.startswith(prefix) if below else a == want for a in argv):
+            found.append(int(d.name))
+    return found
