@@ -414,8 +414,10 @@ class Journal:
                 ignore.write_text("*\n", encoding="utf-8")
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         self.dir = Path(tempfile.mkdtemp(prefix=f"{stamp}-{os.getpid()}-", dir=base))
+        # the header is written under another name and the log renamed into place: a kill
+        # right after the log appeared left it empty, naming no command for recovery
         self._log: int | None = os.open(
-            self.dir / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+            self.dir / "log.new", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
         )
         self._n = 0
         self._linked = False  # a link made since the last sync of the folder
@@ -428,6 +430,7 @@ class Journal:
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
         )
+        (self.dir / "log.new").rename(self.dir / "log")  # the open descriptor follows it
         # durable where recovery looks: the log in its folder, the folder in journal/
         sync_dir(self.dir)
         sync_dir(base)
