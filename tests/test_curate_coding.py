@@ -406,3 +406,23 @@ def test_a_request_after_a_paste_does_not_point_at_the_sentence_before_it() -> N
     said = {(r.kind, r.text) for r in requests.read(_one_prompt(turn), "Dana")}
     assert ("request", "Dana asked Claude to find out why.") in said, said
     assert not any("find out why Dana" in t for _, t in said), said
+
+
+def test_a_cut_claim_leaves_no_parenthesis_open() -> None:
+    """A claim over the length cap is cut where a clause ends; a cut inside a parenthesis
+    ("(EnterPlanMode, when the harness ...") reads as garbled as a word cut in two, and a
+    quoted sentence with no clause end outside its brackets is cut before them."""
+    text = (
+        "Research the export format (CSV, JSON, Parquet, each with its own header rules, "
+        "quoting rules, date formats and the encodings that the accounting team asked for "
+        "over the years, including the odd ones from the Lisbon office) and write it down."
+    )
+    cut = findings.short(text)
+    assert cut.count("(") <= cut.count(")"), cut
+    assert len(cut) <= findings.MAX_CLAIM
+    said = ('Dana said: "Pretend we have three exports (say, first would be "csv for the bank", '
+            'second would be "json for the shop", while the last would be "parquet for the '
+            'warehouse team that wants it nightly and compressed")"')  # fmt: skip
+    cut = findings.short(said)
+    assert len(cut) <= findings.MAX_CLAIM and cut.count("(") <= cut.count(")"), cut
+    assert cut.startswith('Dana said: "Pretend we have three exports') and cut.endswith('…"')

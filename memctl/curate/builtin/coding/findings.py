@@ -358,12 +358,24 @@ def short(text: str, limit: int = MAX_CLAIM) -> str:
     best = 0
     for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\((?=[^)]*$)", text[: limit + 1]):
         cut = m.start()
-        if text[:cut].count("`") % 2 == 0 and text[:cut].count('"') % 2 == 0 and cut >= 40:
+        if _whole(text[:cut]) and cut >= 40:
             best = cut
     if not best:
-        m = re.search(r"[,;:]\s|\s[—–-]\s", text)
-        best = m.start() if m and text[: m.start()].count("`") % 2 == 0 else len(text)
+        m = next((m for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\(", text)
+                  if _whole(text[: m.start()])), None)  # fmt: skip
+        best = m.start() if m else len(text)
     return text[:best].rstrip(" ,;:—–-")
+
+
+def _whole(head: str) -> bool:
+    """Does a cut after `head` leave no code span, quote or parenthesis open? "(EnterPlanMode,
+    when the harness forces plan-first." reads as garbled as a word cut in two."""
+    return (
+        head.count("`") % 2 == 0
+        and head.count('"') % 2 == 0
+        and head.count("(") <= head.count(")")
+        and head.count("[") <= head.count("]")
+    )
 
 
 def _closing_turns(session: Coding) -> set[int]:
