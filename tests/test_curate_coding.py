@@ -408,6 +408,104 @@ def test_a_request_after_a_paste_does_not_point_at_the_sentence_before_it() -> N
     assert not any("find out why Dana" in t for _, t in said), said
 
 
+def _subagent_transcript(folder: Path, brief: str) -> Path:
+    """A parent session and one sub-agent it spawned, as Claude Code lays them out on disk:
+    `<session>.jsonl` and `<session>/subagents/agent-<id>.jsonl`."""
+    import json
+
+    sid = "6c2d1f4e-8b3a-4d9e-a011-3b4c5d6e7f80"
+    base = {"cwd": "/home/dana/src/ledger", "sessionId": sid, "version": "2.0.14",
+            "gitBranch": "main"}  # fmt: skip
+
+    def row(n: int, kind: str, content: object, side: bool, **more: object) -> str:
+        return json.dumps({
+            **base, "parentUuid": f"00000000-0000-4000-9000-{n - 1:012d}" if n > 1 else None,
+            "isSidechain": side, "type": kind, "uuid": f"00000000-0000-4000-9000-{n:012d}",
+            "timestamp": f"2026-05-04T10:{n:02d}:00.000Z",
+            "message": {"role": kind, "content": content, **more},
+        })  # fmt: skip
+
+    model = {"model": "claude-sonnet-4-5"}
+    (folder / f"{sid}.jsonl").write_text("\n".join([
+        row(1, "user", "Get a helper to move the invoice export onto the tax table.", False),
+        row(2, "assistant", [{"type": "text", "text": "Spawning a helper for that."}], False,
+            **model),
+    ]) + "\n", "utf-8")  # fmt: skip
+    sub = folder / sid / "subagents"
+    sub.mkdir(parents=True)
+    call = {"type": "tool_use", "id": "c1", "name": "Bash",
+            "input": {"command": 'git commit -am "export: read tax_rates"'}}  # fmt: skip
+    result = {"type": "tool_result", "tool_use_id": "c1",
+              "content": "[main 4f3e2d1] export: read tax_rates\n 1 file changed"}  # fmt: skip
+    (sub / "agent-b7c8d9.jsonl").write_text("\n".join([
+        row(1, "user", brief, True),
+        row(2, "assistant", [call], True, **model),
+        row(3, "user", [result], True),
+        row(4, "assistant", [{"type": "text", "text": "Committed 4f3e2d1."}], True, **model),
+    ]) + "\n", "utf-8")  # fmt: skip
+    return folder
+
+
+def _goal_lines(root: Path, slug: str) -> list[str]:
+    notes = [p for p in (root / "sessions").glob(f"*{slug}*.md")]
+    assert len(notes) == 1, sorted(p.name for p in (root / "sessions").iterdir())
+    body = notes[0].read_text("utf-8")
+    goal = body.split("## Goal", 1)[1].split("\n## ", 1)[0] if "## Goal" in body else ""
+    return [line for line in goal.splitlines() if line.startswith("- ")]
+
+
+def test_a_subagents_goal_is_the_task_its_brief_sets(tmp_path: Path) -> None:
+    """A sub-agent's transcript opens with the brief the spawning agent wrote: no person's
+    request, but the only place that says what the sub-agent's work was for. Its session
+    note's goal is the task the brief sets (the first sentence of its task section, not the
+    role or the context before it), in the brief's words, cited as observed; nothing else
+    in the brief (its rules for that sub-agent) becomes anyone's instruction."""
+    brief = (
+        "You are **mina**, a helper for the ledger repo.\n\n"
+        "The repo keeps invoices in `ledger/` and the old rates in a YAML file.\n\n"
+        "## Your task\n\n"
+        "Move the **invoice export** onto the `tax_rates` table, so that exports stop "
+        "reading the YAML file.\n\n"
+        "## Rules\n\n"
+        "- Never push.\n- Commit once, on main.\n"
+    )
+    (tmp_path / "src").mkdir()
+    src = _subagent_transcript(tmp_path / "src", brief)
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
+    memctl(root, "curate")
+    goal = _goal_lines(root, "you-are-mina")
+    assert goal and goal[0].startswith(
+        "- Task from the parent session: Move the invoice export onto the `tax_rates` table, "
+        "so that exports stop reading the YAML file."
+    ), goal
+    assert "#observed" in goal[0]
+    assert len(goal) == 1
+    notes = [p for p in root.rglob("*.md") if not {".git", "raw"} & set(p.relative_to(root).parts)]
+    assert notes and not [p for p in notes if "Never push" in p.read_text("utf-8")]
+    memctl(root, "verify")
+
+
+def test_a_subagents_brief_without_a_task_section_gives_its_first_sentence(
+    tmp_path: Path,
+) -> None:
+    """A brief of a few plain sentences: the task is its first that is not the role."""
+    (tmp_path / "src").mkdir()
+    src = _subagent_transcript(
+        tmp_path / "src",
+        "You are a reviewer. Check that every invoice total in `ledger/export.py` is rounded "
+        "once. Report what you find.",
+    )
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
+    memctl(root, "curate")
+    goal = _goal_lines(root, "you-are-a-reviewer")
+    assert len(goal) == 1 and goal[0].startswith(
+        "- Task from the parent session: Check that every invoice total in `ledger/export.py` "
+        "is rounded once."
+    ), goal
+
+
 def test_a_cut_claim_leaves_no_parenthesis_open() -> None:
     """A claim over the length cap is cut where a clause ends; a cut inside a parenthesis
     ("(EnterPlanMode, when the harness ...") reads as garbled as a word cut in two, and a

@@ -26,6 +26,7 @@ from memctl.core.lazyre import lazy
 from memctl.core.raw import slugify
 from memctl.curate import Batch, Proposal, Quote
 from memctl.curate.builtin.coding import (
+    brief,
     changes,
     choices,
     commands,
@@ -263,6 +264,16 @@ def extract(
             rule = _STANDING.match(r.quote)
             assert rule is not None
             add("instruct", end(cap(rule.group(0).strip())), r.turn, rule.group(0).strip(), False)
+    if only is None and s.subagent and "sessions" in stores and (got := brief.task(s)):
+        # a sub-agent's goal: the task the agent that spawned it set, in the brief's words
+        text, turn, quote = got
+        if len(text) > findings.MAX_CLAIM:
+            text = end(findings.short(text.rstrip(".")))
+        note, slug = session_note()
+        # observed: what the session shows was asked of it, never a person's statement
+        out.append(Proposal("sessions", note, "Goal", end(text), (Quote(turn, quote),),
+                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
+        kinds.append("goal")
     if only is not None:
         return out
     known = []

@@ -116,6 +116,8 @@ class Coding:
     place: str | None  # the same as the raw header keeps it: never a machine's home path
     branch: str | None
     start: int
+    # a sub-agent's brief: the first prompt the spawning agent wrote it (its task)
+    brief: Human | None = None
 
 
 def is_coding(batch: Batch) -> bool:
@@ -157,10 +159,14 @@ def read(batch: Batch) -> Coding:
     noise: set[int] = set()
     by_id: dict[str, Call] = {}
     said: tuple[int, str] | None = None
+    subagent = bool(src.get("parent_session"))
+    brief: Human | None = None
     for i, m in enumerate(msgs, 1):
         meta = m.meta if isinstance(m.meta, dict) else {}
         if m.role == "user" and meta.get("isSidechain") is True:
             noise.add(i)  # a sub-agent's prompt, inline: the orchestrating agent's words
+            if subagent and brief is None and not texts and not calls:
+                brief = Human(i, prose(m.content), text=m.content)
         elif m.role == "user":
             said = None
             cmd = shell_input(m.content)
@@ -190,14 +196,13 @@ def read(batch: Batch) -> Coding:
                 call.error = meta.get("is_error") is True
                 call.result_turn = i
             _human_in_result(i, m.content, humans, call)
-    subagent = bool(src.get("parent_session"))
     cwd = local_dir(cwd, (c.path for c in calls), Path.home())  # the header's is portable
     if cwd is None:
         cwd = _common_folder([c.path for c in calls if c.path])
         place = portable_dir(cwd, Path.home()) if cwd else None
     return Coding(
         humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, place, branch,
-        batch.start
+        batch.start, brief
     )
 
 
