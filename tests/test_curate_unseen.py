@@ -427,3 +427,30 @@ def test_an_abbreviation_inside_bold_never_cuts_a_sentence(tmp_path: Path) -> No
     claims = everything(learn(tmp_path, s))
     assert not [c for c in claims if "**" in c or re.match(r"^Beads:", c)], claims
     assert any("teammates ship native" in c for c in claims), claims
+
+
+def test_a_sentence_or_list_that_points_at_what_came_before_is_no_claim(tmp_path: Path) -> None:
+    """ "It explains ..." and "This way, with paths like: ..." mean something only beside
+    the words before them, which a reader of the note never sees; the finding that names
+    its subject (here the end state) stays."""
+    s = Session()
+    s.user("Pick the shallowest config file when several match, can you fix `find_config`?")
+    s.read("src/conf/find.py", "class ConfigLoader:\n    fallback = HOME\n\n"
+           "def find_config(paths):\n    return paths[0]")  # fmt: skip
+    s.say("`find_config()` in `src/conf/find.py` returns the first path it is given, "
+          "whatever its depth.")  # fmt: skip
+    s.say("It explains the `ConfigLoader` fallback in `src/conf/find.py` as a two-step "
+          "lookup that reads the home folder last.")  # fmt: skip
+    s.edit("src/conf/find.py", "return paths[0]",
+           "return min(paths, key=lambda p: len(Path(p).parts))")  # fmt: skip
+    s.bash("uv run pytest tests/test_find.py", "4 passed in 0.2s")
+    s.say("Done. `find_config()` now picks the least nested path.\n\n"
+          "This way, if you have paths like:\n"
+          "- `/srv/app/conf/local.toml` (4 parts)\n"
+          "- `/srv/app/app.toml` (3 parts)\n"
+          "- `/srv/app/deep/nested/conf/x.toml` (6 parts)\n")  # fmt: skip
+    claims = everything(learn(tmp_path, s))
+    text = "\n".join(claims)
+    assert "It explains" not in text and "ConfigLoader" not in text, claims
+    assert "This way" not in text and "/srv/app/app.toml" not in text, claims
+    assert any("now picks the least nested path" in c for c in claims), claims

@@ -175,13 +175,14 @@ def topic_words(topic: str) -> frozenset[str]:
 
 # A subject that points outside its sentence: a bare pronoun ("It fails on CI", "These don't
 # pass") or "that/these/those" before a noun ("That content is wrong"). "This" before a noun
-# is the thing at hand ("This project uses pnpm"); before a verb it points back too.
+# is the thing at hand ("This project uses pnpm"); before a verb it points back too, and
+# "this way, ..." is the way just described.
 _POINTS_OUTSIDE = re_(
     r"^(?:(?:it|they|he|she|them|its|their|his|her)(?:['’](?:s|re|ll|d|ve))?(?![\w'’-])|"
     r"(?:that|these|those)(?:['’](?:s|re|ll|d|ve))?(?![\w'’-])|"
     r"this(?:['’]s)?(?= (?:is|was|has|does|doesn['’]t|isn['’]t|wasn['’]t|will|won['’]t|would|"
     r"should|can|can['’]t|could|might|must|fails?|breaks?|works?|needs?|seems?|looks?|"
-    r"happens?)\b)|this(?:['’]s)?[.!]?$)",
+    r"happens?)\b)|this(?:['’]s)?[.!]?$|(?:this|that) way\b)",
     flags=re.I,
 )
 

@@ -16,7 +16,7 @@ from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.markup import has_markup, is_log_line
 from memctl.curate.builtin.coding.structure import Coding
 from memctl.curate.builtin.lexicon import COMMON_VERBS, table
-from memctl.curate.builtin.sentences import abbreviation, inside_span
+from memctl.curate.builtin.sentences import abbreviation, inside_span, points_outside
 
 _SPLIT = lazy(r"(?<=[.!?])\s+(?=[A-Z`*\"(])")
 # A list item: a bullet, a number, or a check mark an agent's report opens its points with.
@@ -218,6 +218,8 @@ def read(session: Coding) -> list[Found]:
                 continue  # about nothing the session's tools touched: opinion, not a finding
             if re.match(r"^(?:I|We|You)\b", clean) or _SELF.search(clean):
                 continue  # the agent about itself, not about the code
+            if points_outside(clean):
+                continue  # "It explains ...", "These don't pass": about what came before
             if _plan(clean) or sentence.rstrip("* ").endswith(":"):
                 continue  # "Update the template to ...": a step it plans, not a finding
             if _STATUS.search(clean) and not _REASON.search(clean):
@@ -329,6 +331,8 @@ def summary_points(turn: int, text: str) -> list[Found]:
         if len(points) < 2 and not (points and len(points[0].split()) >= 6):
             continue
         head = _clean(re.sub(r"^\s*\d+[.)]\s*", "", _HEADING.sub("", lead))).rstrip(":").strip()
+        if points_outside(head):
+            continue  # "This way, with paths like:": an example of what was said before
         if not head or _narration().match(head) or len(head.split()) > 12:
             head = ""
         body = points[0] if len(points[0]) <= MAX_CLAIM else short(points[0])
