@@ -317,6 +317,26 @@ def test_an_amended_commit_replaces_the_one_it_amends(tmp_path: Path) -> None:
     assert any("e081dab" in c for c in claims), claims
 
 
+def test_a_commit_whose_message_git_printed_is_one_too(tmp_path: Path) -> None:
+    """`git commit --amend --no-edit` names no message: git prints it with the new hash.
+    The amend replaces the commit before it, and its line is what the branch holds now,
+    cited to the call that made it and to what git printed."""
+    s = Session()
+    s.user("Write the pricing notes and commit them.")
+    s.write("docs/pricing.md", "# Pricing\n")
+    s.bash("git add docs/pricing.md && git commit -m 'docs: pricing notes'",
+           "[main 3c4d5e6] docs: pricing notes\n 1 file changed")  # fmt: skip
+    s.edit("docs/pricing.md", "# Pricing", "# Pricing (with VAT)")
+    s.bash("git -C /home/dana/src/shop add docs/pricing.md && "
+           "git -C /home/dana/src/shop commit --amend --no-edit",
+           "[main 9a8b7c6] docs: pricing notes\n Date: Mon May 4 10:00:00 2026\n"
+           " 1 file changed")  # fmt: skip
+    claims = everything(learn(tmp_path, s))
+    assert not any("3c4d5e6" in c for c in claims), claims
+    assert any(c.startswith("Committed 9a8b7c6 on main: docs: pricing notes") for c in claims), \
+        claims
+
+
 def test_how_the_code_was_before_the_session_changed_it_is_no_project_fact(
     tmp_path: Path,
 ) -> None:

@@ -15,7 +15,9 @@ from memctl.curate.builtin.lexicon import table
 
 _EDITS = ("Edit", "MultiEdit", "Write", "NotebookEdit", "str_replace_based_edit_tool")
 _COMMIT_OUT = lazy(
-    r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\]", re.M
+    r"^\[(?P<branch>[^\s\]]+)(?: \(root-commit\))? (?P<hash>[0-9a-f]{7,40})\]"
+    r"(?: (?P<subject>[^\n]*\S))?",
+    re.M,
 )
 _HEREDOC = lazy(r"<<\s*['\"]?(?P<tag>\w+)['\"]?\s*\n(?P<body>.*?)\n\s*(?P=tag)\b", re.S)
 _INTENT = lazy(
@@ -158,11 +160,22 @@ def _git(c: Call) -> list[Change]:
     if re.search(r"\bgit\b[^|;&\n]*\bcommit\b", cmd) and c.result and not c.error:
         out = _COMMIT_OUT.search(c.result)
         msg = _commit_message(cmd)
-        if not msg or not out:
+        if not out:
             return []
-        first = msg.strip().splitlines()[0].strip()
+        also: tuple[tuple[int, str], ...] = ()
+        ran = re.search(r"\bgit\b[^|;&\n]*\bcommit\b[^|;&\n]*", cmd)
+        if msg and msg.strip():
+            first = quote = msg.strip().splitlines()[0].strip()
+        elif out.group("subject") and c.result_turn and ran:
+            # `--amend --no-edit`, `-F file`, an editor: the message is git's to print, and
+            # the commit it made (an amend's new hash) is what the branch holds now; cited
+            # to the call that made it and to the line git printed
+            first, quote = out.group("subject"), ran.group(0).strip()
+            also = ((c.result_turn, out.group(0)),)
+        else:
+            return []
         text = f"Committed {out.group('hash')[:10]} on {out.group('branch')}: {first}"
-        return [Change("commit", _end(text), c.turn, first)]
+        return [Change("commit", _end(text), c.turn, quote, also)]
     m = re.search(r"\bgit merge\b(?P<args>[^|;&\n]*)", cmd)
     if m and c.result is not None and not c.error:
         msg = _commit_message(cmd)
