@@ -28,6 +28,13 @@ _ENV_KEY = lazy(r"^(?P<k>[A-Z][A-Z0-9_]{2,})=", re.M)
 _FENCE = lazy(r"```[\w-]*\n(?P<body>.*?)```", re.S)
 _ENV_EXAMPLE = lazy(r"^\.env\.(?:example|sample|template|dist)$")
 MAX_KEYS = 6
+# a GitHub Actions workflow: where its jobs run, and the versions its matrix tests
+_WORKFLOW = lazy(r"(?:^|/)\.github/workflows/[^/]+\.ya?ml$")
+_RUNS_ON = lazy(r"^[ \t]*runs-on:[ \t]*(?P<v>[\w.-]+)[ \t]*$", re.M)
+_MATRIX = lazy(
+    r"^[ \t]*(?P<k>python|node)-version:[ \t]*\[(?P<v>[^\]\n]+)\][ \t]*$", re.M
+)
+_LANG = {"python": "Python", "node": "Node.js"}
 
 
 @dataclass
@@ -95,13 +102,18 @@ def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
     deploy = _table("coding_deploy")
     out: list[Fact] = []
     said: set[str] = set()
+    ci: dict[str, Fact] = {}  # a workflow's last write that says where it runs
     for c in calls:
         text = written(c)
         if not text:
             continue
         name = _name(c.path)
         where = rel.get(c.path, name)
-        if name in deploy and f"deploy:{name}" not in said:
+        if _WORKFLOW.search(where):
+            got = _workflow(c, text, where)
+            if got is not None:
+                ci[where] = got
+        elif name in deploy and f"deploy:{name}" not in said:
             said.add(f"deploy:{name}")
             out.append(Fact("environment", f"Deploys to {deploy[name]} (`{where}`).",
                             ((c.turn, c.path),)))  # fmt: skip
@@ -123,4 +135,23 @@ def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
                     out.append(Fact("command", f"Dependencies install with `{cmd}` (as `{where}` "
                                     "says).", ((c.turn, cmd), (c.turn, c.path))))  # fmt: skip
                     break
-    return out
+    return out + list(ci.values())[:1]
+
+
+def _workflow(c: Call, text: str, where: str) -> Fact | None:
+    """ "CI (`.github/workflows/ci.yml`) runs on `ubuntu-latest` with Python 3.12 and
+    3.13.": the runner and the matrix of the workflow as written, each line quoted."""
+    runs = _RUNS_ON.search(text)
+    if runs is None:
+        return None
+    cites = [(c.turn, c.path), (c.turn, runs.group(0).strip())]
+    said = f"CI (`{where}`) runs on `{runs.group('v')}`"
+    m = _MATRIX.search(text)
+    if m is not None:
+        versions = [v.strip().strip("'\"") for v in m.group("v").split(",") if v.strip()]
+        if versions and all(re.fullmatch(r"[\w.]+", v) for v in versions):
+            listed = versions[0] if len(versions) == 1 else (
+                ", ".join(versions[:-1]) + f" and {versions[-1]}")  # fmt: skip
+            said += f" with {_LANG[m.group('k')]} {listed}"
+            cites.append((c.turn, m.group(0).strip()))
+    return Fact("environment", f"{said}.", tuple(cites))
