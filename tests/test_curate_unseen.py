@@ -140,8 +140,9 @@ def test_the_files_the_session_wrote_say_what_the_project_is(tmp_path: Path) -> 
 
 
 def test_a_ci_workflow_the_session_wrote_says_where_ci_runs(tmp_path: Path) -> None:
-    """A workflow the agent wrote is where CI runs and what it tests on: the runner and
-    the matrix as its last write has them, each line quoted from the write."""
+    """A workflow the agent wrote says where CI runs, what it tests on and what starts it,
+    as the session left the file (its write, then each edit applied), each line quoted
+    from the write that put it there."""
     s = Session(cwd="/home/dana/src/landing")
     s.user("Add a GitHub Action that runs the tests on every push.")
     s.write(".github/workflows/test.yml", "name: test\non: [push]\njobs:\n  unit:\n"
@@ -151,11 +152,16 @@ def test_a_ci_workflow_the_session_wrote_says_where_ci_runs(tmp_path: Path) -> N
     s.edit(".github/workflows/test.yml", "runs-on: ubuntu-22.04\n    strategy:\n      matrix:\n"
            "        node-version: [18, 20]", "runs-on: ubuntu-24.04\n    strategy:\n"
            "      matrix:\n        node-version: [20, 22]")  # fmt: skip
+    s.user("Only for the release branch, and on pull requests.")
+    s.edit(".github/workflows/test.yml", "on: [push]",
+           "on:\n  push:\n    branches: [release]\n  pull_request:")  # fmt: skip
     notes = learn(tmp_path, s)
     project = [c for n, cs in notes.items() if n.startswith("projects/") for c in cs]
     assert "CI (`.github/workflows/test.yml`) runs on `ubuntu-24.04` with Node.js 20 and 22." \
         in project, project
-    assert not any("ubuntu-22.04" in c for c in project), project
+    assert "CI (`.github/workflows/test.yml`) runs on pushes to release and on every pull " \
+        "request." in project, project
+    assert not any("ubuntu-22.04" in c or "every push" in c for c in project), project
 
 
 def test_a_refusal_with_a_reason_is_a_preference_and_answers_are_the_persons_words(

@@ -35,6 +35,7 @@ _MATRIX = lazy(
     r"^[ \t]*(?P<k>python|node)-version:[ \t]*\[(?P<v>[^\]\n]+)\][ \t]*$", re.M
 )
 _LANG = {"python": "Python", "node": "Node.js"}
+_ON_BLOCK = lazy(r"^['\"]?on['\"]?:", re.M)
 
 
 @dataclass
@@ -102,7 +103,7 @@ def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
     deploy = _table("coding_deploy")
     out: list[Fact] = []
     said: set[str] = set()
-    ci: dict[str, Fact] = {}  # a workflow's last write that says where it runs
+    workflows: dict[str, list[Call]] = {}  # each workflow's writes, in order
     for c in calls:
         text = written(c)
         if not text:
@@ -110,9 +111,7 @@ def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
         name = _name(c.path)
         where = rel.get(c.path, name)
         if _WORKFLOW.search(where):
-            got = _workflow(c, text, where)
-            if got is not None:
-                ci[where] = got
+            workflows.setdefault(where, []).append(c)
         elif name in deploy and f"deploy:{name}" not in said:
             said.add(f"deploy:{name}")
             out.append(Fact("environment", f"Deploys to {deploy[name]} (`{where}`).",
@@ -135,23 +134,110 @@ def facts(calls: list[Call], rel: dict[str, str]) -> list[Fact]:
                     out.append(Fact("command", f"Dependencies install with `{cmd}` (as `{where}` "
                                     "says).", ((c.turn, cmd), (c.turn, c.path))))  # fmt: skip
                     break
-    return out + list(ci.values())[:1]
+    for where, writes in list(workflows.items())[:1]:
+        out += _workflow(writes, where)
+    return out
 
 
-def _workflow(c: Call, text: str, where: str) -> Fact | None:
-    """ "CI (`.github/workflows/ci.yml`) runs on `ubuntu-latest` with Python 3.12 and
-    3.13.": the runner and the matrix of the workflow as written, each line quoted."""
+def left(writes: list[Call]) -> str:
+    """A file's text as the session left it: its last whole write, then each edit after it
+    applied in order (an edit whose old text is not there is a write this cannot follow:
+    what it wrote is all that is known of the file then)."""
+    text = ""
+    for c in writes:
+        if c.name == "Write" or ("content" in c.input and c.name != "MultiEdit"):
+            text = written(c)
+            continue
+        edits = c.input.get("edits") if c.name == "MultiEdit" else [c.input]
+        for e in edits if isinstance(edits, list) else []:
+            if not isinstance(e, dict):
+                continue
+            old = e.get("old_string") or e.get("old_str") or ""
+            new = e.get("new_string") or e.get("new_str") or ""
+            if not isinstance(old, str) or not isinstance(new, str):
+                continue
+            if old and old in text:
+                text = text.replace(old, new) if e.get("replace_all") else (
+                    text.replace(old, new, 1))  # fmt: skip
+            else:
+                text = new
+    return text
+
+
+def _workflow(writes: list[Call], where: str) -> list[Fact]:
+    """Where a GitHub Actions workflow runs ("CI (`.github/workflows/ci.yml`) runs on
+    `ubuntu-latest` with Python 3.12 and 3.13.") and on what ("... runs on every push and
+    on pull requests to main."), from the file as the session left it; each line quoted
+    from the last write that put it there."""
+    text = left(writes)
+    last = writes[-1]
+
+    def cite(line: str) -> tuple[int, str]:
+        by = next((c for c in reversed(writes) if line in written(c)), last)
+        return by.turn, line
+
+    out: list[Fact] = []
     runs = _RUNS_ON.search(text)
-    if runs is None:
+    if runs is not None:
+        cites = [(last.turn, last.path), cite(runs.group(0).strip())]
+        said = f"CI (`{where}`) runs on `{runs.group('v')}`"
+        m = _MATRIX.search(text)
+        if m is not None:
+            versions = [v.strip().strip("'\"") for v in m.group("v").split(",") if v.strip()]
+            if versions and all(re.fullmatch(r"[\w.]+", v) for v in versions):
+                said += f" with {_LANG[m.group('k')]} {_listed(versions)}"
+                cites.append(cite(m.group(0).strip()))
+        out.append(Fact("environment", f"{said}.", tuple(cites)))
+    on = _triggers(text)
+    if on is not None:
+        said, line = on
+        out.append(Fact("environment", f"CI (`{where}`) runs on {said}.",
+                        ((last.turn, last.path), cite(line))))  # fmt: skip
+    return out
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+_EVENTS = {"push": ("every push", "pushes to"), "pull_request": ("every pull request",
+           "pull requests to"), "schedule": ("a schedule", ""),
+           "workflow_dispatch": ("a manual run", "")}  # fmt: skip
+
+
+def _triggers(text: str) -> tuple[str, str] | None:
+    """What starts the workflow, in words, and a line of its `on:` block (at least
+    MIN_QUOTE_CHARS long) to quote; None when the file does not parse or says nothing
+    this can put in words."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
         return None
-    cites = [(c.turn, c.path), (c.turn, runs.group(0).strip())]
-    said = f"CI (`{where}`) runs on `{runs.group('v')}`"
-    m = _MATRIX.search(text)
-    if m is not None:
-        versions = [v.strip().strip("'\"") for v in m.group("v").split(",") if v.strip()]
-        if versions and all(re.fullmatch(r"[\w.]+", v) for v in versions):
-            listed = versions[0] if len(versions) == 1 else (
-                ", ".join(versions[:-1]) + f" and {versions[-1]}")  # fmt: skip
-            said += f" with {_LANG[m.group('k')]} {listed}"
-            cites.append((c.turn, m.group(0).strip()))
-    return Fact("environment", f"{said}.", tuple(cites))
+    if not isinstance(doc, dict):
+        return None
+    on = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` key as true
+    if isinstance(on, str):
+        on = {on: None}
+    elif isinstance(on, list):
+        on = {str(e): None for e in on}
+    if not isinstance(on, dict):
+        return None
+    parts = []
+    for event, (every, to) in _EVENTS.items():
+        if event not in on:
+            continue
+        cfg = on[event]
+        branches = cfg.get("branches") if isinstance(cfg, dict) else None
+        names = [str(b) for b in branches] if isinstance(branches, list) else []
+        parts.append(f"{to} {_listed(names)}" if names and to else every)
+    if not parts:
+        return None
+    at = _ON_BLOCK.search(text)
+    block = text[at.start() :] if at is not None else ""
+    lines = [ln.strip() for ln in block.splitlines()[:12] if len(ln.strip()) >= 8]
+    line = next((ln for ln in lines if any(e in ln for e in _EVENTS)), None)
+    if line is None:
+        return None
+    return " and on ".join(parts), line
