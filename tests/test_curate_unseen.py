@@ -499,3 +499,30 @@ def test_a_sentence_or_list_that_points_at_what_came_before_is_no_claim(tmp_path
     assert "It explains" not in text and "ConfigLoader" not in text, claims
     assert "This way" not in text and "/srv/app/app.toml" not in text, claims
     assert any("now picks the least nested path" in c for c in claims), claims
+
+
+def test_a_session_whose_last_test_run_failed_says_so(tmp_path: Path) -> None:
+    """How the session left its tests is the next session's starting point: a last test
+    run that failed (the person's own `!cmd` here) is a problem line with its counts, cited
+    to the run and to what it printed; a failure a later run fixed is not."""
+    s = Session()
+    s.user("Make `round_total` round half up instead of to even.")
+    s.edit("src/money.py", "return round(x, 2)", "return float(Decimal(x).quantize(CENT))")
+    s.bash("uv run pytest tests/test_money.py", "===== 2 failed, 9 passed in 0.21s =====",
+           error=True)  # fmt: skip
+    s.edit("src/money.py", "Decimal(x)", "Decimal(str(x))")
+    s.bash("uv run pytest tests/test_money.py", "===== 11 passed in 0.19s =====")
+    s.say("Rounding is fixed; all 11 money tests pass.")
+    s.user("now change `split_bill` to give the remainder cent to the first payer")
+    s.edit("src/money.py", "shares = [cent] * n", "shares = [cent] * n\n    shares[0] += rest")
+    s.user("<bash-input>uv run pytest tests</bash-input>")
+    s.user("<bash-stdout>collected 40 items\n\ntests/test_split.py FF.....\n\n"
+           "FAILED tests/test_split.py::test_three_way - assert 33 == 34\n"
+           "FAILED tests/test_split.py::test_rest - assert 0 == 1\n"
+           "======== 2 failed, 38 passed in 1.02s ========</bash-stdout>"
+           "<bash-stderr></bash-stderr>")  # fmt: skip
+    claims = everything(learn(tmp_path, s))
+    failed = [c for c in claims if c.startswith("The session's last test run")]
+    assert failed == ["The session's last test run, `uv run pytest tests`, failed: 2 failed, "
+                      "38 passed in 1.02s."], claims  # fmt: skip
+    assert not any("9 passed" in c for c in claims), claims

@@ -34,6 +34,7 @@ from memctl.curate.builtin.coding import (
     findings,
     onepoint,
     requests,
+    runs,
     shape,
 )
 from memctl.curate.builtin.coding.project import (
@@ -304,6 +305,14 @@ def extract(
             (turn, quote), *more = sh.cites
             cites = (Quote(t, q) for t, q in more)
             add(sh.kind, sh.text, turn, quote, True, *cites, replaces=sh.replaces, action="update")
+    failed = runs.last_failed(s)
+    if failed is not None and "sessions" in stores:
+        # how the session left its tests: observed, cited to the run and to what it printed
+        note, slug = session_note()
+        out.append(Proposal("sessions", note, "Problems", failed.text,
+                            (Quote(*failed.run), Quote(*failed.output)),
+                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
+        kinds.append("problem")
     for ch in choices.read(s, user):
         if ch.turn in overruled:
             continue

@@ -113,7 +113,9 @@ def read(session: Coding, known: list[str] | None = None) -> list[Command]:
         for c in session.calls
         if c.name == "Bash" and c.command
     ]
-    runs += [(s.turn, s.command, True, None) for s in session.shells]
+    # the person's own `!cmd`: what it printed says whether it worked, when the harness kept it
+    runs += [(s.turn, s.command, s.output is None or succeeded(True, False, s.output), s.output)
+             for s in session.shells]  # fmt: skip
     cands: dict[str, list[tuple[int, str]]] = {}  # kind -> (turn, command) that succeeded
     uses: dict[str, list[int]] = {}
     for turn, command, ok, result in sorted(runs, key=lambda r: r[0]):

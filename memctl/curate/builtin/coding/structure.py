@@ -27,6 +27,8 @@ _REJECTED = lazy(
     re.S,
 )
 _ANSWERED = lazy(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
+# what the harness's shell printed for the person's `!cmd`, in the turn after it
+_SHELL_OUT = lazy(r"^\s*<bash-(?:stdout|stderr)>")
 _FAILED_OUTPUT = lazy(
     r"command not found|No such file or directory|not recognized as|Unknown command|"
     r"unrecognized arguments|error: unexpected argument|ModuleNotFoundError|"
@@ -99,6 +101,8 @@ class Shell:
 
     turn: int
     command: str
+    output: str | None = None  # what it printed (`<bash-stdout>`), the turn after it
+    output_turn: int | None = None
 
 
 @dataclass
@@ -172,6 +176,8 @@ def read(batch: Batch) -> Coding:
             cmd = shell_input(m.content)
             if cmd:
                 shells.append(Shell(i, cmd))
+            elif shells and shells[-1].turn == i - 1 and _SHELL_OUT.search(m.content):
+                shells[-1].output, shells[-1].output_turn = m.content, i
             sentences = prose(m.content)
             if sentences:
                 humans.append(Human(i, sentences, text=m.content))
