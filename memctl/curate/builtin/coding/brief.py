@@ -21,7 +21,7 @@ from memctl.curate.builtin.coding.structure import Coding
 # a Markdown heading that names the task: "## Your Task (Round 1 of 2)", "## Round 2 task"
 _TASK_HEADING = lazy(r"^#{1,6}\s.*\btasks?\b.*$", re.I | re.M)
 _HEADING = lazy(r"^#{1,6}\s", re.M)
-_ROLE = lazy(r"^(?:you are|you're|you will be|as)\b", re.I)
+_ROLE = lazy(r"^(?:you are|you're|you will be)\b", re.I)
 _LIST_MARK = lazy(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+")
 _EMPHASIS = lazy(r"\*{1,2}(?=\S)(.+?)(?<=\S)\*{1,2}")
 

@@ -36,6 +36,7 @@ _MATRIX = lazy(
 )
 _LANG = {"python": "Python", "node": "Node.js"}
 _ON_BLOCK = lazy(r"^['\"]?on['\"]?:", re.M)
+MAX_WORKFLOW = 100_000  # characters
 
 
 @dataclass
@@ -211,6 +212,8 @@ def _triggers(text: str) -> tuple[str, str] | None:
     this can put in words."""
     import yaml
 
+    if len(text) > MAX_WORKFLOW:
+        return None  # no workflow is this long; a paste that size is not parsed on a save
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
