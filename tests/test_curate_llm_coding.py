@@ -25,7 +25,7 @@ from test_curate_llm import curate_in_process
 from memctl.core import tokens
 from memctl.core.branches import REWOUND_MARK, rewound_text
 from memctl.core.notes import parse_note
-from memctl.core.provenance import citable
+from memctl.core.provenance import by_person, citable
 from memctl.curate.llm import CHUNK_TOKENS, TOOL_RESULT_CHARS
 from memctl.vault import Vault
 
@@ -62,14 +62,16 @@ def _quote(text: str) -> str | None:
 
 def _turn_map(vault: Path) -> dict[str, tuple[str, int, str, str]]:
     """gold uuid -> (raw path, turn number, role, what a claim may quote) for the person's
-    and the agent's lines (an agent's tool calls are quotable: memctl.core.provenance)."""
+    and the agent's lines (an agent's tool calls are quotable: memctl.core.provenance). A
+    user turn the harness filled with a command's output is no one's words: "harness"."""
     v = Vault.open(vault, env={})
     out: dict[str, tuple[str, int, str, str]] = {}
     for s in v.sessions():
         _, messages, _ = v.read_session(s["path"])
         for n, m in enumerate(messages, 1):
             if m.id and m.id not in out and m.role in ("user", "assistant"):
-                out[m.id] = (s["path"], n, m.role, citable(m))
+                role = "harness" if m.role == "user" and not by_person(m) else m.role
+                out[m.id] = (s["path"], n, role, citable(m))
     return out
 
 
@@ -85,7 +87,7 @@ class GoldModel:
             for fact in s["facts"]:
                 hits = [h for u in fact["evidence"] if (h := turns.get(u)) and _quote(h[3])]
                 said = [h for h in hits if h[2] == "user"]
-                seen = [h for h in hits if h[2] == "assistant"]
+                seen = [h for h in hits if h[2] in ("assistant", "harness")]
                 if said:
                     cite, observed = said[0], False
                 elif seen and fact["kind"] in ("project", "problem", "outcome"):

@@ -522,6 +522,10 @@ def test_a_session_whose_last_test_run_failed_says_so(tmp_path: Path) -> None:
            "======== 2 failed, 38 passed in 1.02s ========</bash-stdout>"
            "<bash-stderr></bash-stderr>")  # fmt: skip
     claims = everything(learn(tmp_path, s))
+    # what the run printed is no one's words: the line is what the session shows happened
+    line = next(ln for p in (tmp_path / "v" / "sessions").glob("*.md")
+                for ln in p.read_text("utf-8").splitlines() if "last test run" in ln)  # fmt: skip
+    assert "#observed" in line, line
     failed = [c for c in claims if c.startswith("The session's last test run")]
     assert failed == ["The session's last test run, `uv run pytest tests`, failed: 2 failed, "
                       "38 passed in 1.02s."], claims  # fmt: skip

@@ -45,10 +45,20 @@ _PERSON_IN_RESULT = re.compile(
 )
 
 
+# What a harness writes into a user turn after a command the person ran in it (`!cmd` in
+# Claude Code, a local slash command): the command's output, not the person's words.
+_HARNESS_OUTPUT = re.compile(
+    r"\s*<(?:bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>", re.I
+)
+
+
 def by_person(m: Message) -> bool:
     """Was the turn written by a person? A sub-agent's prompt sits in a user turn, but the
-    agent that spawned it wrote it (Claude Code marks it `isSidechain`)."""
-    return m.role == "user" and not (isinstance(m.meta, dict) and m.meta.get("isSidechain") is True)
+    agent that spawned it wrote it (Claude Code marks it `isSidechain`); the output of a
+    command the person ran in the harness sits in one too, and the command printed it."""
+    if m.role != "user" or (isinstance(m.meta, dict) and m.meta.get("isSidechain") is True):
+        return False
+    return _HARNESS_OUTPUT.match(m.content) is None
 
 
 def person_words(m: Message) -> str:
@@ -202,7 +212,9 @@ def verify_quote(m: Message, quote: str, *, observed: bool = False) -> str | Non
 
     person = by_person(m) or quote_in(quote, person_words(m))
     if not person and not observed:
-        who = m.role if m.role != "user" else "spawning agent"
+        who = m.role if m.role != "user" else (
+            "harness (a command's output)" if _HARNESS_OUTPUT.match(m.content) else
+            "spawning agent")  # fmt: skip
         return f"cites a turn by the {who}; only what people said becomes memory"
     if len(squash(quote)) < MIN_QUOTE_CHARS and not (observed and tool_argument(quote, m)):
         return "quote is too short to support a claim"
