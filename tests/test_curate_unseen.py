@@ -530,3 +530,23 @@ def test_a_session_whose_last_test_run_failed_says_so(tmp_path: Path) -> None:
     assert failed == ["The session's last test run, `uv run pytest tests`, failed: 2 failed, "
                       "38 passed in 1.02s."], claims  # fmt: skip
     assert not any("9 passed" in c for c in claims), claims
+
+
+def test_an_aside_about_the_conversation_is_left_out_of_a_claim(tmp_path: Path) -> None:
+    """ "(as shown by my attempt above)" points at a turn a reader of the note never sees;
+    the point it hangs on stands without it, and an aside about the code stays."""
+    s = Session()
+    s.user("Can the deploy script push to the staging bucket? Check and summarise.")
+    s.bash("./deploy.sh --target staging --dry-run", "error: AccessDenied on s3://stage-web",
+           error=True)  # fmt: skip
+    s.read("deploy.sh", "aws s3 sync dist/ s3://stage-web --profile deploy\n")
+    s.say("Findings:\n"
+          "- Staging upload: needs the `deploy` AWS profile (as shown by my attempt above); "
+          "without it `aws s3 sync` is refused\n"
+          "- Build output: `dist/` is synced whole (static files only)\n"
+          "- Dry run: `./deploy.sh --dry-run` prints the sync plan\n")  # fmt: skip
+    claims = everything(learn(tmp_path, s))
+    text = "\n".join(claims)
+    assert "needs the `deploy` AWS profile" in text, claims
+    assert "attempt above" not in text, claims
+    assert "(static files only)" in text, claims

@@ -170,8 +170,18 @@ def _clean(sentence: str) -> str:
     s = s.replace("**", "")  # half of a pair a cut left behind: emphasis, never words
     s = _interjection().sub("", s)
     s = _LEADIN.sub("", s)
+    s = _ASIDE_BACK.sub("", s)
     s = s.strip(" :-")
     return s[:1].upper() + s[1:] if s else s
+
+
+# "(as shown by my attempt above)", "(see earlier)": an aside about the conversation, which a
+# reader of the note never sees; the point stands without it
+_ASIDE_BACK = lazy(
+    r"\s*\((?=[^()]*\b(?:above|below|earlier|previously|my (?:attempt|test|run|check))\b)"
+    r"[^()]*\)",
+    re.I,
+)
 
 
 def read(session: Coding) -> list[Found]:
