@@ -550,3 +550,20 @@ def test_an_aside_about_the_conversation_is_left_out_of_a_claim(tmp_path: Path) 
     assert "needs the `deploy` AWS profile" in text, claims
     assert "attempt above" not in text, claims
     assert "(static files only)" in text, claims
+
+
+def test_a_bare_ask_after_a_question_keeps_the_question(tmp_path: Path) -> None:
+    """ "Can the importer read gzip files? Check and summarise.": the ask has no object but
+    the question before it, so the goal is both sentences as typed, not "Dana asked Claude to
+    check and summarise."; an ask that names its object stays a third-person request."""
+    s = Session()
+    s.user("Can the importer read gzip files? Check and summarise.")
+    s.read("src/importer.py", "def load(path):\n    return open(path).read()\n")
+    s.say("It cannot: `load()` in `src/importer.py` opens files as plain text.")
+    s.user("Why is CI red? Fix the flaky retry test in `tests/test_net.py` please.")
+    s.edit("tests/test_net.py", "sleep(0.1)", "sleep(0)")
+    claims = everything(learn(tmp_path, s))
+    assert 'Dana said: "Can the importer read gzip files? Check and summarise."' in claims, claims
+    assert not any(c.startswith("Dana asked Claude to check") for c in claims), claims
+    assert any(c.startswith("Dana asked Claude to fix the flaky retry test") for c in claims), \
+        claims

@@ -49,6 +49,8 @@ _LOWER_OPENERS = frozenset(
 )
 _TO_VERB = lazy(r"\b(?:to|should)\s*$", re.I)  # "want to X", "should X": X is a verb
 _CONDITIONAL = lazy(r"^(?:if|when|once|unless|in case)\b", re.I)
+# An ask this short after a question ("check and summarise", "fix it") is about the question.
+_BARE_ASK = 3
 
 
 # A turn that opens by saying the agent got something wrong ("no, CI runs on Postgres").
@@ -132,12 +134,21 @@ def read(session: Coding, user: str) -> list[Said]:
         before: Said | None = None
         # with output pasted in the turn, "why" and "it" are about the paste
         pasted = "```" in h.text or without_pastes(h.text) != h.text
+        question: str | None = None  # the sentence just before, when it was a question
         for whole in h.sentences:
             for s in _split_ask(whole):
                 said = _one(s, h, user, session.agent)
+                asked, question = question, (s.strip() if s.rstrip().endswith("?") else None)
                 if said is None:
                     before = None
                     continue
+                if said.kind == "request" and asked is not None and not pasted:
+                    both = f"{asked} {s.strip()}"
+                    ask = said.text.split(f" {session.agent} to ", 1)[-1]
+                    if len(ask.split()) <= _BARE_ASK and quote_in(both, h.text):
+                        # "Can the deploy push to staging? Check and summarise.": the ask's
+                        # object is the question before it; both as typed, not "asked to check"
+                        said.text, said.quote = end(verbatim(user, both)), both
                 if correcting and said.kind == "state" and not _PERSONAL.match(_bare(s)):
                     said.kind = "gotcha"  # "no, CI runs on Postgres": how the project works
                 if before is not None and said.kind == "request" and not pasted:
