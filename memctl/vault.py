@@ -654,11 +654,13 @@ class Vault(Floor):
         """Do the turns an ingest added to a session hold anything a person said (not the
         agent's turns, not tool output pasted in by the harness)? What the Stop hook asks
         before telling the person that curating a save kept nothing."""
+        from memctl.core.provenance import by_person
         from memctl.recall.turns import is_output
 
         _, messages, _ = self.read_session(change.path)
         new = messages[len(messages) - change.turns_added :] if change.turns_added else []
-        return any(m.role == "user" and m.content.strip() and not is_output(m.role, m.content)
+        # a person's turn (no sub-agent brief, no command's output), and no slash command
+        return any(by_person(m) and m.content.strip() and not is_output(m.role, m.content)
                    for m in new)  # fmt: skip
 
     def export(self, session: str, fmt: str = "jsonl") -> Iterator[str]:

@@ -164,6 +164,19 @@ def test_a_ci_workflow_the_session_wrote_says_where_ci_runs(tmp_path: Path) -> N
     assert not any("ubuntu-22.04" in c or "every push" in c for c in project), project
 
 
+def test_a_workflow_that_does_not_parse_still_says_where_it_runs(tmp_path: Path) -> None:
+    """Bad YAML the agent wrote is no reason to fail a save: the runner line, read by its
+    own line, stays; what starts the workflow, which needs the file parsed, is not said."""
+    s = Session(cwd="/home/dana/src/landing")
+    s.user("Add a workflow for the tests.")
+    s.write(".github/workflows/test.yml", "name: test\non: [push\njobs:\n  unit:\n"
+            "    runs-on: ubuntu-24.04\n    steps: [\n")  # fmt: skip
+    notes = learn(tmp_path, s)
+    project = [c for n, cs in notes.items() if n.startswith("projects/") for c in cs]
+    assert "CI (`.github/workflows/test.yml`) runs on `ubuntu-24.04`." in project, project
+    assert not any("runs on every" in c or "pushes to" in c for c in project), project
+
+
 def test_a_refusal_with_a_reason_is_a_preference_and_answers_are_the_persons_words(
     tmp_path: Path,
 ) -> None:

@@ -52,13 +52,18 @@ _HARNESS_OUTPUT = re.compile(
 )
 
 
+def harness_output(text: str) -> bool:
+    """Is a user turn's text what the harness printed for a command the person ran?"""
+    return _HARNESS_OUTPUT.match(text) is not None
+
+
 def by_person(m: Message) -> bool:
     """Was the turn written by a person? A sub-agent's prompt sits in a user turn, but the
     agent that spawned it wrote it (Claude Code marks it `isSidechain`); the output of a
     command the person ran in the harness sits in one too, and the command printed it."""
     if m.role != "user" or (isinstance(m.meta, dict) and m.meta.get("isSidechain") is True):
         return False
-    return _HARNESS_OUTPUT.match(m.content) is None
+    return not harness_output(m.content)
 
 
 def person_words(m: Message) -> str:
@@ -213,7 +218,7 @@ def verify_quote(m: Message, quote: str, *, observed: bool = False) -> str | Non
     person = by_person(m) or quote_in(quote, person_words(m))
     if not person and not observed:
         who = m.role if m.role != "user" else (
-            "harness (a command's output)" if _HARNESS_OUTPUT.match(m.content) else
+            "harness (a command's output)" if harness_output(m.content) else
             "spawning agent")  # fmt: skip
         return f"cites a turn by the {who}; only what people said becomes memory"
     if len(squash(quote)) < MIN_QUOTE_CHARS and not (observed and tool_argument(quote, m)):

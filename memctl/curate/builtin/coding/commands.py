@@ -98,6 +98,23 @@ def succeeded(ok: bool, error: bool, result: str | None) -> bool:
     return not _FAILED_RUN.search((result or "")[-3000:])
 
 
+Run = tuple[int, str, bool, str | None, int | None]  # turn, command, ok, output, its turn
+
+
+def runs(session: Coding) -> list[Run]:
+    """Every shell command of the session's new turns, in turn order: the agent's Bash calls
+    and the person's own `!cmd` (whose output, when the harness kept it, says whether it
+    worked; a person's run with no output kept counts as one that worked)."""
+    out: list[Run] = [
+        (c.turn, c.command, succeeded(c.ran(), c.error, c.result), c.result, c.result_turn)
+        for c in session.calls
+        if c.name == "Bash" and c.command and c.turn >= session.start
+    ]
+    out += [(s.turn, s.command, s.output is None or succeeded(True, False, s.output), s.output,
+             s.output_turn) for s in session.shells if s.turn >= session.start]  # fmt: skip
+    return sorted(out, key=lambda r: r[0])
+
+
 def read(session: Coding, known: list[str] | None = None) -> list[Command]:
     """Commands worth a project note line; `known` are the note's lines already there, so a
     tenth session that runs the tests adds nothing unless it runs them a new way, and a
@@ -108,19 +125,9 @@ def read(session: Coding, known: list[str] | None = None) -> list[Command]:
         got = note_command(line)
         if got:
             notes.setdefault(got[0], {})[_key(got[1])] = line
-    runs = [
-        (c.turn, c.command, succeeded(c.ran(), c.error, c.result), c.result)
-        for c in session.calls
-        if c.name == "Bash" and c.command
-    ]
-    # the person's own `!cmd`: what it printed says whether it worked, when the harness kept it
-    runs += [(s.turn, s.command, s.output is None or succeeded(True, False, s.output), s.output)
-             for s in session.shells]  # fmt: skip
     cands: dict[str, list[tuple[int, str]]] = {}  # kind -> (turn, command) that succeeded
     uses: dict[str, list[int]] = {}
-    for turn, command, ok, result in sorted(runs, key=lambda r: r[0]):
-        if turn < session.start:
-            continue
+    for turn, command, ok, result, _ in runs(session):
         found = [(kind_of(p), p) for p in parts(first_line(command))]
         kind, first = next(((k, p) for k, p in found if k), (None, ""))
         if kind is None or not first or "::" in first:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from memctl.core.lazyre import lazy
-from memctl.curate.builtin.coding.commands import kind_of, succeeded
+from memctl.curate.builtin.coding.commands import kind_of, runs
 from memctl.curate.builtin.coding.shell import first_line, parts
 from memctl.curate.builtin.coding.structure import Coding
 
@@ -35,17 +35,8 @@ class Failed:
 
 
 def last_failed(session: Coding) -> Failed | None:
-    runs: list[tuple[int, str, bool, str | None, int | None]] = []
-    for c in session.calls:
-        if c.name == "Bash" and c.command and c.turn >= session.start:
-            runs.append((c.turn, c.command, succeeded(c.ran(), c.error, c.result), c.result,
-                         c.result_turn))  # fmt: skip
-    for sh in session.shells:
-        if sh.turn >= session.start:
-            ok = sh.output is None or succeeded(True, False, sh.output)
-            runs.append((sh.turn, sh.command, ok, sh.output, sh.output_turn))
     tests = []
-    for turn, command, ok, out, out_turn in sorted(runs, key=lambda r: r[0]):
+    for turn, command, ok, out, out_turn in runs(session):
         first = next((p for p in parts(first_line(command)) if kind_of(p) == "test"), None)
         if first is not None:
             tests.append((turn, first, ok, out, out_turn))

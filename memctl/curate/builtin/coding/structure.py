@@ -15,6 +15,7 @@ from typing import Any
 
 from memctl.core.lazyre import lazy
 from memctl.core.model import Message
+from memctl.core.provenance import harness_output
 from memctl.core.raw import local_dir, portable_dir
 from memctl.curate import Batch
 from memctl.curate.builtin.coding.markup import has_markup, is_harness_turn, prose, shell_input
@@ -27,8 +28,6 @@ _REJECTED = lazy(
     re.S,
 )
 _ANSWERED = lazy(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
-# what the harness's shell printed for the person's `!cmd`, in the turn after it
-_SHELL_OUT = lazy(r"^\s*<bash-(?:stdout|stderr)>")
 _FAILED_OUTPUT = lazy(
     r"command not found|No such file or directory|not recognized as|Unknown command|"
     r"unrecognized arguments|error: unexpected argument|ModuleNotFoundError|"
@@ -176,7 +175,8 @@ def read(batch: Batch) -> Coding:
             cmd = shell_input(m.content)
             if cmd:
                 shells.append(Shell(i, cmd))
-            elif shells and shells[-1].turn == i - 1 and _SHELL_OUT.search(m.content):
+            elif shells and shells[-1].turn == i - 1 and harness_output(m.content):
+                # what the harness printed for the person's `!cmd`, in the turn after it
                 shells[-1].output, shells[-1].output_turn = m.content, i
             sentences = prose(m.content)
             if sentences:
