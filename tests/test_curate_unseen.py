@@ -580,3 +580,20 @@ def test_a_bare_ask_after_a_question_keeps_the_question(tmp_path: Path) -> None:
     assert not any(c.startswith("Dana asked Claude to check") for c in claims), claims
     assert any(c.startswith("Dana asked Claude to fix the flaky retry test") for c in claims), \
         claims
+
+
+def test_a_persons_sentence_cut_to_its_preamble_is_no_claim(tmp_path: Path) -> None:
+    """A long sentence whose point sits in an aside ("Pretend we have a list of tasks (say,
+    first ... second ...)") cut where the aside opens says nothing they said: left out,
+    while the request beside it stays."""
+    s = Session()
+    s.user('Pretend we have a list of tasks (say, first would be "research how the billing '
+           'service retries failed card payments", second would be "research how refunds are '
+           'reconciled against the ledger each night", while the last would be "research how '
+           'Stripe webhooks are verified before the order service trusts them"). Hand the '
+           "research to three teammates and have each write a document under docs/research/.")
+    s.write("docs/research/retries.md", "# Retries\n")
+    s.say("The three documents are written under `docs/research/`.")
+    claims = everything(learn(tmp_path, s))
+    assert not any("list of tasks" in c for c in claims), claims
+    assert any("three teammates" in c for c in claims), claims

@@ -63,6 +63,10 @@ _DECIDED = lazy(
     r"^\S+ said: \"(?:(?:let['’]?s|we(?:['’]ll| will)?|i(?:['’]ll| will)?) )?"  # words as typed
 )
 
+# A person's words kept as typed, and how much of them a cut must keep to still say them.
+_SAID = lazy(r'^[^"]{1,60} said: "')
+_KEPT = 3
+
 # Where a decision's subject ends: the question it answered, the option it beat, its reason.
 _TOPIC_END = lazy(
     r" when (?:the )?\S+ asked:|,? (?:rather than|instead of|because|since|so that)\b|,\s|\s+btw\b"
@@ -167,7 +171,12 @@ def extract(
         action: str = "supersede",
     ) -> None:
         if len(text) > findings.MAX_CLAIM:
-            text = end(findings.short(text.rstrip(".")))  # one point, cut where a clause ends
+            cut = end(findings.short(text.rstrip(".")))  # one point, cut where a clause ends
+            if _SAID.match(text) and len(cut.split()) * _KEPT < len(text.split()):
+                # "Dana said: "Pretend we have a list of tasks…"": the point was in what the
+                # cut left out (an aside, the clauses after it); no rewrite can say it
+                return
+            text = cut
         store, section = ROUTES[kind]
         if store not in stores or turn in s.noise or (store == "projects" and project is None):
             return
