@@ -291,6 +291,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
     secrets: list[str] = []
     renamed: dict[str, str] = {}
     retitled: dict[str, str] = {}  # old session title -> new one
+    said: list[tuple[str, str]] = []  # each forgotten turn's words, its session's new title
     dropped: set[str] = set()  # attachment files of the forgotten turns
     rewritten: dict[str, str] = {}
     for rel in sorted(gone_paths):
@@ -316,6 +317,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
             secrets += [v for v in (messages[n - 1].name, messages[n - 1].id) if v]
         res.turns_forgotten += [f"{rel}#t{n}" for n in sorted(nums)]
         new_text, new_msgs, title = _forget_turns(text, rel, nums)
+        said += [(_words(messages[n - 1].content), title) for n in nums]
         target = rel
         if title != header.title:
             secrets += [header.title, rel]
@@ -354,7 +356,7 @@ def plan(vault: Floor, targets: Targets, res: ForgetResult, tx: Transaction | No
             continue
         whole = rel in targets.notes
         changed = False
-        for old_title, new_title in retitled.items():
+        for old_title, new_title in [*retitled.items(), *_quoting(note.title, said)]:
             fixed = _retitle(note.title, old_title, new_title)
             if fixed != note.title:
                 secrets.append(note.title)
@@ -486,6 +488,20 @@ def _retitle(title: str, old: str, new: str) -> str:
         if title.endswith(tail):
             return title[: len(title) - len(tail)] + new
     return title
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[\w'’-]+", text.casefold()))
+
+
+def _quoting(title: str, said: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(the note title's tail, the session's new title) when that tail quotes a forgotten
+    turn: a sub-agent's session note is titled by the task its brief (turn 1) sets."""
+    tail = title.split(": ", 1)[-1]
+    words = _words(tail.rstrip("…"))
+    if len(words) < 12:
+        return []
+    return [(tail, new) for gone, new in said if words in gone]
 
 
 def _strings(value: Any) -> list[str]:

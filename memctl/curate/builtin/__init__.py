@@ -41,7 +41,7 @@ class BuiltinCurator:
 
     def extract(self, batch: Batch) -> Extraction:
         from memctl.curate.builtin.claims import Extractor
-        from memctl.curate.builtin.coding import extract, is_coding, steering
+        from memctl.curate.builtin.coding import brief, extract, is_coding, steering, structure
         from memctl.curate.builtin.custom_context import claims as context_claims
         from memctl.curate.builtin.custom_context import is_context, stated_name
 
@@ -82,6 +82,8 @@ class BuiltinCurator:
         # A coding session: the prose reader sees only what the person typed (markup, notices
         # and pasted logs blanked out), and the coding extractors read the rest of the session.
         ex = Extractor(_prose_batch(batch))
+        if _subagent(batch):
+            ex.subagent_task = brief.title(structure.read(batch))
         mine = extract(
             batch,
             ex.default_name,

@@ -35,9 +35,17 @@ class SessionRules(EntityRules):
     session: Callable[..., None]
     third: Callable[[str], str]
     _date: Callable[[int], str]
+    # a sub-agent's task as its session's title (`coding.brief.title`), set by the caller
+    # that reads the whole transcript: the prose reader's copy blanks the brief out
+    subagent_task: str | None = None
 
     def session_title(self) -> str:
         title = self.b.header.title
+        task = self.subagent_task
+        if task is not None:
+            # "You are alice, ...": the role line names every sub-agent of a team alike;
+            # the task its brief sets says which one this was
+            return self._title("sessions", title=task)
         if has_markup(title) or title.lstrip().startswith("<"):
             # Harness markup never names a session: the person's first words do.
             first = next(

@@ -28,6 +28,25 @@ _EMPHASIS = lazy(r"\*{1,2}(?=\S)(.+?)(?<=\S)\*{1,2}")
 
 def task(s: Coding) -> tuple[str, int, str] | None:
     """(claim text, turn, verbatim quote) of the task the brief sets, or None."""
+    got = sentence(s)
+    if got is None:
+        return None
+    said, turn, quote = got
+    return f"Task from the parent session: {said}", turn, quote
+
+
+def title(s: Coding) -> str | None:
+    """The task as a session title: its first ten words, as `raw.title_from` cuts the
+    person's first words for a session of their own."""
+    got = sentence(s)
+    if got is None:
+        return None
+    words = got[0].rstrip(".").split()
+    return " ".join(words[:10]) + ("…" if len(words) > 10 else "")
+
+
+def sentence(s: Coding) -> tuple[str, int, str] | None:
+    """(the task's sentence, markup aside; turn; verbatim quote), or None."""
     b = s.brief
     if b is None or not b.text.strip():
         return None
@@ -45,5 +64,5 @@ def task(s: Coding) -> tuple[str, int, str] | None:
         said = " ".join(_EMPHASIS.sub(r"\1", bare).split()).rstrip(":").strip()
         if len(said.split()) < 3:
             continue
-        return f"Task from the parent session: {said}", b.turn, bare
+        return said, b.turn, bare
     return None
