@@ -597,3 +597,39 @@ def test_a_persons_sentence_cut_to_its_preamble_is_no_claim(tmp_path: Path) -> N
     claims = everything(learn(tmp_path, s))
     assert not any("list of tasks" in c for c in claims), claims
     assert any("three teammates" in c for c in claims), claims
+
+
+def test_the_tests_a_session_found_failing_are_its_problem(tmp_path: Path) -> None:
+    """The failures the person pasted (pytest's summary lines) are what the session set out
+    to fix: which tests, in which file, with what assertion, as the output says it; a
+    passing run after them leaves no "last run failed" line."""
+    s = Session()
+    s.user(
+        "after switching the TUI tests to Mock objects two of them break:\n\n"
+        "FAILED tests/test_browser.py::test_row_expands - AssertionError: assert 'Order ID:' "
+        "in ''\nFAILED tests/test_browser.py::test_row_expands_without_data - AssertionError: "
+        "assert 'Order ID:' in ''\n2 failed, 14 passed in 1.20s\n\ncan you fix them?"
+    )
+    s.read("tests/test_browser.py", "def test_row_expands():\n    ...")
+    s.edit("tests/test_browser.py", "browser.update = Mock()", "browser.update = track")
+    s.bash("uv run pytest tests/test_browser.py", "16 passed in 1.10s")
+    s.say("Both tests pass again: the mock now records what `update()` was given.")
+    claims = everything(learn(tmp_path / "a", s))
+    problem = [c for c in claims if "test_row_expands" in c]
+    assert len(problem) == 1, claims
+    assert "`test_row_expands` and `test_row_expands_without_data`" in problem[0], problem
+    assert "tests/test_browser.py" in problem[0] and "'Order ID:'" in problem[0], problem
+    assert not any("last test run" in c for c in claims), claims
+
+    s = Session()  # the agent's own run shows them; many failures are named, not listed
+    s.user("The display name tests fail since the refactor, please look.")
+    s.bash("uv run pytest tests/test_names.py", "".join(
+        f"FAILED tests/test_names.py::TestNames::test_case_{i}[py]\n" for i in range(5)
+    ) + "5 failed, 6 passed in 0.37s", error=True)  # fmt: skip
+    s.edit("src/names.py", "return dirs[0]", "return dirs[-1]")
+    s.bash("uv run pytest tests/test_names.py", "11 passed in 0.30s")
+    s.say("Fixed: `display_name()` takes the last working directory again.")
+    claims = everything(learn(tmp_path / "b", s))
+    problem = [c for c in claims if "test_case_0" in c]
+    assert len(problem) == 1 and problem[0].startswith("5 tests in `tests/test_names.py`"), claims
+    assert "[py]" not in problem[0] and "test_case_3" not in problem[0], problem

@@ -31,6 +31,7 @@ from memctl.curate.builtin.coding import (
     choices,
     commands,
     discussion,
+    failures,
     findings,
     onepoint,
     requests,
@@ -315,6 +316,17 @@ def extract(
             cites = (Quote(t, q) for t, q in more)
             add(sh.kind, sh.text, turn, quote, True, *cites, replaces=sh.replaces, action="update")
     failed = runs.last_failed(s)
+    failing = failures.first(s)
+    if failing is not None and "sessions" in stores and (
+        failed is None or failed.output[0] != failing.turn
+    ):
+        # the failures the session set out to fix (or ran into first), as the runner named
+        # them; when they are those of its last run, that run's line says it
+        note, slug = session_note()
+        out.append(Proposal("sessions", note, "Problems", failing.text,
+                            tuple(Quote(failing.turn, q) for q in failing.quotes),
+                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
+        kinds.append("failing")  # its own point: never folded into the fix that follows
     if failed is not None and "sessions" in stores:
         # how the session left its tests: observed, cited to the run and to what it printed
         note, slug = session_note()

@@ -121,6 +121,9 @@ class Coding:
     start: int
     # a sub-agent's brief: the first prompt the spawning agent wrote it (its task)
     brief: Human | None = None
+    # every turn the person typed (or the harness put in their name), whole: what they
+    # pasted is evidence of what the session was about, though none of it is their words
+    prompts: list[tuple[int, str]] = field(default_factory=list)
 
 
 def is_coding(batch: Batch) -> bool:
@@ -156,6 +159,7 @@ def read(batch: Batch) -> Coding:
     place = portable_dir(cwd, Path.home()) if cwd else None
     branch = src.get("gitBranch") if isinstance(src.get("gitBranch"), str) else None
     humans: list[Human] = []
+    prompts: list[tuple[int, str]] = []
     texts: list[tuple[int, str]] = []
     calls: list[Call] = []
     shells: list[Shell] = []
@@ -178,6 +182,7 @@ def read(batch: Batch) -> Coding:
             elif shells and shells[-1].turn == i - 1 and harness_output(m.content):
                 # what the harness printed for the person's `!cmd`, in the turn after it
                 shells[-1].output, shells[-1].output_turn = m.content, i
+            prompts.append((i, m.content))
             sentences = prose(m.content)
             if sentences:
                 humans.append(Human(i, sentences, text=m.content))
@@ -208,7 +213,7 @@ def read(batch: Batch) -> Coding:
         place = portable_dir(cwd, Path.home()) if cwd else None
     return Coding(
         humans, texts, calls, shells, noise, subagent, _agent_name(msgs), cwd, place, branch,
-        batch.start, brief
+        batch.start, brief, prompts
     )
 
 
