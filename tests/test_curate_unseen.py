@@ -633,3 +633,17 @@ def test_the_tests_a_session_found_failing_are_its_problem(tmp_path: Path) -> No
     problem = [c for c in claims if "test_case_0" in c]
     assert len(problem) == 1 and problem[0].startswith("5 tests in `tests/test_names.py`"), claims
     assert "[py]" not in problem[0] and "test_case_3" not in problem[0], problem
+
+
+def test_a_merge_run_in_another_worktree_is_a_merge(tmp_path: Path) -> None:
+    """`git -C <worktree> merge ...` (git's options before the subcommand) merges as much
+    as `git merge ...` does; so does `git -C <worktree> mv`."""
+    s = Session()
+    s.user("Bring master into the docs worktree and rename the draft.")
+    s.bash('git -C /home/dana/src/shop/.wt/docs merge master --no-ff -m "docs: merge master '
+           'for round 2"', "Merge made by the 'ort' strategy.\n 2 files changed")  # fmt: skip
+    s.bash("git -C /home/dana/src/shop/.wt/docs mv draft.md plan.md", "")
+    s.say("Merged master into the docs branch and renamed the draft.")
+    claims = everything(learn(tmp_path, s))
+    assert "Merged master: docs: merge master for round 2." in claims, claims
+    assert "Moved draft.md to plan.md." in claims, claims

@@ -155,6 +155,10 @@ def _with_files(ch: Change, touched: dict[str, tuple[int, str]], session: Coding
     ch.also = (*ch.also, *list(touched.values())[:MAX_FILES])
 
 
+# git's own options before the subcommand: `git -C <worktree> merge ...`, `git -c k=v mv ...`
+_GIT_OPTS = r"(?:\s+-[Cc]\s+(?:\"[^\"]*\"|'[^']*'|\S+)|\s+--[\w-]+(?:=\S+)?)*"
+
+
 def _git(c: Call) -> list[Change]:
     cmd = c.command
     if re.search(r"\bgit\b[^|;&\n]*\bcommit\b", cmd) and c.result and not c.error:
@@ -176,17 +180,17 @@ def _git(c: Call) -> list[Change]:
             return []
         text = f"Committed {out.group('hash')[:10]} on {out.group('branch')}: {first}"
         return [Change("commit", _end(text), c.turn, quote, also)]
-    m = re.search(r"\bgit merge\b(?P<args>[^|;&\n]*)", cmd)
+    m = re.search(rf"\bgit{_GIT_OPTS} merge\b(?P<args>[^|;&\n]*)", cmd)
     if m and c.result is not None and not c.error:
         msg = _commit_message(cmd)
         args = [a for a in _split(m.group("args")) if not re.match(r"^(?:-|\d*[<>])", a)]
-        args = [a for a in args if a not in (msg or "")]
+        args = [a for a in args if a.strip() != (msg or "").strip()]  # the message is no ref
         if not args:
             return []
         quote = m.group(0).strip()
         text = f"Merged {', '.join(args)}" + (f": {msg.strip().splitlines()[0]}" if msg else "")
         return [Change("merge", _end(text), c.turn, quote)]
-    m = re.search(r"\bgit mv (?P<a>\S+) (?P<b>\S+)", cmd)
+    m = re.search(rf"\bgit{_GIT_OPTS} mv (?P<a>\S+) (?P<b>\S+)", cmd)
     if m and not c.error:
         return [Change("moved", f"Moved {m.group('a')} to {m.group('b')}.", c.turn, m.group(0))]
     return []
