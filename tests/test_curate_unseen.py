@@ -647,3 +647,26 @@ def test_a_merge_run_in_another_worktree_is_a_merge(tmp_path: Path) -> None:
     claims = everything(learn(tmp_path, s))
     assert "Merged master: docs: merge master for round 2." in claims, claims
     assert "Moved draft.md to plan.md." in claims, claims
+
+
+def test_the_sub_agents_a_session_spawned_are_its_outcome(tmp_path: Path) -> None:
+    """The Agent (or Task) calls one turn makes are one line: how many, named what, for
+    which task, how isolated, each description cited to its call; another turn's spawn
+    after the person spoke is another line."""
+    s = Session()
+    s.user("Have two teammates research the billing and refund flows, each on its own branch.")
+    for name, desc in (("ana", "Research the billing flow"), ("ben", "Research refunds")):
+        s.tool("Agent", {"description": desc, "name": name, "subagent_type": "general-purpose",
+                         "isolation": "worktree", "prompt": f"You are {name}. {desc}."},
+               f"{name} finished: wrote docs/{name}.md")  # fmt: skip
+    s.user("Now get an overview of the code base too.")
+    s.tool("Task", {"description": "Explore codebase structure", "subagent_type": "Explore",
+                    "model": "haiku", "prompt": "Give me an overview of the code."},
+           "The code base has three packages.")  # fmt: skip
+    s.say("Both research docs are written and the overview is in.")
+    claims = everything(learn(tmp_path, s))
+    assert (
+        "Spawned 2 sub-agents: ana (Research the billing flow) and ben (Research refunds), "
+        "each in its own git worktree." in claims
+    ), claims
+    assert "Spawned an Explore sub-agent (haiku) to explore codebase structure." in claims, claims

@@ -26,6 +26,7 @@ from memctl.core.lazyre import lazy
 from memctl.core.raw import slugify
 from memctl.curate import Batch, Proposal, Quote
 from memctl.curate.builtin.coding import (
+    agents,
     brief,
     changes,
     choices,
@@ -126,6 +127,7 @@ ROUTES = {
     "created": ("sessions", "Outcomes"),
     "edited": ("sessions", "Outcomes"),
     "moved": ("sessions", "Outcomes"),
+    "spawned": ("sessions", "Outcomes"),
     "command": ("projects", "Commands"),
 }
 
@@ -302,6 +304,9 @@ def extract(
         if ch.turn in overruled and ch.kind in ("created", "edited"):
             continue
         add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
+    for sp in agents.read(s):
+        (turn, quote), *more = sp.cites
+        add("spawned", sp.text, turn, quote, True, *(Quote(t, q) for t, q in more))
     if talk:
         # what the agent said in a discussion is its answer, not a fact about the code
         for a in discussion.read(s):
