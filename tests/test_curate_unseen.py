@@ -670,3 +670,30 @@ def test_the_sub_agents_a_session_spawned_are_its_outcome(tmp_path: Path) -> Non
         "each in its own git worktree." in claims
     ), claims
     assert "Spawned an Explore sub-agent (haiku) to explore codebase structure." in claims, claims
+
+
+def test_what_a_session_read_on_the_web_is_where_its_findings_came_from(
+    tmp_path: Path,
+) -> None:
+    """The pages a research session fetched, and the ones that failed with their status,
+    as one line cited to each fetch; a search query is no source, nor is a refused call."""
+    s = Session()
+    s.user("Research how the payments provider retries webhooks and write docs/webhooks.md.")
+    s.tool("WebSearch", {"query": "payments provider webhook retries"}, "Links: ...")
+    s.tool("WebFetch", {"url": "https://docs.example.com/webhooks/retries/", "prompt": "How?"},
+           "Retries happen with exponential backoff for 3 days.")  # fmt: skip
+    s.tool("WebFetch", {"url": "https://www.example.org/blog/2025/webhooks", "prompt": "How?"},
+           "Webhooks are signed with HMAC.")  # fmt: skip
+    s.tool("WebFetch", {"url": "https://status.example.com/history", "prompt": "Outages?"},
+           "Request failed with status code 404", error=True)  # fmt: skip
+    s.tool("WebFetch", {"url": "https://internal.example.com/x", "prompt": "?"},
+           "Claude requested permissions to use WebFetch, but you haven't granted it yet.",
+           error=True)  # fmt: skip
+    s.write("docs/webhooks.md", "# Webhooks\n")
+    s.say("The doc is written.")
+    claims = everything(learn(tmp_path, s))
+    assert (
+        "Read on the web: `docs.example.com/webhooks/retries`, `example.org/blog/2025/webhooks`; "
+        "`status.example.com/history` (404) failed." in claims
+    ), claims
+    assert not any("internal.example.com" in c or "webhook retries" in c for c in claims)

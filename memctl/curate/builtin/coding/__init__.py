@@ -38,6 +38,7 @@ from memctl.curate.builtin.coding import (
     requests,
     runs,
     shape,
+    web,
 )
 from memctl.curate.builtin.coding.project import (
     identity,
@@ -128,6 +129,7 @@ ROUTES = {
     "edited": ("sessions", "Outcomes"),
     "moved": ("sessions", "Outcomes"),
     "spawned": ("sessions", "Outcomes"),
+    "web": ("sessions", "Context"),
     "command": ("projects", "Commands"),
 }
 
@@ -304,6 +306,10 @@ def extract(
         if ch.turn in overruled and ch.kind in ("created", "edited"):
             continue
         add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
+    fetched = web.read(s)
+    if fetched is not None:
+        text, ((turn, quote), *more) = fetched
+        add("web", text, turn, quote, True, *(Quote(t, q) for t, q in more))
     for sp in agents.read(s):
         (turn, quote), *more = sp.cites
         add("spawned", sp.text, turn, quote, True, *(Quote(t, q) for t, q in more))
