@@ -697,3 +697,22 @@ def test_what_a_session_read_on_the_web_is_where_its_findings_came_from(
         "`status.example.com/history` (404) failed." in claims
     ), claims
     assert not any("internal.example.com" in c or "webhook retries" in c for c in claims)
+
+
+def test_an_edit_its_commit_names_is_said_once(tmp_path: Path) -> None:
+    """"Committed 4f3e2d1 on main: add refund section (`docs/refunds.md`)." cites the edit
+    and says what it was for; "Changed `docs/refunds.md` to append ..." beside it says the
+    same point twice. An edit no commit holds keeps its line."""
+    s = Session()
+    s.user("Add a refund section to the docs and commit it; also tidy the README.")
+    s.edit("docs/refunds.md", "# Refunds\n", "# Refunds\n\n## Partial refunds\n",
+           text="Now I'll append the partial refunds section to the refunds doc.")  # fmt: skip
+    s.bash('git commit -am "docs: add partial refunds section"',
+           "[main 4f3e2d1] docs: add partial refunds section\n 1 file changed")  # fmt: skip
+    s.edit("README.md", "Shop", "Shop: the storefront",
+           text="Next I'll update the README title to say what the shop is.")  # fmt: skip
+    s.say("Committed the refunds section and tidied the README.")
+    claims = everything(learn(tmp_path, s))
+    assert any(c.startswith("Committed 4f3e2d1") and "docs/refunds.md" in c for c in claims)
+    assert not any(c.startswith("Changed `docs/refunds.md`") for c in claims), claims
+    assert any(c.startswith("Changed `README.md`") for c in claims), claims

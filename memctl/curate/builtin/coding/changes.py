@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from memctl.core.lazyre import lazy
+from memctl.curate.builtin.coding.onepoint import content as _content
 from memctl.curate.builtin.coding.structure import Call, Coding
 from memctl.curate.builtin.coding.written import written
 from memctl.curate.builtin.lexicon import table
@@ -111,8 +112,12 @@ def _end_state(out: list[Change], session: Coding) -> list[Change]:
         new = written(c).strip()
         wrote.setdefault(c.path, []).append((c.turn, new))
     # a file a commit of this session holds is named, and its write cited, by the commit's
-    # line: a "Created `x`." beside it says the same point twice
-    committed = {q for ch in out if ch.kind == "commit" for _, q in ch.also}
+    # line: a "Created `x`." beside it says the same point twice, and so does a "Changed
+    # `x` to ..." whose purpose the commit's message mostly says in its own words already
+    committed: dict[str, str] = {}
+    for ch in out:
+        if ch.kind == "commit":
+            committed.update((q, committed.get(q, "") + " " + ch.text) for _, q in ch.also)
     keep = []
     for ch in out:
         path = relative(ch.quote, session.cwd)
@@ -120,10 +125,18 @@ def _end_state(out: list[Change], session: Coding) -> list[Change]:
             continue
         if ch.kind == "created" and ch.quote in committed:
             continue
+        if ch.kind == "edited" and ch.quote in committed and _says_again(ch, committed[ch.quote]):
+            continue
         if ch.kind == "edited" and ch.turn in undone:
             continue
         keep.append(ch)
     return _created_together(keep, session)
+
+
+def _says_again(edit: Change, commit: str) -> bool:
+    """Are most content words of the edit's purpose in the commit's line?"""
+    what = _content(edit.text.split("` to ", 1)[-1])
+    return bool(what) and 2 * len(what & _content(commit)) >= len(what)
 
 
 def _created_together(out: list[Change], session: Coding) -> list[Change]:

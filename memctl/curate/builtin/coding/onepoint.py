@@ -47,7 +47,7 @@ def _skip() -> frozenset[str]:
     return table("function_words") | table("change_verbs")
 
 
-def _content(text: str) -> frozenset[str]:
+def content(text: str) -> frozenset[str]:
     """Content words, without the words every report of a change uses ("fixed", "added")."""
     skip = _skip()
     words = (w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in skip)
@@ -66,7 +66,7 @@ def _same(a: Key, b: Key) -> bool:
 
 def fold(claims: list[tuple[str, Proposal]]) -> list[Proposal]:
     """The claims as (kind, proposal) pairs, each point once: see the module docstring."""
-    keys = [(_named(p.text), _content(p.text)) for _, p in claims]
+    keys = [(_named(p.text), content(p.text)) for _, p in claims]
     group: list[int] = list(range(len(claims)))  # each claim's representative
     for i, (kind, p) in enumerate(claims):
         if kind not in FOLDS:
