@@ -716,3 +716,17 @@ def test_an_edit_its_commit_names_is_said_once(tmp_path: Path) -> None:
     assert any(c.startswith("Committed 4f3e2d1") and "docs/refunds.md" in c for c in claims)
     assert not any(c.startswith("Changed `docs/refunds.md`") for c in claims), claims
     assert any(c.startswith("Changed `README.md`") for c in claims), claims
+
+
+def test_failures_a_compaction_recap_lists_are_not_the_sessions_problem(tmp_path: Path) -> None:
+    """The harness's recap of a compacted conversation is no one's paste: the test names it
+    repeats from before are not read as what this session set out to fix."""
+    s = Session()
+    s.user("This session is being continued from a previous conversation that ran out of "
+           "context. The conversation is summarized below:\n\nFAILED tests/test_old.py::"
+           "test_legacy - AssertionError: boom\n")  # fmt: skip
+    s.user("Please add a changelog entry for the 2.1 release.")
+    s.edit("CHANGELOG.md", "# Changelog\n", "# Changelog\n\n## 2.1\n")
+    s.say("Added the 2.1 entry to `CHANGELOG.md`.")
+    claims = everything(learn(tmp_path, s))
+    assert not any("test_legacy" in c for c in claims), claims

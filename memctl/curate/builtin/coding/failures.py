@@ -30,6 +30,7 @@ _CARGO = lazy(r"^test (?P<id>[\w:]+) \.\.\. FAILED\s*$", re.M)
 _PARAM = lazy(r"\[.*\]$")
 MAX_NAMED = 3
 MAX_MESSAGE = 100
+MAX_READ = 200_000  # characters of one output read, from its end
 
 
 @dataclass
@@ -44,9 +45,15 @@ class Failing:
 def first(session: Coding) -> Failing | None:
     """The first output of the session's new turns that lists failing tests, read."""
     sources = [(t, out) for _, _, _, out, t in runs(session) if out and t is not None]
-    sources += [(turn, text) for turn, text in session.prompts if turn >= session.start]
+    # what the person typed or pasted; a harness turn (a compaction's recap, a `!cmd`'s
+    # output, which `runs` reads as the run's) is not theirs to have brought
+    sources += [
+        (turn, text)
+        for turn, text in session.prompts
+        if turn >= session.start and turn not in session.noise
+    ]
     for turn, text in sorted(sources, key=lambda s: s[0]):
-        got = _read(text)
+        got = _read(text[-MAX_READ:])  # a runner's summary closes its output
         if got is not None:
             return Failing(got[0], turn, got[1])
     return None
