@@ -669,7 +669,7 @@ def test_the_sub_agents_a_session_spawned_are_its_outcome(tmp_path: Path) -> Non
         "Spawned 2 sub-agents: ana (Research the billing flow) and ben (Research refunds), "
         "each in its own git worktree." in claims
     ), claims
-    assert "Spawned an Explore sub-agent (haiku) to explore codebase structure." in claims, claims
+    assert "Spawned an Explore sub-agent (haiku): Explore codebase structure." in claims, claims
 
 
 def test_what_a_session_read_on_the_web_is_where_its_findings_came_from(

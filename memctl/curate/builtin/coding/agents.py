@@ -61,8 +61,10 @@ def _line(calls: list[Call]) -> Spawned:
         c = calls[0]
         name = _field(c, "name")
         article = "an" if what[0].lower() in "aeiou" else "a"
-        head = f"Spawned {article} {what}" + (f", {name}," if name else "")
-        text = f"{head} to {_lower(_field(c, 'description'))}"
+        head = f"Spawned {article} {what}" + (f" named {name}" if name else "")
+        # the description as the agent wrote it: "Explore codebase structure" opens with a
+        # verb, "Claude Code research" with a name, and nothing here can tell them apart
+        text = f"{head}: {_field(c, 'description').rstrip('.')}"
     else:
         parts = [
             f"{_field(c, 'name')} ({_field(c, 'description')})" if _field(c, "name")
@@ -78,8 +80,3 @@ def _line(calls: list[Call]) -> Spawned:
         text += ", each in its own git worktree" if len(calls) > 1 else ", in its own git worktree"
     return Spawned(text + ".", [(c.turn, str(c.input["description"])) for c in shown])
 
-
-def _lower(text: str) -> str:
-    """ "Explore codebase structure" after "to": a verb, in lower case unless a name."""
-    first = text.split(" ", 1)[0]
-    return text[:1].lower() + text[1:] if first[1:].islower() else text
