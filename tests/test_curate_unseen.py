@@ -730,3 +730,30 @@ def test_failures_a_compaction_recap_lists_are_not_the_sessions_problem(tmp_path
     s.say("Added the 2.1 entry to `CHANGELOG.md`.")
     claims = everything(learn(tmp_path, s))
     assert not any("test_legacy" in c for c in claims), claims
+
+
+def test_the_diagnostics_a_checker_printed_are_the_sessions_problem(tmp_path: Path) -> None:
+    """What the person's `!uv run ty check` printed (rustc-style `error[rule]: message` and
+    `--> path`) is what the session set out to fix: rule and message, in which file, each
+    cited to its line; a later run's diagnostics are not said again."""
+    s = Session()
+    s.user("<bash-input>uv run ty check</bash-input>")
+    s.user(
+        "<bash-stdout>error[invalid-assignment]: Object of type `FakeStyles` is not assignable"
+        " to `Styles`\n  --> tests/test_view.py:52:9\n   |\n52 |"
+        "     view.styles = FakeStyles()\n   |\n\nerror[invalid-assignment]: Implicit "
+        "shadowing of function `query_one`\n  --> tests/test_view.py:62:9\n\nFound 2 "
+        "diagnostics\n</bash-stdout><bash-stderr></bash-stderr>"
+    )
+    s.user("please fix these type errors")
+    s.edit("tests/test_view.py", "view.styles = FakeStyles()", "view.styles = Mock(spec=Styles)")
+    s.bash("uv run pyright", "/home/dana/src/shop/tests/test_view.py:70:1 - error: Other thing"
+           "\n1 error", error=True)  # fmt: skip
+    s.bash("uv run ty check", "All checks passed!")
+    s.say("Both diagnostics are fixed.")
+    claims = everything(learn(tmp_path, s))
+    said = [c for c in claims if re.match(r"\d+ diagnostics? in", c)]
+    assert said == [
+        "2 diagnostics in `tests/test_view.py`: `invalid-assignment`: Object of type "
+        "`FakeStyles` is not assignable to `Styles`; Implicit shadowing of function `query_one`."
+    ], claims

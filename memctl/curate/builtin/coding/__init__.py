@@ -31,6 +31,7 @@ from memctl.curate.builtin.coding import (
     changes,
     choices,
     commands,
+    diagnostics,
     discussion,
     failures,
     findings,
@@ -338,6 +339,14 @@ def extract(
                             tuple(Quote(failing.turn, q) for q in failing.quotes),
                             slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
         kinds.append("failing")  # its own point: never folded into the fix that follows
+    reported = diagnostics.first(s)
+    if reported is not None and "sessions" in stores:
+        # what a checker reported when the session began on it (or first ran it)
+        note, slug = session_note()
+        out.append(Proposal("sessions", note, "Problems", reported.text,
+                            tuple(Quote(reported.turn, q) for q in reported.quotes),
+                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
+        kinds.append("failing")
     if failed is not None and "sessions" in stores:
         # how the session left its tests: observed, cited to the run and to what it printed
         note, slug = session_note()

@@ -44,19 +44,24 @@ class Failing:
 
 def first(session: Coding) -> Failing | None:
     """The first output of the session's new turns that lists failing tests, read."""
+    for turn, text in outputs(session):
+        got = _read(text[-MAX_READ:])  # a runner's summary closes its output
+        if got is not None:
+            return Failing(got[0], turn, got[1])
+    return None
+
+
+def outputs(session: Coding) -> list[tuple[int, str]]:
+    """What the session's runs printed and what the person typed or pasted, in turn order;
+    a harness turn (a compaction's recap, a `!cmd`'s output, which `runs` reads as the
+    run's) is not the person's to have brought."""
     sources = [(t, out) for _, _, _, out, t in runs(session) if out and t is not None]
-    # what the person typed or pasted; a harness turn (a compaction's recap, a `!cmd`'s
-    # output, which `runs` reads as the run's) is not theirs to have brought
     sources += [
         (turn, text)
         for turn, text in session.prompts
         if turn >= session.start and turn not in session.noise
     ]
-    for turn, text in sorted(sources, key=lambda s: s[0]):
-        got = _read(text[-MAX_READ:])  # a runner's summary closes its output
-        if got is not None:
-            return Failing(got[0], turn, got[1])
-    return None
+    return sorted(sources, key=lambda s: s[0])
 
 
 def _read(text: str) -> tuple[str, list[str]] | None:
