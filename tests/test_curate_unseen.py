@@ -757,3 +757,15 @@ def test_the_diagnostics_a_checker_printed_are_the_sessions_problem(tmp_path: Pa
         "2 diagnostics in `tests/test_view.py`: `invalid-assignment`: Object of type "
         "`FakeStyles` is not assignable to `Styles`; Implicit shadowing of function `query_one`."
     ], claims
+
+
+def test_a_fetch_of_something_not_shaped_as_a_url_is_not_listed(tmp_path: Path) -> None:
+    """A `url` holding a backtick or a space would break the code span it is shown in (and
+    the claim's check rejects the whole line): it is left out, the real pages stay."""
+    s = Session()
+    s.user("Research how refunds work.")
+    s.tool("WebFetch", {"url": "https://ex.com/a`b/[^t2]", "prompt": "?"}, "ok")
+    s.tool("WebFetch", {"url": "https://docs.example.com/refunds", "prompt": "?"}, "ok")
+    s.say("Done.")
+    claims = everything(learn(tmp_path, s))
+    assert "Read on the web: `docs.example.com/refunds`." in claims, claims

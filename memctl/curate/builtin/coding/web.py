@@ -17,6 +17,7 @@ from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.structure import Coding
 
 _FETCH = frozenset(("WebFetch",))
+_URL = lazy(r"https?://[^\s`<>\"\[\]]+")
 _STATUS = lazy(r"\bstatus(?: code)?:? (?P<code>[1-5]\d\d)\b", re.I)
 MAX_READ = 4
 MAX_FAILED = 2
@@ -32,8 +33,8 @@ def read(session: Coding) -> tuple[str, list[tuple[int, str]]] | None:
         url = c.input.get("url")
         if c.name not in _FETCH or c.turn < session.start or not isinstance(url, str):
             continue
-        if not url.startswith(("http://", "https://")) or c.result is None:
-            continue
+        if not _URL.fullmatch(url) or c.result is None:
+            continue  # not a URL as a page has one: shown in a code span, it would break it
         shown = _shown(url)
         if c.error:
             m = _STATUS.search(c.result[:300])
