@@ -769,3 +769,23 @@ def test_a_fetch_of_something_not_shaped_as_a_url_is_not_listed(tmp_path: Path) 
     s.say("Done.")
     claims = everything(learn(tmp_path, s))
     assert "Read on the web: `docs.example.com/refunds`." in claims, claims
+
+
+def test_a_diagnostic_that_would_break_a_code_span_is_left_out() -> None:
+    """A path holding a backtick, or a message with one left open, would garble the claim's
+    code spans: those diagnostics are not said; pyright's lines in a CI log's prefix are."""
+    from memctl.curate.builtin.coding import diagnostics
+
+    out = (
+        "[CI/test]   |   /home/dana/src/shop/app/a`b.py:3:1 - error: Odd path\n"
+        "[CI/test]   |   /home/dana/src/shop/app/cart.py:9:5 - error: Type of `x is unknown\n"
+        "[CI/test]   |   /home/dana/src/shop/app/cart.py:12:5 - error: Type of `total` is "
+        "unknown (reportUnknownVariableType)\n"
+    )
+    got = diagnostics._read(out, "/home/dana/src/shop")
+    assert got is not None
+    text, quotes = got
+    assert text == (
+        "2 diagnostics in `app/cart.py`: `reportUnknownVariableType`: Type of `total` is unknown."
+    ), text
+    assert quotes and all(q in out for q in quotes)

@@ -77,8 +77,9 @@ def _read(text: str, cwd: str | None) -> tuple[str, list[str]] | None:
         if found:
             break
     by_rule: dict[str, dict[str, str]] = {}  # rule -> message -> the line quoted
+    found = {k: v for k, v in found.items() if "`" not in k[0]}  # named in a code span
     for (_, _, rule, msg), line in found.items():
-        if len(msg) <= MAX_MESSAGE:
+        if len(msg) <= MAX_MESSAGE and msg.count("`") % 2 == 0:  # no code span left open
             by_rule.setdefault(rule, {}).setdefault(msg, line)
     if not by_rule:
         return None
