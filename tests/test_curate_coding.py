@@ -526,10 +526,9 @@ def test_a_cut_claim_leaves_no_parenthesis_open() -> None:
     assert cut.startswith('Dana said: "Pretend we have three exports') and cut.endswith('…"')
 
 
-def test_a_subagents_session_is_titled_by_its_task_not_its_role(tmp_path: Path) -> None:
-    """"Session: You are **mina**, a helper for the ledger repo." names every sub-agent of a
-    team alike, in recent-session lists and recall headings; the task its brief sets says
-    which one it was. The note keeps its file (named after the raw session, which is fixed)."""
+def _mina(tmp_path: Path) -> Path:
+    """A vault holding one curated sub-agent session whose brief sets its task under a
+    heading, after the role it hands out."""
     brief = (
         "You are **mina**, a helper for the ledger repo.\n\n"
         "## Your task\n\n"
@@ -541,6 +540,14 @@ def test_a_subagents_session_is_titled_by_its_task_not_its_role(tmp_path: Path) 
     root = new_vault(tmp_path / "v")
     memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
     memctl(root, "curate")
+    return root
+
+
+def test_a_subagents_session_is_titled_by_its_task_not_its_role(tmp_path: Path) -> None:
+    """"Session: You are **mina**, a helper for the ledger repo." names every sub-agent of a
+    team alike, in recent-session lists and recall headings; the task its brief sets says
+    which one it was. The note keeps its file (named after the raw session, which is fixed)."""
+    root = _mina(tmp_path)
     notes = list((root / "sessions").glob("*you-are-mina*.md"))
     assert len(notes) == 1, sorted(p.name for p in (root / "sessions").iterdir())
     title = next(ln for ln in notes[0].read_text("utf-8").splitlines() if ln.startswith("# "))
@@ -551,17 +558,7 @@ def test_a_subagents_session_is_titled_by_its_task_not_its_role(tmp_path: Path) 
 
 def test_forgetting_a_subagents_brief_takes_its_task_out_of_the_title(tmp_path: Path) -> None:
     """The title quotes the brief: forgetting the brief's turn leaves its words nowhere."""
-    brief = (
-        "You are **mina**, a helper for the ledger repo.\n\n"
-        "## Your task\n\n"
-        "Move the **invoice export** onto the `tax_rates` table, so that exports stop "
-        "reading the YAML file.\n"
-    )
-    (tmp_path / "src").mkdir()
-    src = _subagent_transcript(tmp_path / "src", brief)
-    root = new_vault(tmp_path / "v")
-    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
-    memctl(root, "curate")
+    root = _mina(tmp_path)
     raw = next(p for p in (root / "raw").rglob("*.md") if "you-are-mina" in p.name)
     memctl(root, "forget", f"{raw.relative_to(root).as_posix()}#t1")
     left = [p for p in root.rglob("*.md") if ".git" not in p.parts

@@ -18,11 +18,10 @@ as fit one claim, each cited to its line; the file they are in when one file hol
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memctl.core.lazyre import lazy
 from memctl.curate.builtin.coding.changes import relative
-from memctl.curate.builtin.coding.failures import MAX_READ, outputs
+from memctl.curate.builtin.coding.failures import MAX_READ, Failing, outputs
 from memctl.curate.builtin.coding.structure import Coding
 
 _RUSTC = lazy(
@@ -49,20 +48,11 @@ MAX_CLAIM = 200  # as `findings.MAX_CLAIM`: the claim is built to fit, never cut
 MAX_MESSAGE = 120
 
 
-@dataclass
-class Reported:
-    """The diagnostics one output lists: the claim's text, its turn, the lines it quotes."""
-
-    text: str
-    turn: int
-    quotes: list[str]
-
-
-def first(session: Coding) -> Reported | None:
+def first(session: Coding) -> Failing | None:
     for turn, text in outputs(session):
         got = _read(text[-MAX_READ:], session.cwd)
         if got is not None:
-            return Reported(got[0], turn, got[1])
+            return Failing(got[0], turn, got[1])
     return None
 
 

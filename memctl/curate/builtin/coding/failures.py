@@ -35,7 +35,8 @@ MAX_READ = 200_000  # characters of one output read, from its end
 
 @dataclass
 class Failing:
-    """The failures one output lists: the claim's text, the turn, the lines it quotes."""
+    """What one output reports failing (tests, or a checker's diagnostics): the claim's
+    text, the turn, the lines it quotes."""
 
     text: str
     turn: int
