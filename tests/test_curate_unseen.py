@@ -789,3 +789,31 @@ def test_a_diagnostic_that_would_break_a_code_span_is_left_out() -> None:
         "2 diagnostics in `app/cart.py`: `reportUnknownVariableType`: Type of `total` is unknown."
     ), text
     assert quotes and all(q in out for q in quotes)
+
+
+def test_the_first_prompt_states_the_sessions_goal_whatever_its_verb(tmp_path: Path) -> None:
+    """A session opens with what it is for: when the first prompt's sentence is not read
+    as an ask ("Search if ...", "we should change X so that Y"), it is still the goal, not
+    context; a first prompt that only points at what it showed ("please fix these") has
+    none, and a later prompt's statement stays context."""
+    s = Session()
+    s.user("Search if the payments API can retry partial refunds. Especially the old ones.")
+    s.tool("WebFetch", {"url": "https://docs.example.com/refunds", "prompt": "?"}, "Yes.")
+    s.say("Partial refunds can be retried through `POST /refunds/{id}/retry`.")
+    s.user("We moved the refunds service to the EU region last week.")
+    s.say("Noted.")
+    notes = learn(tmp_path / "a", s)
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "a" / "v" / note).read_text("utf-8")
+    goal = body.split("## Goal", 1)[1].split("\n## ", 1)[0] if "## Goal" in body else ""
+    assert "Search if the payments API can retry partial refunds." in goal, body
+    assert "EU region" not in goal and "EU region" in body, body
+
+    s = Session()
+    s.user("please fix these")
+    s.bash("uv run ruff check", "app.py:1:1: F401 unused import", error=True)
+    s.edit("app.py", "import os\n", "")
+    s.say("Removed the unused import.")
+    learn(tmp_path / "b", s)
+    texts = [p.read_text("utf-8") for p in (tmp_path / "b" / "v").glob("sessions/*.md")]
+    assert texts and not any("## Goal" in t for t in texts), texts

@@ -21,6 +21,7 @@ Project facts go to the project's note in the `projects` store, one note per cod
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from memctl.core.lazyre import lazy
 from memctl.core.raw import slugify
@@ -280,6 +281,8 @@ def extract(
             rule = _STANDING.match(r.quote)
             assert rule is not None
             add("instruct", end(cap(rule.group(0).strip())), r.turn, rule.group(0).strip(), False)
+    if first_request and only is None and not s.subagent:
+        _opening_as_goal(s, out, kinds)
     if only is None and s.subagent and "sessions" in stores and (got := brief.task(s)):
         # a sub-agent's goal: the task the agent that spawned it set, in the brief's words
         text, turn, quote = got
@@ -359,6 +362,29 @@ def extract(
             continue
         add("decide", ch.text, ch.turn, ch.quote, True)
     return onepoint.fold(list(zip(kinds, out, strict=True)))
+
+
+def _opening_as_goal(s: Coding, out: list[Proposal], kinds: list[str]) -> None:
+    """A session opens with what it is for: when no sentence of any prompt read as an ask
+    ("Search if claude -p can use WebSearch", "we should change the TUI so that ..."), the
+    first thing the person said in the session's first prompt is its goal, not context.
+    Only in the batch that holds that prompt; a prompt that only points at what it showed
+    ("please fix these") says nothing and gives none."""
+    prompts = sorted(h.turn for h in s.humans if h.kind == "prompt")
+    if not prompts or prompts[0] < s.start:
+        return
+    said = [
+        i
+        for i, (kind, p) in enumerate(zip(kinds, out, strict=True))
+        if kind == "state" and p.store == "sessions" and p.section == "Context"
+        and p.citations[-1].turn == prompts[0]
+    ]  # fmt: skip
+    # a sentence read in the third person says what it is about; one kept verbatim as said
+    # ("we're going to make a little experiment here") is often only the run-up to it
+    said.sort(key=lambda i: bool(_SAID.match(out[i].text)))
+    if said:
+        out[said[0]] = replace(out[said[0]], section="Goal")
+        kinds[said[0]] = "goal"
 
 
 def _overruled(s: Coding) -> set[int]:
