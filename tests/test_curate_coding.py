@@ -565,3 +565,16 @@ def test_forgetting_a_subagents_brief_takes_its_task_out_of_the_title(tmp_path: 
             and "the `tax_rates` table" in p.read_text("utf-8")]  # fmt: skip
     assert not left, [(p.name, p.read_text("utf-8")[:400]) for p in left]
     memctl(root, "verify")
+
+
+def test_a_sub_agents_brief_is_labelled_as_the_parent_agents_words(tmp_path: Path) -> None:
+    """A sub-agent's first "user" turn is the brief the agent that spawned it wrote: recall
+    names its speaker so ("parent agent"), never the session's user, who never said it."""
+    root = _mina(tmp_path)
+    out = memctl(root, "recall", "invoice export tax_rates table", "--user", "dana").stdout
+    task = [ln for ln in out.splitlines() if ln.startswith("- Task from the parent session")]
+    assert task and "[observed · parent agent " in task[0], out
+    ref = task[0].rsplit(" ", 1)[-1].rstrip("]")  # the brief's turn, "<session>#t1"
+    assert not [ln for ln in out.splitlines() if ref in ln and "dana" in ln], out
+    # the parent session's turn is Dana's own words, and says so
+    assert "[stated · dana " in out, out

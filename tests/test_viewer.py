@@ -115,6 +115,17 @@ def test_a_session_shows_its_turns_with_the_tool_calls_and_the_cited_quote(built
     assert f'href="/diff?session={raw}"' in html
 
 
+def test_a_sub_agents_brief_is_shown_as_the_parent_agents(tmp_path: Path) -> None:
+    """The brief opening a sub-agent's transcript is the spawning agent's words: the page
+    names it so, never as the session's user."""
+    from test_curate_coding import _mina
+
+    root = _mina(tmp_path)
+    html = page(client(root), f"/session/{raw_of(root, 'you-are-mina')}")
+    turn1 = html.split('id="t1"', 1)[1].split("</article>", 1)[0]
+    assert '<span class="who">parent agent</span> (user)' in turn1, turn1[:400]
+
+
 def test_a_long_session_is_shown_a_window_at_a_time(tmp_path: Path) -> None:
     v = new_vault(tmp_path / "vault")
     lines = [json.dumps({"role": "user" if i % 2 else "assistant", "content": f"line {i + 1}"})

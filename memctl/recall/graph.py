@@ -33,6 +33,7 @@ from memctl.core.raw import turn_body as _body
 from memctl.errors import MemctlError
 from memctl.recall import termcache
 from memctl.recall.results import Cite, visible_scopes
+from memctl.results import PARENT_AGENT
 
 if TYPE_CHECKING:
     from memctl.core.floor import Floor
@@ -46,11 +47,22 @@ _PLAIN_SCOPE = re.compile(r"team|global|user:[\w.@-]+")
 _ROLE_SUFFIX = re.compile(r" \((?:user|assistant|system|tool)\)$")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _USER_LINE = re.compile(r"^user: ([\w.@-]+)$", re.MULTILINE)  # a raw header's user
+# A sub-agent's transcript (its header names the session that spawned it), and a turn the
+# harness marked as the spawning agent's prompt (Claude Code's `isSidechain` user line).
+_PARENT_LINE = re.compile(r"^  parent_session: ", re.MULTILINE)
+_SIDECHAIN_META = re.compile(r'<!-- memctl:turn \{"role": "user"[^\n]*"isSidechain": true')
 _CWD_LINE = re.compile(r"^  cwd: (.+)$", re.MULTILINE)  # a raw header's source_meta.cwd
 _ROLE_META = re.compile(r'<!-- memctl:turn \{"role": "(\w+)"')
 CALL_REACH = 16  # parallel calls: a result comes at most this many turns after its call
 
 # ---- reading the vault for one recall -----------------------------------------------------
+
+
+def _briefed(text: str, heading_end: int, header_end: int) -> bool:
+    """Is the turn whose heading ends at `heading_end` a sub-agent's brief?"""
+    return bool(
+        _PARENT_LINE.search(text, 0, header_end) and _SIDECHAIN_META.match(text, heading_end + 1)
+    )
 
 
 class Reader:
@@ -211,8 +223,11 @@ class Reader:
                 # the person's answer or refusal reason, which the harness keeps in a result
                 if quote_in(quote, said_in_result(self.turn_text(ref) or "")):
                     speaker = "user"
+            head_end = max(text.find("\n---\n", 3), 0)
+            if speaker == "user" and _briefed(text, end, head_end):
+                speaker = PARENT_AGENT  # a sub-agent's brief: the spawning agent wrote it
             if speaker == "user":  # a transcript that names no one: the session's user
-                m = _USER_LINE.search(text, 0, max(text.find("\n---\n", 3), 0))
+                m = _USER_LINE.search(text, 0, head_end)
                 speaker = m.group(1) if m else speaker
         return Cite(ref, day, speaker, quote)
 

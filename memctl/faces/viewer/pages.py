@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memctl.results import PARENT_AGENT
+
 if TYPE_CHECKING:
     from memctl.vault import Vault
 
@@ -118,12 +120,18 @@ def session(vault: Vault, ref: str, at: int | None) -> dict[str, Any]:
         mid = at or 1
         first, last = max(1, mid - WINDOW // 2), min(len(messages), mid + WINDOW // 2)
     turns = []
+    src = header.get("source_meta")
+    subagent = isinstance(src, dict) and bool(src.get("parent_session"))
     for n in range(first, last + 1):
         m = messages[n - 1]
         text = vault.turn_text(m)
-        calls = isinstance(m.meta, dict) and bool(m.meta.get("tool_calls"))
+        meta = m.meta if isinstance(m.meta, dict) else {}
+        calls = bool(meta.get("tool_calls"))
+        speaker = m.name or m.role
+        if subagent and m.role == "user" and meta.get("isSidechain") is True:
+            speaker = PARENT_AGENT  # a sub-agent's brief: the agent that spawned it wrote it
         turns.append({
-            "n": n, "speaker": m.name or m.role, "role": m.role, "time": m.timestamp or "",
+            "n": n, "speaker": speaker, "role": m.role, "time": m.timestamp or "",
             "calls": calls, "segments": marked(text, quotes.get(n, [])),
             "lines": text.count("\n") + 1, "cited": n in quotes,
         })  # fmt: skip
