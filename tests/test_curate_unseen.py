@@ -617,6 +617,10 @@ def test_the_tests_a_session_found_failing_are_its_problem(tmp_path: Path) -> No
     claims = everything(learn(tmp_path / "a", s))
     problem = [c for c in claims if "test_row_expands" in c]
     assert len(problem) == 1, claims
+    # what the person pasted is shown in their turn, not said by them: observed, not stated
+    note = next(p for p in (tmp_path / "a" / "v").glob("sessions/*.md") if p.name != "INDEX.md")
+    line = next(ln for ln in note.read_text("utf-8").splitlines() if "test_row_expands" in ln)
+    assert "#observed" in line, line
     assert "`test_row_expands` and `test_row_expands_without_data`" in problem[0], problem
     assert "tests/test_browser.py" in problem[0] and "'Order ID:'" in problem[0], problem
     assert not any("last test run" in c for c in claims), claims

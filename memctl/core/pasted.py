@@ -13,6 +13,7 @@ from functools import cache
 from importlib import resources
 
 from memctl.core.lazyre import lazy
+from memctl.core.model import Message
 
 
 @cache
@@ -124,3 +125,9 @@ def without_pastes(text: str) -> str:
     end = last_a if own_tail else len(lines)
     a0 = paras[cut][0]
     return "\n".join(ln if not a0 <= i < end else "" for i, ln in enumerate(lines))
+
+
+def pasted_by(m: Message, quote: str) -> bool:
+    """Is `quote` (verbatim in the person's message `m`) part of what they pasted into it,
+    not their own words? Told by `without_pastes`, the line ingest and the curator draw."""
+    return bool(quote.strip()) and quote in m.content and quote not in without_pastes(m.content)

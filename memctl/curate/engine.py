@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memctl.core.branches import rewound_text
 from memctl.core.notes import HISTORY, strip_links
+from memctl.core.pasted import pasted_by
 from memctl.core.plaintext import label_shaped, one_line
 from memctl.core.provenance import (
     RawTurns,
@@ -539,7 +540,12 @@ def _merge_one(
     # recall shows and the test `memctl verify` applies (core.provenance.supports).
     # An observed claim is read from what the agent's or a tool's turn shows (a command, a
     # commit): labelled #observed, never #inferred, never as said.
-    observed = p.observed and any(not by_person(batch.messages[q.turn - 1]) for q in p.citations)
+    # What a person pasted into their turn (a test run, a log) is shown there, not said by
+    # them: a claim read from it is observed too (core.pasted draws the line, as for titles).
+    observed = p.observed and any(
+        not by_person(m := batch.messages[q.turn - 1]) or pasted_by(m, q.quote)
+        for q in p.citations
+    )
     inferred = not observed and (p.inferred or not supports(text, [q for _, q in cites]))
     if (inferred or observed) and not supports(text, [q for _, q in cites]) and not (
         inference_supported(text, turn_texts(turns, [r for r, _ in cites]))
