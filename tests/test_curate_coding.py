@@ -446,6 +446,17 @@ def _subagent_transcript(folder: Path, brief: str) -> Path:
     return folder
 
 
+def _subagent_vault(tmp_path: Path, brief: str) -> Path:
+    """A vault the CLI ingested the parent session and its sub-agent (opening with `brief`)
+    into, as Dana's, and curated."""
+    (tmp_path / "src").mkdir()
+    src = _subagent_transcript(tmp_path / "src", brief)
+    root = new_vault(tmp_path / "v")
+    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
+    memctl(root, "curate")
+    return root
+
+
 def _goal_lines(root: Path, slug: str) -> list[str]:
     notes = [p for p in (root / "sessions").glob(f"*{slug}*.md")]
     assert len(notes) == 1, sorted(p.name for p in (root / "sessions").iterdir())
@@ -469,11 +480,7 @@ def test_a_subagents_goal_is_the_task_its_brief_sets(tmp_path: Path) -> None:
         "## Rules\n\n"
         "- Never push.\n- Commit once, on main.\n"
     )
-    (tmp_path / "src").mkdir()
-    src = _subagent_transcript(tmp_path / "src", brief)
-    root = new_vault(tmp_path / "v")
-    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
-    memctl(root, "curate")
+    root = _subagent_vault(tmp_path, brief)
     goal = _goal_lines(root, "you-are-mina")
     assert goal and goal[0].startswith(
         "- Task from the parent session: Move the invoice export onto the `tax_rates` table, "
@@ -490,15 +497,11 @@ def test_a_subagents_brief_without_a_task_section_gives_its_first_sentence(
     tmp_path: Path,
 ) -> None:
     """A brief of a few plain sentences: the task is its first that is not the role."""
-    (tmp_path / "src").mkdir()
-    src = _subagent_transcript(
-        tmp_path / "src",
+    root = _subagent_vault(
+        tmp_path,
         "You are a reviewer. Check that every invoice total in `ledger/export.py` is rounded "
         "once. Report what you find.",
     )
-    root = new_vault(tmp_path / "v")
-    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
-    memctl(root, "curate")
     goal = _goal_lines(root, "you-are-a-reviewer")
     assert len(goal) == 1 and goal[0].startswith(
         "- Task from the parent session: Check that every invoice total in `ledger/export.py` "
@@ -535,12 +538,7 @@ def _mina(tmp_path: Path) -> Path:
         "Move the **invoice export** onto the `tax_rates` table, so that exports stop "
         "reading the YAML file.\n"
     )
-    (tmp_path / "src").mkdir()
-    src = _subagent_transcript(tmp_path / "src", brief)
-    root = new_vault(tmp_path / "v")
-    memctl(root, "ingest", str(src), "--scope", "team", "--user", "dana")
-    memctl(root, "curate")
-    return root
+    return _subagent_vault(tmp_path, brief)
 
 
 def test_a_subagents_session_is_titled_by_its_task_not_its_role(tmp_path: Path) -> None:

@@ -238,6 +238,15 @@ def extract(
         )
         kinds.append(kind)
 
+    def session_line(section: str, text: str, cites: tuple[Quote, ...], kind: str) -> None:
+        """A line of the session's note that the session shows, as is (not routed or cut)."""
+        if "sessions" not in stores:
+            return
+        note, slug = session_note()
+        out.append(Proposal("sessions", note, section, text, cites, slug=slug,
+                            meta=tuple(ident.items()), observed=True))  # fmt: skip
+        kinds.append(kind)
+
     overruled = _overruled(s)
     first_request = True
     talk = only is None and discussion.is_discussion(s)
@@ -283,16 +292,13 @@ def extract(
             add("instruct", end(cap(rule.group(0).strip())), r.turn, rule.group(0).strip(), False)
     if first_request and only is None and not s.subagent:
         _opening_as_goal(s, out, kinds)
-    if only is None and s.subagent and "sessions" in stores and (got := brief.task(s)):
-        # a sub-agent's goal: the task the agent that spawned it set, in the brief's words
+    if only is None and s.subagent and (got := brief.task(s)):
+        # a sub-agent's goal: the task the agent that spawned it set, in the brief's words;
+        # observed: what the session shows was asked of it, never a person's statement
         text, turn, quote = got
         if len(text) > findings.MAX_CLAIM:
             text = end(findings.short(text.rstrip(".")))
-        note, slug = session_note()
-        # observed: what the session shows was asked of it, never a person's statement
-        out.append(Proposal("sessions", note, "Goal", end(text), (Quote(turn, quote),),
-                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
-        kinds.append("goal")
+        session_line("Goal", end(text), (Quote(turn, quote),), "goal")
     if only is not None:
         return out
     known = []
@@ -332,31 +338,19 @@ def extract(
             add(sh.kind, sh.text, turn, quote, True, *cites, replaces=sh.replaces, action="update")
     failed = runs.last_failed(s)
     failing = failures.first(s)
-    if failing is not None and "sessions" in stores and (
-        failed is None or failed.output[0] != failing.turn
-    ):
-        # the failures the session set out to fix (or ran into first), as the runner named
-        # them; when they are those of its last run, that run's line says it
-        note, slug = session_note()
-        out.append(Proposal("sessions", note, "Problems", failing.text,
-                            tuple(Quote(failing.turn, q) for q in failing.quotes),
-                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
-        kinds.append("failing")  # its own point: never folded into the fix that follows
-    reported = diagnostics.first(s)
-    if reported is not None and "sessions" in stores:
-        # what a checker reported when the session began on it (or first ran it)
-        note, slug = session_note()
-        out.append(Proposal("sessions", note, "Problems", reported.text,
-                            tuple(Quote(reported.turn, q) for q in reported.quotes),
-                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
-        kinds.append("failing")
-    if failed is not None and "sessions" in stores:
-        # how the session left its tests: observed, cited to the run and to what it printed
-        note, slug = session_note()
-        out.append(Proposal("sessions", note, "Problems", failed.text,
-                            (Quote(*failed.run), Quote(*failed.output)),
-                            slug=slug, meta=tuple(ident.items()), observed=True))  # fmt: skip
-        kinds.append("problem")
+    # the failures the session set out to fix (or ran into first), as the runner named them
+    # (when they are those of its last run, that run's line says it), and what a checker
+    # reported: each its own point, never folded into the fix that follows ("failing")
+    if failing is not None and (failed is None or failed.output[0] != failing.turn):
+        cites = tuple(Quote(failing.turn, q) for q in failing.quotes)
+        session_line("Problems", failing.text, cites, "failing")
+    if (reported := diagnostics.first(s)) is not None:
+        cites = tuple(Quote(reported.turn, q) for q in reported.quotes)
+        session_line("Problems", reported.text, cites, "failing")
+    if failed is not None:
+        # how the session left its tests, cited to the run and to what it printed
+        cites = (Quote(*failed.run), Quote(*failed.output))
+        session_line("Problems", failed.text, cites, "problem")
     for ch in choices.read(s, user):
         if ch.turn in overruled:
             continue
