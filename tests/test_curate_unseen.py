@@ -821,3 +821,40 @@ def test_the_first_prompt_states_the_sessions_goal_whatever_its_verb(tmp_path: P
     learn(tmp_path / "b", s)
     texts = [p.read_text("utf-8") for p in (tmp_path / "b" / "v").glob("sessions/*.md")]
     assert texts and not any("## Goal" in t for t in texts), texts
+
+
+def test_a_reported_change_cites_the_edit_that_made_it_and_is_said_once(tmp_path: Path) -> None:
+    """"Updated `stats.py`: added `total_input_tokens` ..." in the closing report is the
+    agent saying what it did; the edit that wrote `total_input_tokens` shows it. The line
+    cites both, and the "Changed `src/stats.py` to ..." read from the narration before the
+    edit says the same change a second time, in words written before it was made: left out.
+    An edit the report does not name keeps its line; a report point that names nothing an
+    edit wrote cites the report alone."""
+    s = Session()
+    s.user("Please show the token totals of each project on the index page.")
+    s.say("Let me update the stats module to sum the tokens of every session:")
+    s.edit("src/stats.py", "    totals = {}\n",
+           '    totals = {}\n    totals["total_input_tokens"] = sum(u.input for u in usage)\n')
+    s.say("Next I'll update the README to describe the token totals on the index page.")
+    s.edit("README.md", "Index page.", "Index page, with token totals per project.")
+    s.say("## Summary\n\n**Updated `stats.py`:**\n"
+          "- Added `total_input_tokens`, summed over every session of a project\n"
+          "- Kept the per-session totals as they were\n\n**Updated `index.html`:**\n"
+          "- Shows the totals of each project on its card\n"
+          "- Shows the latest interaction time beside them\n")  # fmt: skip
+    notes = learn(tmp_path, s)
+    claims = everything(notes)
+    assert not any(c.startswith("Changed `src/stats.py`") for c in claims), claims
+    assert any(c.startswith("Changed `README.md`") for c in claims), claims
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    line = next(ln for ln in body.splitlines() if ln.startswith("- Updated `stats.py`"))
+    feet = re.findall(r"\[\^([^\]]+)\]", line)
+    quoted = {f: q.replace('\\"', '"')
+              for f, q in re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M)}  # fmt: skip
+    assert len(feet) == 2, line
+    assert any(
+        quoted[f] == 'totals["total_input_tokens"] = sum(u.input for u in usage)' for f in feet
+    ), (line, quoted)
+    other = next(ln for ln in body.splitlines() if ln.startswith("- Updated `index.html`"))
+    assert len(re.findall(r"\[\^([^\]]+)\]", other)) == 1, other

@@ -312,9 +312,19 @@ def extract(
         by_tool = batch.messages[c.turn - 1].role != "user"
         first = (Quote(c.first_use, c.quote),) if c.first_use else ()
         add("command", c.text, c.turn, c.quote, by_tool, *first, replaces=c.replaces)
+    # what the agent found and reported; a reported change cites the edit that made it
+    found = [] if talk else findings.read(s)
+    shown = {
+        i: got
+        for i, f in enumerate(found)
+        if f.kind == "outcome" and (got := changes.shown_by_edit(s, f.text, f.turn)) is not None
+    }
+    reported = {got.path for got in shown.values()}
     for ch in changes.read(s):
         if ch.turn in overruled and ch.kind in ("created", "edited"):
             continue
+        if ch.kind == "edited" and ch.quote in reported:
+            continue  # the report says what the edit did, after it was done: said once
         add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
     fetched = web.read(s)
     if fetched is not None:
@@ -329,8 +339,9 @@ def extract(
             asked = (Quote(*a.asked),) if a.asked else ()
             add("outcome", a.text, a.turn, a.quote, True, *asked)
     else:
-        for f in findings.read(s):
-            add(f.kind, f.text, f.turn, f.quote, True)
+        for i, f in enumerate(found):
+            edit = (Quote(shown[i].turn, shown[i].quote),) if i in shown else ()
+            add(f.kind, f.text, f.turn, f.quote, True, *edit)
     if project is not None:
         for sh in shape.read(s, sections):
             (turn, quote), *more = sh.cites

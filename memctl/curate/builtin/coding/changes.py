@@ -271,3 +271,54 @@ def _its(text: str) -> str:
 def _end(text: str) -> str:
     text = text.rstrip(" ,;:")
     return text if text.endswith((".", "!", ")")) else text + "."
+
+
+# A name in code: `snake_case`, `camelCase`, `CamelCase`, `dotted.name`, `call()`; long enough
+# (MIN_QUOTE_CHARS) that finding it in an edit's new text is no coincidence.
+_IDENT = lazy(r"(?<![\w.])[A-Za-z_]\w*(?:_\w+|[a-z][A-Z]\w*|\.[A-Za-z_]\w*)+(?![\w])")
+_LONG_LINE = 160
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The edit that did what a sentence reports: its turn, a verbatim quote, its file."""
+
+    turn: int
+    quote: str
+    path: str
+
+
+def shown_by_edit(session: Coding, text: str, before: int) -> Shown | None:
+    """The edit (before turn `before`) that shows what a report's sentence says was done.
+
+    "Added aggregation that tracks `total_input_tokens`" is the agent's word for it; the edit
+    that first wrote `total_input_tokens` (into text that did not hold it) is what it did, and
+    later edits that write the name only use it. Cited beside the report, the line can be
+    checked against the change itself. The edit that introduced the most names the sentence
+    gives wins, the first on a tie; its quote is the new line that holds the longest one (the
+    name alone when that line is long). With no such name, a file the sentence names that the
+    session edited is cited by its path, at its last edit (where the file was left).
+    """
+    names = {m.group(0) for m in _IDENT.finditer(text) if len(m.group(0)) >= 8}
+    files = {w.lower() for w in re.findall(r"[\w.-]+\.\w{1,5}\b", text)}
+    first: dict[str, tuple[int, str]] = {}  # name -> (turn, the line) of the edit that wrote it
+    named: Shown | None = None
+    for c in session.calls:
+        if c.turn >= before or c.name not in _EDITS or not c.path or c.error or c.result is None:
+            continue
+        new, old = "\n".join(c.wrote()), "\n".join(c.replaced())
+        for n in names - first.keys():
+            if n in new and n not in old:
+                line = next(ln.strip() for ln in new.splitlines() if n in ln)
+                first[n] = (c.turn, line if len(line) <= _LONG_LINE else n)
+        if c.path.rsplit("/", 1)[-1].lower() in files:
+            named = Shown(c.turn, c.path, c.path)
+    if not first:
+        return named
+    count: dict[int, int] = {}
+    for turn, _ in first.values():
+        count[turn] = count.get(turn, 0) + 1
+    turn = min(count, key=lambda t: (-count[t], t))
+    name = max((n for n, (t, _) in first.items() if t == turn), key=lambda n: (len(n), n))
+    path = next(c.path for c in session.calls if c.turn == turn and c.name in _EDITS)
+    return Shown(turn, first[name][1], path)

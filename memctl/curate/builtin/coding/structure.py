@@ -71,6 +71,15 @@ class Call:
         ) else [self.input.get("old_string") or self.input.get("old_str")]  # fmt: skip
         return [o for o in olds if isinstance(o, str) and o.strip()]
 
+    def wrote(self) -> list[str]:
+        """The texts an edit wrote: its `new_string` (each of a MultiEdit's), or a file's
+        whole content."""
+        edits = self.input.get("edits")
+        news = [e.get("new_string") for e in edits if isinstance(e, dict)] if isinstance(
+            edits, list
+        ) else [self.input.get(k) for k in ("new_string", "new_str", "content", "file_text")]
+        return [n for n in news if isinstance(n, str) and n.strip()]
+
     def ran(self) -> bool:
         """The command ran (its output may report failures, but the tool was there)."""
         if self._ran is None:  # asked by several extractors: read the output once
