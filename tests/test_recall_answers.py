@@ -767,3 +767,35 @@ def test_a_printed_failure_comes_with_the_call_that_printed_it(tmp_path: Path) -
     got = _turn_ids(mems, ids)
     assert out in got and call in got, [m["text"][:50] for m in mems]
     assert got.index(call) == got.index(out) + 1, got
+
+
+def test_a_line_of_the_found_sessions_words_but_none_of_the_questions_ranks_below_the_answer(
+    tmp_path: Path,
+) -> None:
+    """Feedback terms (words the best turns share: "bob", "round", "branch") help a claim
+    that says the answer in other words; alone they made a line full of them, with none of
+    the question's words, as relevant as a full match, and it outranked the answer."""
+    turns = [
+        ("Dev", "user", "Bob, research the teammates mechanism on your branch for round one.",
+         "2026-11-02T10:00:00Z"),
+        ("assistant", "assistant", "Round one: bob researched the teammates on branch "
+         "bob/research; TeamCreate keeps the team config in ~/.claude/teams.",
+         "2026-11-02T10:01:00Z"),
+        ("assistant", "assistant", "Round one complete on branch bob/research: bob committed "
+         "the teammates research and merged master for round two.", "2026-11-02T10:02:00Z"),
+        ("Dev", "user", "Bob, round two: merge master into your branch and compare the "
+         "teammates research with the other docs.", "2026-11-02T10:03:00Z"),
+    ]  # fmt: skip
+    answer = "TeamCreate keeps the team config in ~/.claude/teams."
+    bystander = ("Round one complete on branch bob/research: bob committed the teammates "
+                 "research and merged master for round two.")  # fmt: skip
+    notes = [NoteSpec("knowledge/teammates.md", "knowledge", "Teammates", "team", claims=[
+        ("Facts", bystander, [("s1", 3, bystander)], False),
+        ("Facts", answer, [("s1", 2, "TeamCreate keeps the team config in ~/.claude/teams")],
+         False),
+    ])]  # fmt: skip
+    vault, _ = build_vault(tmp_path / "v", [("s1", "dev", "team", turns)], notes)
+    r = ok("--vault", vault.root, "recall", "--json", "--explain", "--user", "dev", "--",
+           "Where does TeamCreate keep the config?")  # fmt: skip
+    scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
+    assert scores[answer] > scores[bystander], scores

@@ -45,6 +45,10 @@ BACKGROUND_CLAIMS = 2  # claims of a note that carry none of the query's words
 W_LINK = 0.6  # a note one hop from a named entity, relative to the entity
 W_CITE = 0.7  # a note citing a top turn, relative to that turn
 W_FEEDBACK = 0.5  # a feedback term in a claim, relative to a query term
+# What feedback terms alone may add to a claim, as a share of a full match: a line dense
+# with the found sessions' topic words ("bob", "round", "branch") but none of the question's
+# is about the same sessions, not an answer, and must not outrank one that carries the ask.
+FEEDBACK_MAX = 0.5
 W_TURN = 0.8  # turns rank below notes that say the same thing
 W_NOTE = 0.4  # share of a claim's score that comes from its note's rank (the rest: the claim)
 HALF_LIFE_DAYS = 180.0
@@ -353,7 +357,8 @@ def score_claims(
             refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
             terms = content_terms(text)
             fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
-            rel = (sum(qweight[t] for t in terms & qterms) + W_FEEDBACK * fb_hit) / denom
+            fb = min(W_FEEDBACK * fb_hit, FEEDBACK_MAX * denom)
+            rel = (sum(qweight[t] for t in terms & qterms) + fb) / denom
             hop = max((top_turns.get(ref, 0.0) for ref, _ in refs), default=0.0)
             rel = min(1.0, rel + 0.5 * hop)
             dates = sorted(d for d in (path_day(ref) for ref, _ in refs) if d)
