@@ -858,3 +858,46 @@ def test_a_reported_change_cites_the_edit_that_made_it_and_is_said_once(tmp_path
     ), (line, quoted)
     other = next(ln for ln in body.splitlines() if ln.startswith("- Updated `index.html`"))
     assert len(re.findall(r"\[\^([^\]]+)\]", other)) == 1, other
+
+
+def test_a_report_of_whole_points_keeps_each_point(tmp_path: Path) -> None:
+    """A closing list whose points are each a statement ("vs. Beads: Plan Mode is ...")
+    cannot be one claim: joined, every point after the first was cut away. Each is its own
+    line, cut where a clause ends, never inside a list of words ("a durable, git-backed.").
+    A sub-agent's last words are its report to the agent that spawned it: two points are
+    already a list to read. A point where the agent speaks of itself is no outcome."""
+    nightly = (
+        "- **vs. the nightly batch:** the ledger export is incremental and idempotent, "
+        "replaying only the invoices changed since the last run, so a failed night costs "
+        "minutes; the batch is a full, slow, blocking, all-or-nothing rebuild that holds "
+        "the tax tables locked for an hour and cannot be resumed halfway.\n"
+    )
+    stripe = (
+        "- **vs. the Stripe sync:** the export reads our own `tax_rates` table, so refunds "
+        "and credit notes agree with the invoices the accountants already filed.\n"
+    )
+    s = Session()
+    s.user("You are **mina**, a helper. Append a comparison section to work/ledger.md and "
+           "commit it.")  # fmt: skip
+    s.edit("work/ledger.md", "# Ledger\n", "# Ledger\n\n## Comparison\n\nSee below.\n")
+    s.bash("git commit -am 'mina: comparison'", "[mina/ledger 5e6f7a8] mina: comparison")
+    s.say("Done.\n\n**Contrasts drawn:**\n" + nightly + stripe)
+    for row in s.rows:
+        row["isSidechain"] = True
+    claims = everything(learn(tmp_path / "a", s))
+    assert [c for c in claims if c.startswith("Vs. the nightly batch:")] == [
+        "Vs. the nightly batch: the ledger export is incremental and idempotent, replaying "
+        "only the invoices changed since the last run, so a failed night costs minutes."
+    ], claims
+    assert any(c.startswith("Vs. the Stripe sync: the export reads our own `tax_rates`")
+               for c in claims), claims  # fmt: skip
+
+    s = Session()
+    s.user("Compare the ledger export with the nightly batch and the Stripe sync in the doc.")
+    s.edit("work/ledger.md", "# Ledger\n", "# Ledger\n\n## Comparison\n\nSee below.\n")
+    s.say("Done.\n\n**Contrasts drawn:**\n" + nightly + stripe
+          + "- We kept the old batch script in place until the accountants sign off on the "
+          "new export next month.\n")  # fmt: skip
+    claims = everything(learn(tmp_path / "b", s))
+    assert any(c.startswith("Vs. the Stripe sync:") for c in claims), claims
+    assert not any("old batch script" in c for c in claims), claims

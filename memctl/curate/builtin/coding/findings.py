@@ -103,6 +103,9 @@ _HEDGE = lazy(
 _SELF = lazy(r"(?<![\w`'’-])(?:I|I['’](?:m|ll|ve|d)|my|me)(?![\w`'’-])")
 
 
+_WE = lazy(r"(?<![\w`'’-])[Ww]e(?![\w`'’-])")
+
+
 def about_itself(sentence: str) -> bool:
     """Does the agent speak of itself in the sentence (its state, not the code's)?"""
     return bool(_SELF.search(sentence))
@@ -191,13 +194,16 @@ def read(session: Coding) -> list[Found]:
     last_before_human = _closing_turns(session)
     worked = {c.turn for c in session.calls if c.name not in _LOOKING}
     tool_words: list[frozenset[str]] = []  # read once, and only if a finding needs it
+    # a sub-agent's last words are its report to the agent that spawned it: its deliverable
+    report = session.texts[-1][0] if session.subagent and session.texts else None
     for turn, text in session.texts:
         if turn < session.start:
             continue
+        points = text.count("\n- ") + text.count("\n* ")
         summary = (
             turn in last_before_human
             and _did_work(turn, session, worked)
-            and (bool(_SUMMARY.search(text)) or text.count("\n- ") + text.count("\n* ") >= 3)
+            and (bool(_SUMMARY.search(text)) or points >= 3 or (turn == report and points >= 2))
         )
         if summary:
             out += summary_points(turn, text)
@@ -330,6 +336,7 @@ def summary_points(turn: int, text: str) -> list[Found]:
     out = []
     for lead, items in _lists(text):
         points = []
+        said: list[str] = []  # each point's item as written, to quote
         for i in items:
             if has_markup(i) or is_log_line(i):
                 continue
@@ -337,7 +344,8 @@ def summary_points(turn: int, text: str) -> list[Found]:
             status = _STATUS.search(p) or _STATUS_POINT.match(p)
             if len(p.split()) >= 2 and not (status and not _REASON.search(p)):
                 points.append(p)
-        points = points[:MAX_POINTS]
+                said.append(i)
+        points, said = points[:MAX_POINTS], said[:MAX_POINTS]
         if len(points) < 2 and not (points and len(points[0].split()) >= 6):
             continue
         head = _clean(re.sub(r"^\s*\d+[.)]\s*", "", _HEADING.sub("", lead))).rstrip(":").strip()
@@ -345,6 +353,19 @@ def summary_points(turn: int, text: str) -> list[Found]:
             continue  # "This way, with paths like:": an example of what was said before
         if not head or _narration().match(head) or len(head.split()) > 12:
             head = ""
+        if (
+            len(points) >= 2
+            and all(len(p.split()) >= WHOLE_POINT for p in points)
+            and len(head) + sum(len(p) + 2 for p in points) > MAX_CLAIM
+        ):
+            # each point a statement of its own ("vs. Beads: teammates ship native workers,
+            # but keep no durable graph"): joined, all but the first would be cut away
+            out += [
+                Found("outcome", _end(short(p)), turn, q)
+                for p, q in zip(points, said, strict=True)
+                if not (_SELF.search(p) or _WE.search(p))  # the agent on itself, not the code
+            ]
+            continue
         body = points[0] if len(points[0]) <= MAX_CLAIM else short(points[0])
         for p in points[1:]:
             if len(head) + len(body) + len(p) + 4 > MAX_CLAIM:
@@ -356,6 +377,7 @@ def summary_points(turn: int, text: str) -> list[Found]:
 
 
 MAX_POINTS = 4  # of one list: the rest of a long summary is detail
+WHOLE_POINT = 12  # words: a point this long says a thing of its own, not a detail
 MAX_CLAIM = 200
 
 
@@ -369,11 +391,16 @@ def short(text: str, limit: int = MAX_CLAIM) -> str:
     if said:  # the person's words kept as typed: cut inside them, and close the quote
         inner = short(said.group("words"), limit - len(said.group("who")) - 2)
         return f'{said.group("who")}{inner.rstrip(".")}…"'
-    best = 0
+    best = strong = 0
     for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\((?=[^)]*$)", text[: limit + 1]):
         cut = m.start()
         if _whole(text[:cut]) and cut >= 40:
             best = cut
+            if not m.group().startswith(","):
+                strong = cut
+    if strong:
+        # a clause ends there; a comma may only part a list ("a durable, git-backed, ...")
+        best = strong
     if not best:
         m = next((m for m in re.finditer(r"[,;:]\s|\s[—–-]\s|\s\(", text)
                   if _whole(text[: m.start()])), None)  # fmt: skip
