@@ -901,3 +901,32 @@ def test_a_report_of_whole_points_keeps_each_point(tmp_path: Path) -> None:
     claims = everything(learn(tmp_path / "b", s))
     assert any(c.startswith("Vs. the Stripe sync:") for c in claims), claims
     assert not any("old batch script" in c for c in claims), claims
+
+
+def test_failures_an_agents_run_printed_cite_the_run_that_printed_them(tmp_path: Path) -> None:
+    """"5 tests in `tests/test_names.py` failed" read from what `uv run pytest ...` printed
+    is what that command showed: the line cites the command (quoted whole, observed) beside
+    the output's lines, as the "last test run failed" line does. A checker's diagnostics
+    likewise cite the check that printed them."""
+    s = Session()
+    s.user("The display name tests fail since the refactor, please look.")
+    s.bash("uv run pytest tests/test_names.py", "".join(
+        f"FAILED tests/test_names.py::TestNames::test_case_{i}[py]\n" for i in range(5)
+    ) + "5 failed, 6 passed in 0.37s", error=True)  # fmt: skip
+    mypy = ('src/names.py:3: error: Incompatible return value type (got "int", expected '
+            '"str")  [return-value]\nFound 1 error in 1 file')  # fmt: skip
+    s.bash("uv run mypy src", mypy, error=True)
+    s.edit("src/names.py", "return dirs[0]", "return dirs[-1]")
+    s.bash("uv run pytest tests/test_names.py", "11 passed in 0.30s")
+    s.say("Fixed: `display_name()` takes the last working directory again.")
+    notes = learn(tmp_path, s)
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+    runs = [("- 5 tests in `tests/test_names.py` failed", "uv run pytest tests/test_names.py"),
+            ("- 1 diagnostic", "uv run mypy src")]  # fmt: skip
+    for start, command in runs:
+        line = next((ln for ln in body.splitlines() if ln.startswith(start)), None)
+        assert line is not None and "#observed" in line, body
+        feet = re.findall(r"\[\^([^\]]+)\]", line)
+        assert command in [quoted[f] for f in feet], (line, quoted)

@@ -353,11 +353,9 @@ def extract(
     # (when they are those of its last run, that run's line says it), and what a checker
     # reported: each its own point, never folded into the fix that follows ("failing")
     if failing is not None and (failed is None or failed.output[0] != failing.turn):
-        cites = tuple(Quote(failing.turn, q) for q in failing.quotes)
-        session_line("Problems", failing.text, cites, "failing")
+        session_line("Problems", failing.text, _shown(failing), "failing")
     if (reported := diagnostics.first(s)) is not None:
-        cites = tuple(Quote(reported.turn, q) for q in reported.quotes)
-        session_line("Problems", reported.text, cites, "failing")
+        session_line("Problems", reported.text, _shown(reported), "failing")
     if failed is not None:
         # how the session left its tests, cited to the run and to what it printed
         cites = (Quote(*failed.run), Quote(*failed.output))
@@ -367,6 +365,13 @@ def extract(
             continue
         add("decide", ch.text, ch.turn, ch.quote, True)
     return onepoint.fold(list(zip(kinds, out, strict=True)))
+
+
+def _shown(f: failures.Failing) -> tuple[Quote, ...]:
+    """What an output shows failing, cited to the lines that say it and to the command that
+    printed them (a run's command, quoted whole), as the last run's line is."""
+    ran = (Quote(*f.run),) if f.run is not None else ()
+    return (*ran, *(Quote(f.turn, q) for q in f.quotes))
 
 
 def _opening_as_goal(s: Coding, out: list[Proposal], kinds: list[str]) -> None:

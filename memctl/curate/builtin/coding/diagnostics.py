@@ -49,10 +49,10 @@ MAX_MESSAGE = 120
 
 
 def first(session: Coding) -> Failing | None:
-    for turn, text in outputs(session):
+    for turn, text, run in outputs(session):
         got = _read(text[-MAX_READ:], session.cwd)
         if got is not None:
-            return Failing(got[0], turn, got[1])
+            return Failing(got[0], turn, got[1], run)
     return None
 
 

@@ -41,24 +41,31 @@ class Failing:
     text: str
     turn: int
     quotes: list[str]
+    # the run that printed them (its turn and command), when a run did: a line read from
+    # its output is what that command showed, and cites it too
+    run: tuple[int, str] | None = None
 
 
 def first(session: Coding) -> Failing | None:
     """The first output of the session's new turns that lists failing tests, read."""
-    for turn, text in outputs(session):
+    for turn, text, run in outputs(session):
         got = _read(text[-MAX_READ:])  # a runner's summary closes its output
         if got is not None:
-            return Failing(got[0], turn, got[1])
+            return Failing(got[0], turn, got[1], run)
     return None
 
 
-def outputs(session: Coding) -> list[tuple[int, str]]:
-    """What the session's runs printed and what the person typed or pasted, in turn order;
-    a harness turn (a compaction's recap, a `!cmd`'s output, which `runs` reads as the
-    run's) is not the person's to have brought."""
-    sources = [(t, out) for _, _, _, out, t in runs(session) if out and t is not None]
+def outputs(session: Coding) -> list[tuple[int, str, tuple[int, str] | None]]:
+    """What the session's runs printed (with the run's turn and command) and what the
+    person typed or pasted, in turn order; a harness turn (a compaction's recap, a `!cmd`'s
+    output, which `runs` reads as the run's) is not the person's to have brought."""
+    sources: list[tuple[int, str, tuple[int, str] | None]] = [
+        (t, out, (turn, command))
+        for turn, command, _, out, t in runs(session)
+        if out and t is not None
+    ]
     sources += [
-        (turn, text)
+        (turn, text, None)
         for turn, text in session.prompts
         if turn >= session.start and turn not in session.noise
     ]
