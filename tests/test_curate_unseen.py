@@ -857,7 +857,10 @@ def test_a_reported_change_cites_the_edit_that_made_it_and_is_said_once(tmp_path
         quoted[f] == 'totals["total_input_tokens"] = sum(u.input for u in usage)' for f in feet
     ), (line, quoted)
     other = next(ln for ln in body.splitlines() if ln.startswith("- Updated `index.html`"))
-    assert len(re.findall(r"\[\^([^\]]+)\]", other)) == 1, other
+    # no edit wrote index.html: the report (and the ask it answers) alone
+    got = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", other)]
+    assert got and not any(q.startswith("/home/dana/src/shop/") or "totals[" in q for q in got), (
+        other, got)  # fmt: skip
 
 
 def test_a_report_of_whole_points_keeps_each_point(tmp_path: Path) -> None:
@@ -930,3 +933,33 @@ def test_failures_an_agents_run_printed_cite_the_run_that_printed_them(tmp_path:
         assert line is not None and "#observed" in line, body
         feet = re.findall(r"\[\^([^\]]+)\]", line)
         assert command in [quoted[f] for f in feet], (line, quoted)
+
+
+def test_what_the_agent_reports_doing_cites_the_ask_it_answers(tmp_path: Path) -> None:
+    """"The invoice export now skips cancelled orders and logs how many it skipped" is what
+    the person asked for in the prompt the agent answered: the line cites that sentence
+    beside the agent's report, so the idea shows as theirs first. A point that shares
+    fewer words with the ask (the test file added) cites the report alone."""
+    s = Session()
+    s.user("Please make the invoice export skip cancelled orders and log how many orders "
+           "it skipped. Keep the CSV columns as they are.")  # fmt: skip
+    s.edit("billing/export.py", "for order in orders:\n",
+           "for order in orders:\n        if order.cancelled:\n            skipped += 1\n"
+           "            continue\n")  # fmt: skip
+    s.write("tests/test_export_cancelled.py", "def test_cancelled_rows_are_dropped(): ...")
+    s.bash("uv run pytest tests/test_export_cancelled.py", "3 passed in 0.2s")
+    s.say("## Summary\n\n"
+          "- The invoice export in `billing/export.py` now skips cancelled orders and logs "
+          "how many orders it skipped\n"
+          "- Added `tests/test_export_cancelled.py` with three cases for the dropped rows, "
+          "one per status a refund can leave behind on a paid invoice\n")  # fmt: skip
+    notes = learn(tmp_path, s)
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+    line = next(ln for ln in body.splitlines() if "skips cancelled orders" in ln)
+    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    ask = "Please make the invoice export skip cancelled orders and log how many orders it skipped."
+    assert ask in cited, (line, quoted)
+    other = next(ln for ln in body.splitlines() if "three cases" in ln)
+    assert ask not in [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", other)], other

@@ -341,7 +341,8 @@ def extract(
     else:
         for i, f in enumerate(found):
             edit = (Quote(shown[i].turn, shown[i].quote),) if i in shown else ()
-            add(f.kind, f.text, f.turn, f.quote, True, *edit)
+            asked = _asked_for(s, f.text, f.turn)
+            add(f.kind, f.text, f.turn, f.quote, True, *asked, *edit)
     if project is not None:
         for sh in shape.read(s, sections):
             (turn, quote), *more = sh.cites
@@ -365,6 +366,29 @@ def extract(
             continue
         add("decide", ch.text, ch.turn, ch.quote, True)
     return onepoint.fold(list(zip(kinds, out, strict=True)))
+
+
+# Content words a finding must share with the person's sentence to be that sentence again.
+_ECHO = 3
+_ECHO_SHARE = 0.4  # and this share of the finding's own
+
+
+def _asked_for(s: Coding, text: str, turn: int) -> tuple[Quote, ...]:
+    """The person's sentence, in the prompt the agent was answering, that the finding says
+    again: "Timeline filtering now hides vis-groups" is what "hide the vis-group instead of
+    its items" asked for, and "the vis library's built-in `visible` property" is what the
+    person suggested. Cited beside the agent's words, the line shows the idea was theirs
+    first, not the agent's own."""
+    prompt = max((h for h in s.humans if h.kind == "prompt" and s.start <= h.turn < turn),
+                 key=lambda h: h.turn, default=None)  # fmt: skip
+    if prompt is None:
+        return ()
+    words = onepoint.content(text)
+    best = max(prompt.sentences, key=lambda p: len(onepoint.content(p) & words))
+    shared = len(onepoint.content(best) & words)
+    if shared < _ECHO or shared < _ECHO_SHARE * len(words) or best not in prompt.text:
+        return ()  # a few words in common (a file's name) are not the ask said again
+    return (Quote(prompt.turn, best),)
 
 
 def _shown(f: failures.Failing) -> tuple[Quote, ...]:
