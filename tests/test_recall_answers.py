@@ -799,3 +799,32 @@ def test_a_line_of_the_found_sessions_words_but_none_of_the_questions_ranks_belo
            "Where does TeamCreate keep the config?")  # fmt: skip
     scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
     assert scores[answer] > scores[bystander], scores
+
+
+def test_a_claim_inherits_a_top_turns_rank_only_through_the_words_it_quotes(
+    tmp_path: Path,
+) -> None:
+    """A claim citing one of the best turns took half that turn's rank, whatever part of
+    the turn it quoted: a line read from the corner of a long report that matched the
+    question elsewhere ("Branch `bob/research` stays local") outranked the line that says
+    the answer, read from a turn in other words that the search ranked lower."""
+    turns = [
+        ("Dev", "user", "Bob, write up how teams work.", "2026-11-02T10:00:00Z"),
+        ("assistant", "assistant", "Report. TeamCreate keeps the team config and the task "
+         "list of each team in one folder per team. Branch bob/research stays local, "
+         "unpushed, off master.", "2026-11-02T10:01:00Z"),
+        ("assistant", "assistant", "Under ~/.claude/teams sits one file per group: that is "
+         "where its settings go.", "2026-11-02T10:02:00Z"),
+    ]  # fmt: skip
+    answer = "The team config sits under ~/.claude/teams."
+    bystander = "Branch bob/research stays local, unpushed, off master."
+    notes = [NoteSpec("knowledge/teams.md", "knowledge", "Teams", "team", claims=[
+        ("Facts", bystander, [("s1", 2, "Branch bob/research stays local, unpushed, off "
+                               "master.")], False),
+        ("Facts", answer, [("s1", 3, "Under ~/.claude/teams sits one file per group")], True),
+    ])]  # fmt: skip
+    vault, _ = build_vault(tmp_path / "v", [("s1", "dev", "team", turns)], notes)
+    r = ok("--vault", vault.root, "recall", "--json", "--explain", "--user", "dev", "--",
+           "Where does TeamCreate keep the team config?")  # fmt: skip
+    scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
+    assert scores[answer] > scores[bystander], scores

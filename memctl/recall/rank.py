@@ -359,7 +359,12 @@ def score_claims(
             fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
             fb = min(W_FEEDBACK * fb_hit, FEEDBACK_MAX * denom)
             rel = (sum(qweight[t] for t in terms & qterms) + fb) / denom
-            hop = max((top_turns.get(ref, 0.0) for ref, _ in refs), default=0.0)
+            # a top turn lends its rank through the words the claim quotes from it: a line
+            # read from one corner of a long report does not inherit what the rest matched
+            hop = max(
+                (top_turns.get(ref, 0.0) for ref, q in refs if content_terms(q) & qterms),
+                default=0.0,
+            )
             rel = min(1.0, rel + 0.5 * hop)
             dates = sorted(d for d in (path_day(ref) for ref, _ in refs) if d)
             day = dates[-1] if dates else str(note.meta.get("updated") or "") or None
