@@ -828,3 +828,32 @@ def test_a_claim_inherits_a_top_turns_rank_only_through_the_words_it_quotes(
            "Where does TeamCreate keep the team config?")  # fmt: skip
     scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
     assert scores[answer] > scores[bystander], scores
+
+
+def test_a_session_opened_by_a_slash_command_opens_with_the_persons_first_prompt(
+    tmp_path: Path,
+) -> None:
+    """A session's note is titled after the request that opened it, and a question that
+    finds the note is given that request. A session started after `/clear` has the
+    harness's echo of the command as its first line: that echo is not the request (it says
+    nothing), the person's first prompt after it is."""
+    log = Log()
+    log.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
+             "<command-args></command-args>")  # fmt: skip
+    ask = log.user("Can you please update the invoice rounding tests? We no longer round the "
+                   "tax per line, only once per invoice.")  # fmt: skip
+    log.said("I'll update the invoice rounding tests to expect one rounding per invoice.")
+    log.call("Edit", file_path="/src/app/tests/test_rounding.py", old_string="per_line",
+             new_string="per_invoice")  # fmt: skip
+    log.result("The file /src/app/tests/test_rounding.py has been updated.")
+    log.said("Updated the rounding tests: they now expect the tax rounded once per invoice.")
+    vault = _vault(tmp_path, log)
+    ok("--vault", vault, "curate")
+    r = ok("--vault", vault, "recall", "--json", "--explain", "--user", "dev", "--",
+           "What failed in the invoice rounding tests?")  # fmt: skip
+    ids = _ids(vault)
+    got = _turn_ids(r.json()["memories"], ids)
+    assert ask in got, got
+    # the echo of `/clear` is never offered as the session's opening, shown or not
+    considered = [ids.get(d["ref"]) for d in r.json()["explain"] if d["kind"] == "turn"]
+    assert log.lines[0]["uuid"] not in considered, r.json()["explain"]

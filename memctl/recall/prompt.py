@@ -361,10 +361,27 @@ def _openings(r: Reader, cands: dict[str, NoteCand]) -> list[tuple[str, float, s
         raws = {f.ref.split("#", 1)[0] for f in note.footnotes.values() if f.ref}
         if len(raws) != 1:
             continue  # a note of more than one session, or of none: no one opening
-        ref = f"{raws.pop()}#t1"
-        if r.turn_role(ref) == "user":
+        ref = _first_prompt(r, raws.pop())
+        if ref is not None:
             out.append((ref, c.score * W_TURN, f"opens {c.path}, which the query found"))
     return out
+
+
+OPENING_SCAN = 4  # harness lines a session may open with before the person's first prompt
+
+
+def _first_prompt(r: Reader, raw: str) -> str | None:
+    """The ref of the session's opening request: its first user turn that is not what the
+    harness wrote (a `/clear` it ran, that command's empty output); None when the session
+    opens with something else (an assistant turn)."""
+    for n in range(1, OPENING_SCAN + 1):
+        ref = f"{raw}#t{n}"
+        role = r.turn_role(ref)
+        if role != "user":
+            return None
+        if not turns.is_output(role, r.turn_text(ref) or ""):
+            return ref
+    return None
 
 
 def _failure_room(r: Reader, packer: Packer, queue: list[Queued], query: str) -> tuple[int, int]:
