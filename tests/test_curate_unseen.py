@@ -963,3 +963,24 @@ def test_what_the_agent_reports_doing_cites_the_ask_it_answers(tmp_path: Path) -
     assert ask in cited, (line, quoted)
     other = next(ln for ln in body.splitlines() if "three cases" in ln)
     assert ask not in [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", other)], other
+
+
+def test_an_edits_purpose_that_says_the_ask_again_cites_the_ask(tmp_path: Path) -> None:
+    """"Changed `billing/export.py` to update the invoice export to skip cancelled orders" is
+    the agent's plan said before the edit, in the person's words: it cites their ask beside
+    the edit, as a reported change does."""
+    s = Session()
+    s.user("Please make the invoice export skip cancelled orders and log how many orders "
+           "it skipped.")  # fmt: skip
+    s.edit("billing/export.py", "for order in orders:\n",
+           "for order in orders:\n        if order.cancelled:\n            continue\n",
+           text="Now I'll update the invoice export to skip cancelled orders and log how "
+           "many orders it skipped.")  # fmt: skip
+    notes = learn(tmp_path, s)
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+    line = next(ln for ln in body.splitlines() if ln.startswith("- Changed `billing/export.py`"))
+    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    assert "Please make the invoice export skip cancelled orders and log how many orders it " \
+        "skipped." in cited, (line, quoted)

@@ -325,7 +325,9 @@ def extract(
             continue
         if ch.kind == "edited" and ch.quote in reported:
             continue  # the report says what the edit did, after it was done: said once
-        add(ch.kind, ch.text, ch.turn, ch.quote, True, *(Quote(t, q) for t, q in ch.also))
+        # an edit's purpose, said before it, is often the person's ask said again
+        asked = _asked_for(s, ch.text, ch.turn) if ch.kind == "edited" else ()
+        add(ch.kind, ch.text, ch.turn, ch.quote, True, *asked, *(Quote(t, q) for t, q in ch.also))
     fetched = web.read(s)
     if fetched is not None:
         text, ((turn, quote), *more) = fetched
