@@ -984,3 +984,57 @@ def test_an_edits_purpose_that_says_the_ask_again_cites_the_ask(tmp_path: Path) 
     cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
     assert "Please make the invoice export skip cancelled orders and log how many orders it " \
         "skipped." in cited, (line, quoted)
+
+
+def test_a_sub_agents_report_cites_the_brief_it_answers(tmp_path: Path) -> None:
+    """A sub-agent answers the brief of the agent that spawned it: a finding of its report
+    that says a sentence of the brief again cites that sentence (as observed: the parent
+    agent wrote it, no person said it)."""
+    s = Session()
+    s.user("You are **mina**, a helper for the ledger repo. Create the branch mina/ledger "
+           "from master and commit the invoice export there. Do not push the branch.")  # fmt: skip
+    s.edit("src/export.py", "rows = []\n", "rows = [r for r in ledger if r.final]\n")
+    s.bash("git checkout -b mina/ledger master && git commit -am 'export'",
+           "[mina/ledger 5e6f7a8] export")  # fmt: skip
+    s.say("Done. The branch `mina/ledger` was created from master and holds the invoice "
+          "export commit; the branch is not pushed.")  # fmt: skip
+    for row in s.rows:
+        row["isSidechain"] = True
+    notes = learn(tmp_path, s)
+    body = "\n".join((tmp_path / "v" / k).read_text("utf-8") for k in notes
+                     if not k.endswith("INDEX.md"))  # fmt: skip
+    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+    line = next(ln for ln in body.splitlines() if "was created from master" in ln)
+    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    assert "Create the branch mina/ledger from master and commit the invoice export there." \
+        in cited, (line, quoted)
+    assert "#observed" in line, line
+
+
+def test_a_report_of_the_agents_spawned_cites_the_calls_that_spawned_them(tmp_path: Path) -> None:
+    """"Round 2: two fresh agents (ana2/ben2) compared the flows" is what the two Agent
+    calls named ana2 and ben2 did: the report's line cites them beside the report. A line
+    that names one agent only is about that agent, not its spawn, and cites no call."""
+    s = Session()
+    s.user("Have two teammates research the billing and refund flows, then compare them.")
+    for name, desc in (("ana2", "Compare the billing flow"), ("ben2", "Compare refunds")):
+        s.tool("Agent", {"description": desc, "name": name, "subagent_type": "general-purpose",
+                         "prompt": f"You are {name}. {desc}."},
+               f"{name} finished: wrote docs/{name}.md")  # fmt: skip
+    s.bash("git merge --no-ff ana2/compare ben2/compare -m 'merge round 2'", "Merge made.")
+    s.say("## Summary\n\n"
+          "- Round 2: two fresh agents (ana2/ben2) compared the billing and refund flows, "
+          "each in its own document under `docs/`, and both branches were merged\n"
+          "- ana2 found that the billing flow retries failed card payments three times, "
+          "while refunds never retry and wait for the nightly reconciliation\n")  # fmt: skip
+    notes = learn(tmp_path, s)
+    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+
+    def cited(start: str) -> list[str]:
+        line = next(ln for ln in body.splitlines() if ln.startswith(start))
+        return [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+
+    assert {"ana2", "ben2"} <= set(cited("- Round 2: two fresh agents")), body
+    assert not {"ana2", "ben2"} & set(cited("- Ana2 found that")), body

@@ -344,7 +344,9 @@ def extract(
         for i, f in enumerate(found):
             edit = (Quote(shown[i].turn, shown[i].quote),) if i in shown else ()
             asked = _asked_for(s, f.text, f.turn)
-            add(f.kind, f.text, f.turn, f.quote, True, *asked, *edit)
+            # a report of agents spawned cites the calls that spawned them
+            spawns = tuple(Quote(t, q) for t, q in agents.named_in(s, f.text, f.turn))
+            add(f.kind, f.text, f.turn, f.quote, True, *asked, *edit, *spawns)
     if project is not None:
         for sh in shape.read(s, sections):
             (turn, quote), *more = sh.cites
@@ -380,10 +382,13 @@ def _asked_for(s: Coding, text: str, turn: int) -> tuple[Quote, ...]:
     again: "Timeline filtering now hides vis-groups" is what "hide the vis-group instead of
     its items" asked for, and "the vis library's built-in `visible` property" is what the
     person suggested. Cited beside the agent's words, the line shows the idea was theirs
-    first, not the agent's own."""
+    first, not the agent's own. A sub-agent answers its brief, the ask of the agent that
+    spawned it ("branch carol/research-beads from master"), until a person speaks."""
     prompt = max((h for h in s.humans if h.kind == "prompt" and s.start <= h.turn < turn),
                  key=lambda h: h.turn, default=None)  # fmt: skip
-    if prompt is None:
+    if prompt is None and s.brief is not None and s.start <= s.brief.turn < turn:
+        prompt = s.brief
+    if prompt is None or not prompt.sentences:
         return ()
     words = onepoint.content(text)
     best = max(prompt.sentences, key=lambda p: len(onepoint.content(p) & words))

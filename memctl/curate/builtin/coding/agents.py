@@ -10,6 +10,7 @@ person's prompt between them) are one line, each description cited to its call.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from memctl.curate.builtin.coding.structure import Call, Coding
@@ -80,3 +81,18 @@ def _line(calls: list[Call]) -> Spawned:
         text += ", each in its own git worktree" if len(calls) > 1 else ", in its own git worktree"
     return Spawned(text + ".", [(c.turn, str(c.input["description"])) for c in shown])
 
+
+
+def named_in(session: Coding, text: str, before: int) -> list[tuple[int, str]]:
+    """The spawn calls (before turn `before`) whose agents a report's sentence names, as
+    (turn, name): "Round 2: 3 fresh agents (alice2/bob2/carol2) spawned ..." is what those
+    three calls did, and cites them. Two names at least: one name alone ("alice") is as
+    often the agent's subject as its spawn."""
+    got: list[tuple[int, str]] = []
+    for c in session.calls:
+        name = _field(c, "name")
+        if c.name not in _SPAWN or c.turn >= before or c.error or len(name) < 2:
+            continue
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+            got.append((c.turn, str(c.input["name"])))
+    return got if len({n for _, n in got}) >= 2 else []
