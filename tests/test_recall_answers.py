@@ -835,11 +835,15 @@ def test_a_session_opened_by_a_slash_command_opens_with_the_persons_first_prompt
 ) -> None:
     """A session's note is titled after the request that opened it, and a question that
     finds the note is given that request. A session started after `/clear` has the
-    harness's echo of the command as its first line: that echo is not the request (it says
-    nothing), the person's first prompt after it is."""
+    harness's echo of the command as its first line, and a command the person ran in the
+    harness's shell may come before the ask: neither is the request, the person's first
+    prompt after them is."""
     log = Log()
     log.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n"
              "<command-args></command-args>")  # fmt: skip
+    ran = log.user("<bash-input>uv run pytest tests/test_rounding.py</bash-input>")
+    log.user("<bash-stdout>FAILED tests/test_rounding.py::test_total - assert 3 == 2\n"
+             "1 failed in 0.1s</bash-stdout>")  # fmt: skip
     ask = log.user("Can you please update the invoice rounding tests? We no longer round the "
                    "tax per line, only once per invoice.")  # fmt: skip
     log.said("I'll update the invoice rounding tests to expect one rounding per invoice.")
@@ -854,6 +858,9 @@ def test_a_session_opened_by_a_slash_command_opens_with_the_persons_first_prompt
     ids = _ids(vault)
     got = _turn_ids(r.json()["memories"], ids)
     assert ask in got, got
-    # the echo of `/clear` is never offered as the session's opening, shown or not
-    considered = [ids.get(d["ref"]) for d in r.json()["explain"] if d["kind"] == "turn"]
-    assert log.lines[0]["uuid"] not in considered, r.json()["explain"]
+    # the echo of `/clear` is never offered as the session's opening, shown or not, nor is
+    # the command the person ran before asking: the opening is the ask
+    decisions = [d for d in r.json()["explain"] if d["kind"] == "turn"]
+    assert log.lines[0]["uuid"] not in [ids.get(d["ref"]) for d in decisions], decisions
+    opens = [ids.get(d["ref"]) for d in decisions if "opens sessions/" in d["reason"]]
+    assert opens == [ask] and ran not in opens, decisions

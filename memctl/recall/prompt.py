@@ -367,19 +367,21 @@ def _openings(r: Reader, cands: dict[str, NoteCand]) -> list[tuple[str, float, s
     return out
 
 
-OPENING_SCAN = 4  # harness lines a session may open with before the person's first prompt
+OPENING_SCAN = 6  # harness and shell lines a session may open with before its first prompt
 
 
 def _first_prompt(r: Reader, raw: str) -> str | None:
-    """The ref of the session's opening request: its first user turn that is not what the
-    harness wrote (a `/clear` it ran, that command's empty output); None when the session
-    opens with something else (an assistant turn)."""
+    """The ref of the session's opening request (the prompt its note is titled after): its
+    first user turn that is neither what the harness wrote (a `/clear` it ran, a command's
+    output) nor a command the person ran in the harness's shell (`!uv run pytest`); None
+    when the session opens with something else (an assistant turn)."""
     for n in range(1, OPENING_SCAN + 1):
         ref = f"{raw}#t{n}"
         role = r.turn_role(ref)
         if role != "user":
             return None
-        if not turns.is_output(role, r.turn_text(ref) or ""):
+        text = r.turn_text(ref) or ""
+        if not turns.is_output(role, text) and not turns.is_shell_input(text):
             return ref
     return None
 

@@ -50,6 +50,14 @@ _ASKS_WHY_FAILED = re.compile(
 OUTPUT_NEAR = 0.5  # output turns scoring at least this share of the best one count as one run
 
 
+_SHELL_INPUT = re.compile(r"\s*<bash-input>", re.IGNORECASE)
+
+
+def is_shell_input(text: str) -> bool:
+    """A user turn that is a command the person ran in the harness's shell (`!cmd`)."""
+    return _SHELL_INPUT.match(text) is not None
+
+
 def is_output(role: str | None, text: str) -> bool:
     """Tool output: a tool turn, or a user turn the harness filled with a command's output."""
     if role == "tool":
