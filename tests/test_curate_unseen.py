@@ -1038,3 +1038,26 @@ def test_a_report_of_the_agents_spawned_cites_the_calls_that_spawned_them(tmp_pa
 
     assert {"ana2", "ben2"} <= set(cited("- Round 2: two fresh agents")), body
     assert not {"ana2", "ben2"} & set(cited("- Ana2 found that")), body
+
+
+def test_a_command_line_cites_the_first_run_of_the_same_way_of_running_it(
+    tmp_path: Path,
+) -> None:
+    """"Tests run with `uv run pytest`." cites the run that shows it works and the first
+    run of the same way of running it: `uv run pytest --cov=app` ran `uv run pytest` too
+    (coverage flags pick no part of the suite). A run of one file is another way."""
+    s = Session()
+    s.user("Add a coverage report to the test run and make sure everything passes.")
+    s.bash("uv run pytest tests/test_cart.py", "3 passed in 0.1s")
+    s.bash("uv run pytest --cov=app --cov-report=term-missing", "41 passed in 2.0s\nTOTAL 91%")
+    s.edit("pyproject.toml", "[tool.pytest]\n", "[tool.pytest]\naddopts = \"--cov=app\"\n")
+    s.bash("uv run pytest", "41 passed in 2.1s")
+    s.say("Coverage is now reported on every run.")
+    notes = learn(tmp_path, s)
+    note = next(k for k in notes if k.startswith("projects/") and not k.endswith("INDEX.md"))
+    body = (tmp_path / "v" / note).read_text("utf-8")
+    line = next(ln for ln in body.splitlines() if ln.startswith("- Tests run with `uv run "
+                                                                 "pytest`."))  # fmt: skip
+    feet = re.findall(r"\[\^([^\]]+)\]", line)
+    turns = sorted(int(re.search(r"-t(\d+)", f).group(1)) for f in feet)  # type: ignore[union-attr]
+    assert turns == [4, 8], (line, body)  # the --cov run and the last run, not the one file

@@ -126,13 +126,13 @@ def read(session: Coding, known: list[str] | None = None) -> list[Command]:
         if got:
             notes.setdefault(got[0], {})[_key(got[1])] = line
     cands: dict[str, list[tuple[int, str]]] = {}  # kind -> (turn, command) that succeeded
-    uses: dict[str, list[int]] = {}
+    uses: dict[tuple[str, ...], list[tuple[int, str]]] = {}  # way of running -> (turn, run)
     for turn, command, ok, result, _ in runs(session):
         found = [(kind_of(p), p) for p in parts(first_line(command))]
         kind, first = next(((k, p) for k, p in found if k), (None, ""))
         if kind is None or not first or "::" in first:
             continue  # one test by its node id says how that test was debugged, not how to test
-        uses.setdefault(first, []).append(turn)
+        uses.setdefault(_key(first), []).append((turn, first))
         if ok and not listing(first, result):
             cands.setdefault(kind, []).append((turn, first))
     out: list[Command] = []
@@ -147,8 +147,12 @@ def read(session: Coding, known: list[str] | None = None) -> list[Command]:
                 continue  # the note already knows a broader way to run this tool
             if old is None and len(have) >= PER_NOTE:
                 continue
-            # the same command's first use in the session, beside the run that shows it works
-            used = min((t for t in uses.get(first, ()) if t != turn), default=None)
+            # the first run of the same way of running it in the session (`uv run pytest
+            # --cov=app` ran `uv run pytest`), beside the run that shows it works; quoted as
+            # the line's command, which must be there word for word
+            used = min((t for t, ran in uses.get(_key(first), ())
+                        if t != turn and first in ran and _files(ran) == _files(first)),
+                       default=None)  # fmt: skip
             out.append(Command(kind, text, turn, first, None if old == text else old, used))
     return sorted(out, key=lambda c: c.turn)
 
