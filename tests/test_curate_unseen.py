@@ -6,6 +6,7 @@ short point per claim. Each transcript is written here, through the real CLI."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,21 @@ def learn(tmp_path: Path, s: Session, user: str = "dana") -> dict[str, list[str]
 
 def everything(notes: dict[str, list[str]]) -> list[str]:
     return [c for claims in notes.values() for c in claims]
+
+
+def cited(root: Path, pick: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """The first claim line of the vault's notes that `pick` accepts, and the quotes its
+    footnotes cite (as the note keeps them, unescaped)."""
+    for p in sorted(root.glob("*/*.md")):
+        if p.name == "INDEX.md" or p.parts[-2] == "raw":
+            continue
+        body = p.read_text("utf-8")
+        quoted = {f: q.replace('\\"', '"')
+                  for f, q in re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M)}  # fmt: skip
+        for ln in body.splitlines():
+            if ln.startswith("- ") and pick(ln):
+                return ln, [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", ln)]
+    raise AssertionError("no claim line picked")
 
 
 def test_guesses_and_narration_on_the_way_are_not_claims(tmp_path: Path) -> None:
@@ -922,17 +938,12 @@ def test_failures_an_agents_run_printed_cite_the_run_that_printed_them(tmp_path:
     s.edit("src/names.py", "return dirs[0]", "return dirs[-1]")
     s.bash("uv run pytest tests/test_names.py", "11 passed in 0.30s")
     s.say("Fixed: `display_name()` takes the last working directory again.")
-    notes = learn(tmp_path, s)
-    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
-    body = (tmp_path / "v" / note).read_text("utf-8")
-    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
+    learn(tmp_path, s)
     runs = [("- 5 tests in `tests/test_names.py` failed", "uv run pytest tests/test_names.py"),
             ("- 1 diagnostic", "uv run mypy src")]  # fmt: skip
     for start, command in runs:
-        line = next((ln for ln in body.splitlines() if ln.startswith(start)), None)
-        assert line is not None and "#observed" in line, body
-        feet = re.findall(r"\[\^([^\]]+)\]", line)
-        assert command in [quoted[f] for f in feet], (line, quoted)
+        line, quotes = cited(tmp_path / "v", lambda ln, start=start: ln.startswith(start))
+        assert "#observed" in line and command in quotes, (line, quotes)
 
 
 def test_what_the_agent_reports_doing_cites_the_ask_it_answers(tmp_path: Path) -> None:
@@ -953,16 +964,12 @@ def test_what_the_agent_reports_doing_cites_the_ask_it_answers(tmp_path: Path) -
           "how many orders it skipped\n"
           "- Added `tests/test_export_cancelled.py` with three cases for the dropped rows, "
           "one per status a refund can leave behind on a paid invoice\n")  # fmt: skip
-    notes = learn(tmp_path, s)
-    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
-    body = (tmp_path / "v" / note).read_text("utf-8")
-    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
-    line = next(ln for ln in body.splitlines() if "skips cancelled orders" in ln)
-    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    learn(tmp_path, s)
     ask = "Please make the invoice export skip cancelled orders and log how many orders it skipped."
-    assert ask in cited, (line, quoted)
-    other = next(ln for ln in body.splitlines() if "three cases" in ln)
-    assert ask not in [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", other)], other
+    line, quotes = cited(tmp_path / "v", lambda ln: "skips cancelled orders" in ln)
+    assert ask in quotes, (line, quotes)
+    line, quotes = cited(tmp_path / "v", lambda ln: "three cases" in ln)
+    assert ask not in quotes, (line, quotes)
 
 
 def test_an_edits_purpose_that_says_the_ask_again_cites_the_ask(tmp_path: Path) -> None:
@@ -976,14 +983,10 @@ def test_an_edits_purpose_that_says_the_ask_again_cites_the_ask(tmp_path: Path) 
            "for order in orders:\n        if order.cancelled:\n            continue\n",
            text="Now I'll update the invoice export to skip cancelled orders and log how "
            "many orders it skipped.")  # fmt: skip
-    notes = learn(tmp_path, s)
-    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
-    body = (tmp_path / "v" / note).read_text("utf-8")
-    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
-    line = next(ln for ln in body.splitlines() if ln.startswith("- Changed `billing/export.py`"))
-    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    learn(tmp_path, s)
+    line, quotes = cited(tmp_path / "v", lambda ln: ln.startswith("- Changed `billing/export.py`"))
     assert "Please make the invoice export skip cancelled orders and log how many orders it " \
-        "skipped." in cited, (line, quoted)
+        "skipped." in quotes, (line, quotes)
 
 
 def test_a_sub_agents_report_cites_the_brief_it_answers(tmp_path: Path) -> None:
@@ -1000,14 +1003,10 @@ def test_a_sub_agents_report_cites_the_brief_it_answers(tmp_path: Path) -> None:
           "export commit; the branch is not pushed.")  # fmt: skip
     for row in s.rows:
         row["isSidechain"] = True
-    notes = learn(tmp_path, s)
-    body = "\n".join((tmp_path / "v" / k).read_text("utf-8") for k in notes
-                     if not k.endswith("INDEX.md"))  # fmt: skip
-    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
-    line = next(ln for ln in body.splitlines() if "was created from master" in ln)
-    cited = [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
+    learn(tmp_path, s)
+    line, quotes = cited(tmp_path / "v", lambda ln: "was created from master" in ln)
     assert "Create the branch mina/ledger from master and commit the invoice export there." \
-        in cited, (line, quoted)
+        in quotes, (line, quotes)
     assert "#observed" in line, line
 
 
@@ -1027,17 +1026,11 @@ def test_a_report_of_the_agents_spawned_cites_the_calls_that_spawned_them(tmp_pa
           "each in its own document under `docs/`, and both branches were merged\n"
           "- ana2 found that the billing flow retries failed card payments three times, "
           "while refunds never retry and wait for the nightly reconciliation\n")  # fmt: skip
-    notes = learn(tmp_path, s)
-    note = next(k for k in notes if k.startswith("sessions/") and not k.endswith("INDEX.md"))
-    body = (tmp_path / "v" / note).read_text("utf-8")
-    quoted = dict(re.findall(r'^\[\^([^\]]+)\]: \S+ "(.*)"$', body, re.M))
-
-    def cited(start: str) -> list[str]:
-        line = next(ln for ln in body.splitlines() if ln.startswith(start))
-        return [quoted[f] for f in re.findall(r"\[\^([^\]]+)\]", line)]
-
-    assert {"ana2", "ben2"} <= set(cited("- Round 2: two fresh agents")), body
-    assert not {"ana2", "ben2"} & set(cited("- Ana2 found that")), body
+    learn(tmp_path, s)
+    line, quotes = cited(tmp_path / "v", lambda ln: ln.startswith("- Round 2: two fresh agents"))
+    assert {"ana2", "ben2"} <= set(quotes), (line, quotes)
+    line, quotes = cited(tmp_path / "v", lambda ln: ln.startswith("- Ana2 found that"))
+    assert not {"ana2", "ben2"} & set(quotes), (line, quotes)
 
 
 def test_a_command_line_cites_the_first_run_of_the_same_way_of_running_it(

@@ -789,16 +789,24 @@ def test_a_line_of_the_found_sessions_words_but_none_of_the_questions_ranks_belo
     answer = "TeamCreate keeps the team config in ~/.claude/teams."
     bystander = ("Round one complete on branch bob/research: bob committed the teammates "
                  "research and merged master for round two.")  # fmt: skip
-    notes = [NoteSpec("knowledge/teammates.md", "knowledge", "Teammates", "team", claims=[
+    scores = _claim_scores(tmp_path, turns, [
         ("Facts", bystander, [("s1", 3, bystander)], False),
         ("Facts", answer, [("s1", 2, "TeamCreate keeps the team config in ~/.claude/teams")],
          False),
-    ])]  # fmt: skip
-    vault, _ = build_vault(tmp_path / "v", [("s1", "dev", "team", turns)], notes)
-    r = ok("--vault", vault.root, "recall", "--json", "--explain", "--user", "dev", "--",
-           "Where does TeamCreate keep the config?")  # fmt: skip
-    scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
+    ], "Where does TeamCreate keep the config?")  # fmt: skip
     assert scores[answer] > scores[bystander], scores
+
+
+def _claim_scores(
+    tmp: Path, turns: list[tuple[str, str, str, str]], claims: list[Any], question: str
+) -> dict[str, float]:
+    """Each claim's score as recall's explain gives it, for one note of `claims` citing
+    one session of `turns`."""
+    notes = [NoteSpec("knowledge/teams.md", "knowledge", "Teams", "team", claims=claims)]
+    vault, _ = build_vault(tmp / "v", [("s1", "dev", "team", turns)], notes)
+    r = ok("--vault", vault.root, "recall", "--json", "--explain", "--user", "dev", "--",
+           question)  # fmt: skip
+    return {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
 
 
 def test_a_claim_inherits_a_top_turns_rank_only_through_the_words_it_quotes(
@@ -818,15 +826,11 @@ def test_a_claim_inherits_a_top_turns_rank_only_through_the_words_it_quotes(
     ]  # fmt: skip
     answer = "The team config sits under ~/.claude/teams."
     bystander = "Branch bob/research stays local, unpushed, off master."
-    notes = [NoteSpec("knowledge/teams.md", "knowledge", "Teams", "team", claims=[
+    scores = _claim_scores(tmp_path, turns, [
         ("Facts", bystander, [("s1", 2, "Branch bob/research stays local, unpushed, off "
                                "master.")], False),
         ("Facts", answer, [("s1", 3, "Under ~/.claude/teams sits one file per group")], True),
-    ])]  # fmt: skip
-    vault, _ = build_vault(tmp_path / "v", [("s1", "dev", "team", turns)], notes)
-    r = ok("--vault", vault.root, "recall", "--json", "--explain", "--user", "dev", "--",
-           "Where does TeamCreate keep the team config?")  # fmt: skip
-    scores = {d["text"]: d["score"] for d in r.json()["explain"] if d["kind"] == "claim"}
+    ], "Where does TeamCreate keep the team config?")  # fmt: skip
     assert scores[answer] > scores[bystander], scores
 
 
