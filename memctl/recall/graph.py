@@ -31,7 +31,7 @@ from memctl.core.raw import TURN_HEAD as _TURN_HEAD
 from memctl.core.raw import session_contents
 from memctl.core.raw import turn_body as _body
 from memctl.errors import MemctlError
-from memctl.recall import termcache
+from memctl.recall import termcache, turns
 from memctl.recall.results import Cite, visible_scopes
 from memctl.results import PARENT_AGENT
 
@@ -312,7 +312,7 @@ class Reader:
         if self.turn_role(ref) == "user":
             prev = f"{path}#t{at - 1}"
             said = self.turn_text(prev) if at > 1 else None
-            ok = said is not None and said.lstrip().lower().startswith("<bash-input>")
+            ok = said is not None and turns.is_shell_input(said)
             return prev if ok and self.turn_role(prev) == "user" else None
         tid = self._turn_meta(ref).get("tool_use_id")
         if not isinstance(tid, str) or not tid:

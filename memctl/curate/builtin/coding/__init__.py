@@ -319,7 +319,7 @@ def extract(
         for i, f in enumerate(found)
         if f.kind == "outcome" and (got := changes.shown_by_edit(s, f.text, f.turn)) is not None
     }
-    reported = {got.path for got in shown.values()}
+    reported = {got.path for got in shown.values()}  # files a report's point cites an edit of
     for ch in changes.read(s):
         if ch.turn in overruled and ch.kind in ("created", "edited"):
             continue
@@ -359,8 +359,8 @@ def extract(
     # reported: each its own point, never folded into the fix that follows ("failing")
     if failing is not None and (failed is None or failed.output[0] != failing.turn):
         session_line("Problems", failing.text, _shown(failing), "failing")
-    if (reported := diagnostics.first(s)) is not None:
-        session_line("Problems", reported.text, _shown(reported), "failing")
+    if (checked := diagnostics.first(s)) is not None:
+        session_line("Problems", checked.text, _shown(checked), "failing")
     if failed is not None:
         # how the session left its tests, cited to the run and to what it printed
         cites = (Quote(*failed.run), Quote(*failed.output))

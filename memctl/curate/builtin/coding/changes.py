@@ -301,7 +301,7 @@ def shown_by_edit(session: Coding, text: str, before: int) -> Shown | None:
     """
     names = {m.group(0) for m in _IDENT.finditer(text) if len(m.group(0)) >= 8}
     files = {w.lower() for w in re.findall(r"[\w.-]+\.\w{1,5}\b", text)}
-    first: dict[str, tuple[int, str]] = {}  # name -> (turn, the line) of the edit that wrote it
+    first: dict[str, Shown] = {}  # name -> the edit that first wrote it, quoting its line
     named: Shown | None = None
     for c in session.calls:
         if c.turn >= before or c.name not in _EDITS or not c.path or c.error or c.result is None:
@@ -310,15 +310,14 @@ def shown_by_edit(session: Coding, text: str, before: int) -> Shown | None:
         for n in names - first.keys():
             if n in new and n not in old:
                 line = next(ln.strip() for ln in new.splitlines() if n in ln)
-                first[n] = (c.turn, line if len(line) <= _LONG_LINE else n)
+                first[n] = Shown(c.turn, line if len(line) <= _LONG_LINE else n, c.path)
         if c.path.rsplit("/", 1)[-1].lower() in files:
             named = Shown(c.turn, c.path, c.path)
     if not first:
         return named
     count: dict[int, int] = {}
-    for turn, _ in first.values():
-        count[turn] = count.get(turn, 0) + 1
+    for got in first.values():
+        count[got.turn] = count.get(got.turn, 0) + 1
     turn = min(count, key=lambda t: (-count[t], t))
-    name = max((n for n, (t, _) in first.items() if t == turn), key=lambda n: (len(n), n))
-    path = next(c.path for c in session.calls if c.turn == turn and c.name in _EDITS)
-    return Shown(turn, first[name][1], path)
+    name = max((n for n, got in first.items() if got.turn == turn), key=lambda n: (len(n), n))
+    return first[name]

@@ -382,9 +382,11 @@ MAX_CLAIM = 200
 
 
 def short(text: str, limit: int = MAX_CLAIM) -> str:
-    """`text` cut to `limit` characters where a clause ends (a comma, a semicolon, a dash,
-    a colon), never inside a word or a code span; the first clause whole if none ends in
-    time. A shorter claim that is still true beats a long one that says everything."""
+    """`text` cut to `limit` characters where a clause ends (a semicolon, a dash, a colon
+    first; a comma only when none is in reach, since a comma may part a list of words and
+    leave "a durable, git-backed."), never inside a word or a code span; the first clause
+    whole if none ends in time. A shorter claim that is still true beats a long one that
+    says everything."""
     if len(text) <= limit:
         return text
     said = re.match(r'^(?P<who>[^"]{1,60} said: ")(?P<words>.+)"$', text)
