@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +186,7 @@ def name_digest(session_id: str) -> str:
 _NAME_DIGEST = re.compile(r"-([0-9a-f]{40}|[0-9a-f]{6})\.md$")
 
 
+@lru_cache(maxsize=4096)  # recall labels each cited session's lines
 def short_digest(raw_path: str) -> str | None:
     """The 6 hex digits a session goes by in labels and recall (`64628a#t11`).
 

@@ -118,6 +118,7 @@ _lock = threading.Lock()
 _NO_RANK = 1 << 62  # above every rank: the pair is not in the table
 _BYTE = [bytes((b,)) for b in range(256)]
 _cache: dict[str, _BPE | None] = {}
+WORDS_KEPT = 4096  # texts whose split is kept (recall bounds a few hundred lines a prompt)
 _cache_dir: Path | None = None
 
 
@@ -149,13 +150,14 @@ class _BPE:
         return self._pattern
 
     def words(self, text: str) -> list[str]:
-        """The pre-tokenizer's words of `text`. The last few texts are kept: recall bounds
-        a line, then counts it, and cuts what it counted (the split is a tenth of a count)."""
+        """The pre-tokenizer's words of `text`. The texts lately split are kept: recall
+        bounds a line, then counts it, and cuts what it counted (the split is a tenth of a
+        count), and a resident process bounds the same lines prompt after prompt."""
         got = self._words.get(text)
         if got is None:
             plain = text.isascii() or _not_plain(text) is None
             got = (self.ascii_pattern if plain else self.pattern).findall(text)
-            if len(self._words) >= 256:
+            if len(self._words) >= WORDS_KEPT:
                 self._words.clear()
             self._words[text] = got
         return got

@@ -185,6 +185,28 @@ _OPEN: dict[str, tuple[tantivy.Index, tuple[int, int]]] = {}  # generation dir -
 # vault root -> the index built in memory when the disk had no room for a generation
 IN_MEMORY: dict[str, tantivy.Index] = {}
 
+# What a snapshot stored for a document, and how many documents hold a term, do not change
+# while the snapshot is the live one. A resident process (memctl serve) recalls prompt after
+# prompt over the same few hundred documents, and decoding their stored JSON was a twentieth
+# of each recall. Keyed by the snapshot (generation dir and meta.json stat), so a commit
+# starts afresh; bounded, so a long-lived process does not grow with the vault. The snapshot
+# is part of each key, so a thread still reading an older one never fills in for the new.
+_SNAPSHOT: list[object] = [None]
+_DOCS: dict[tuple[object, int, int], dict[str, Any]] = {}
+_DFS: dict[tuple[object, str, str], int] = {}
+_CACHE_MAX = 20_000
+
+
+def _same_snapshot(epoch: object) -> bool:
+    """Is `epoch` the snapshot the caches hold? Moves them to it when it is not."""
+    if epoch is None:
+        return False
+    if _SNAPSHOT[0] != epoch:
+        _SNAPSHOT[0] = epoch
+        _DOCS.clear()
+        _DFS.clear()
+    return True
+
 
 def _open_cached(gen: Generation) -> tantivy.Index:
     """One tantivy Index per generation per process; reloaded when its meta.json moves."""
@@ -227,6 +249,7 @@ class Reader:
         self.root = Path(vault.root)
         # raw sessions found changed in place (their stat moved since indexed)
         self.moved: set[str] = set()
+        self.epoch: object = None  # the snapshot searched (None: one held in memory)
         last: BaseException | None = None
         for attempt in range(4):
             # A writer in another process may retire segment files (or a whole generation)
@@ -238,6 +261,7 @@ class Reader:
                 raise IndexBroken(why)
             try:
                 self.searcher = _open_cached(gen).searcher()
+                self.epoch = (str(gen.dir), _OPEN[str(gen.dir)][1])
                 IN_MEMORY.pop(str(vault.root), None)  # built on disk again: the copy goes
                 return
             except BaseException as exc:
@@ -385,8 +409,33 @@ class Reader:
         return self._fields_at(addr)
 
     def _fields_at(self, addr: Any) -> dict[str, Any]:
+        # a copy: callers add the turn's text to what they get
+        cached = _same_snapshot(self.epoch)
+        key = (self.epoch, addr.segment_ord, addr.doc)
+        if cached and (got := _DOCS.get(key)) is not None:
+            return dict(got)
         blob = self.searcher.doc(addr).get_first("doc")
-        return json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
+        fields = json.loads(blob.decode("utf-8", "surrogatepass")) if blob else {}
+        if cached:
+            if len(_DOCS) >= _CACHE_MAX:
+                _DOCS.clear()
+            _DOCS[key] = dict(fields)
+        return fields
+
+    def doc_freqs(self, field: str, terms: Sequence[str]) -> dict[str, int]:
+        """How many documents of this snapshot hold each term of `field`."""
+        if not _same_snapshot(self.epoch):
+            return {t: self.searcher.doc_freq(field, t) for t in terms}
+        out: dict[str, int] = {}
+        for t in terms:
+            k = _DFS.get((self.epoch, field, t))
+            if k is None:
+                k = self.searcher.doc_freq(field, t)
+                if len(_DFS) >= _CACHE_MAX:
+                    _DFS.clear()
+                _DFS[(self.epoch, field, t)] = k
+            out[t] = k
+        return out
 
     def load(
         self, cands: Sequence[Candidate], plan: Plan, width: int = 200, snippets: bool = True

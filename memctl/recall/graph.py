@@ -346,9 +346,9 @@ class Reader:
             from memctl.index import reader, schema
 
             if self._searcher is None:  # one snapshot for every count of this recall
-                self._searcher = reader.Reader(self.vault).searcher
-            searcher = self._searcher
-            return searcher.num_docs, {t: searcher.doc_freq(schema.BODY, t) for t in terms}
+                self._searcher = reader.Reader(self.vault)
+            snap = self._searcher
+            return snap.searcher.num_docs, snap.doc_freqs(schema.BODY, terms)
         except Exception:  # an index we cannot read here only costs the idf weighting
             return 1, {}
 

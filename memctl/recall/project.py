@@ -10,6 +10,8 @@ the tests matters to any prompt in the project, whatever its words.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from memctl.core.raw import portable_dir
 
 if TYPE_CHECKING:
+    from memctl.index.search import Hit
     from memctl.recall.graph import Reader
+    from memctl.recall.rank import ClaimCand
 
 STORE = "projects"
 REMOTE = re.compile(
@@ -66,16 +70,35 @@ def git_remote(cwd: str) -> str | None:
     return None
 
 
-def project_note(r: Reader, cwd: str | None) -> str | None:
-    """The path of the active project note for a working directory, or None (see `choose`)."""
+# The project note for a place does not depend on the prompt: a process asks the index
+# again only when it has moved (memctl.index.reader.view), as for the newest standing lines.
+_NOTE_FOR: dict[tuple[object, ...], str | None] = {}
+
+
+def project_note(r: Reader, cwd: str | None, remote: str | None = None) -> str | None:
+    """The path of the active project note for a working directory (whose repository's
+    remote is `remote`), or None (see `choose`)."""
     if not cwd or STORE not in r.vault.config.stores:
         return None
+    from memctl.index import reader
+
+    key: tuple[object, ...] | None = None
+    view = reader.view(r.vault) if r.synced else None  # in step with the files: else ask
+    if view is not None:
+        key = (view, str(r.vault.root), tuple(sorted(r.scopes)), cwd, remote)
+        if key in _NOTE_FOR:
+            return _NOTE_FOR[key]
     found = []
     for h in r.search("", kind="note", store=STORE, status="active", limit=200):
         note = r.note(h.ref)
         if note is not None and r.visible(note.scope):
             found.append((h.ref, note.meta))
-    return choose(found, cwd, git_remote(cwd), r.vault.root, r.vault.config.home)
+    path = choose(found, cwd, remote, r.vault.root, r.vault.config.home)
+    if key is not None and reader.view(r.vault) == view:  # nobody committed meanwhile
+        if len(_NOTE_FOR) >= 64:
+            _NOTE_FOR.clear()
+        _NOTE_FOR[key] = path
+    return path
 
 
 def choose(
@@ -175,9 +198,9 @@ class Here:
 
 def here(r: Reader, cwd: str | None) -> Here:
     """Where a prompt is made: the project note for `cwd`, and the project's id."""
-    path = project_note(r, cwd)
-    note = r.note(path) if path else None
     remote = git_remote(cwd) if cwd else None
+    path = project_note(r, cwd, remote)
+    note = r.note(path) if path else None
     return Here(path, note.meta if note is not None else {}, cwd, remote, r.vault.config.home)
 
 
@@ -186,6 +209,67 @@ def names(text: str, name: str | None) -> bool:
     if not name:
         return False
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.I) is not None
+
+
+class Where:
+    """Which lines belong where the prompt is made: not the session in progress (the agent
+    has its turns), not another project's notes or sessions unless the prompt names it."""
+
+    def __init__(self, r: Reader, cwd: str | None, session: str | None, query: str) -> None:
+        self.r = r
+        self.cwd = cwd
+        self.query = query
+        digest = hashlib.sha1(session.encode("utf-8")).hexdigest() if session else ""
+        # a raw file is named by its session id's sha1 (6 digits in vaults from before)
+        self.live = (f"-{digest}.md", f"-{digest[:6]}.md") if digest else ()
+
+    @functools.cached_property
+    def at(self) -> Here | None:
+        # first asked once the recall's first search has brought the index in step, so
+        # the project note found for this place can be the one the last prompt found
+        return here(self.r, self.cwd) if self.cwd else None
+
+    @property
+    def note(self) -> str | None:
+        return self.at.note if self.at is not None else None
+
+    def _away(self, pid: str | None, place: str | None) -> bool:
+        if self.at is None or self.at.owns(pid) is not False:
+            return False
+        name = (place or "").rstrip("/").rsplit("/", 1)[-1]
+        return not names(self.query, name)
+
+    def keeps_hit(self, h: Hit) -> bool:
+        """A standing line from the index: not another project's."""
+        if h.store == "projects":
+            return True  # standing picks this project's note already
+        return not self._away(h.project, None)
+
+    def claim_elsewhere(self, c: ClaimCand) -> str | None:
+        meta = c.note.meta
+        pid = str(meta.get("project") or meta.get("project_id") or "") or None
+        if self._away(pid, str(meta.get("cwd") or "") or None):
+            return "another project's note, and the prompt does not name that project"
+        if self.live and c.refs and all(ref.split("#", 1)[0].endswith(self.live)
+                                        for ref, _ in c.refs):  # fmt: skip
+            return "learned only from the session in progress"
+        return None
+
+    def turn_elsewhere(self, ref: str) -> str | None:
+        path = ref.split("#", 1)[0]
+        if self.live and path.endswith(self.live):
+            return "the session in progress: the agent has its turns"
+        if self.at is None:
+            return None
+        place = self.r.session_place(ref)
+        if not place:
+            return None  # a chat of no code base: the person's, anywhere
+        pid = project_id(None, project_dir(place))
+        if pid in self.at.ids or place.rstrip("/").rsplit("/", 1)[-1] == self.at.name:
+            return None
+        if self._away(pid, place):
+            return "another project's session, and the prompt does not name that project"
+        return None
 
 
 

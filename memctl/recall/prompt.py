@@ -7,7 +7,6 @@ turns behind them, then other turns.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -19,7 +18,7 @@ from memctl.index.toolcalls import calls_text
 from memctl.recall import standing, turns
 from memctl.recall.graph import Reader
 from memctl.recall.pack import Packer, count_cached, finish
-from memctl.recall.project import Here, here, names, project_id
+from memctl.recall.project import Where
 from memctl.recall.rank import (
     BACKGROUND_CLAIMS,
     DUP_JACCARD,
@@ -189,59 +188,6 @@ def _make_room(
 
 # ---- recall -------------------------------------------------------------------------------
 
-
-class Where:
-    """Which lines belong where the prompt is made: not the session in progress (the agent
-    has its turns), not another project's notes or sessions unless the prompt names it."""
-
-    def __init__(self, r: Reader, cwd: str | None, session: str | None, query: str) -> None:
-        self.r = r
-        self.at: Here | None = here(r, cwd) if cwd else None
-        self.note = self.at.note if self.at is not None else None
-        self.query = query
-        digest = hashlib.sha1(session.encode("utf-8")).hexdigest() if session else ""
-        # a raw file is named by its session id's sha1 (6 digits in vaults from before)
-        self.live = (f"-{digest}.md", f"-{digest[:6]}.md") if digest else ()
-
-    def _away(self, pid: str | None, place: str | None) -> bool:
-        if self.at is None or self.at.owns(pid) is not False:
-            return False
-        name = (place or "").rstrip("/").rsplit("/", 1)[-1]
-        return not names(self.query, name)
-
-    def keeps_hit(self, h: Hit) -> bool:
-        """A standing line from the index: not another project's."""
-        if h.store == "projects":
-            return True  # standing picks this project's note already
-        return not self._away(h.project, None)
-
-    def claim_elsewhere(self, c: ClaimCand) -> str | None:
-        meta = c.note.meta
-        pid = str(meta.get("project") or meta.get("project_id") or "") or None
-        if self._away(pid, str(meta.get("cwd") or "") or None):
-            return "another project's note, and the prompt does not name that project"
-        if self.live and c.refs and all(ref.split("#", 1)[0].endswith(self.live)
-                                        for ref, _ in c.refs):  # fmt: skip
-            return "learned only from the session in progress"
-        return None
-
-    def turn_elsewhere(self, ref: str) -> str | None:
-        path = ref.split("#", 1)[0]
-        if self.live and path.endswith(self.live):
-            return "the session in progress: the agent has its turns"
-        if self.at is None:
-            return None
-        place = self.r.session_place(ref)
-        if not place:
-            return None  # a chat of no code base: the person's, anywhere
-        from memctl.recall.project import project_dir
-
-        pid = project_id(None, project_dir(place))
-        if pid in self.at.ids or place.rstrip("/").rsplit("/", 1)[-1] == self.at.name:
-            return None
-        if self._away(pid, place):
-            return "another project's session, and the prompt does not name that project"
-        return None
 
 MATCHES = "matches the query"
 

@@ -28,6 +28,7 @@ from memctl.recall.results import AGENT_TAG, Cite, Decision
 from memctl.recall.words import content_terms, plain, query_terms
 
 if TYPE_CHECKING:
+    from memctl.core.notes import Claim as NoteClaim
     from memctl.core.notes import Note
     from memctl.index.search import Hit
 
@@ -312,6 +313,64 @@ def answers(section: str, text: str) -> bool:
     return section.casefold() in ANSWER_SECTIONS or _CODE_SPAN.search(text) is not None
 
 
+@dataclass(slots=True)
+class _Row:
+    """A claim line as ranking reads it, minus the query: worked out once per parsed note."""
+
+    section: str
+    claim: NoteClaim
+    is_hist: bool
+    text: str
+    refs: tuple[tuple[str, str], ...]
+    terms: frozenset[str]
+    quoted: tuple[tuple[str, frozenset[str]], ...]  # each cited turn, the words quoted from it
+    day: str | None
+    answer: bool
+    _unsupported: bool | None = None
+
+    def unsupported(self, r: Reader) -> bool:
+        if self._unsupported is None:
+            c = self.claim
+            self._unsupported = unsupported(
+                r, self.terms, self.refs, c.inferred or c.observed, self.text
+            )
+        return self._unsupported
+
+
+# A parsed note is kept while its file holds (memctl.recall.graph), and what ranking reads
+# from each of its lines does not depend on the prompt: a resident process (memctl serve)
+# scores the same notes prompt after prompt. The note itself is held beside its rows, so its
+# id is not reused while the entry stands.
+_ROWS: dict[int, tuple[Note, list[_Row]]] = {}
+ROWS_LIMIT = 4096  # notes
+
+
+def _rows(note: Note) -> list[_Row]:
+    got = _ROWS.get(id(note))
+    if got is not None and got[0] is note:
+        return got[1]
+    items = [(name, c, False) for name, c in note.current_claims()]
+    items += [("History", c, True) for c in note.history_claims()]
+    rows: list[_Row] = []
+    updated = str(note.meta.get("updated") or "") or None
+    for section, c, is_hist in items:
+        text = plain(c.text)
+        # Citations are checked (scope, existence) and dated from their turns only when
+        # the claim is about to be packed: a large vault's candidates cite hundreds of
+        # sessions. For ranking, a turn's day is its session's, from the raw path.
+        refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
+        dates = sorted(d for d in (path_day(ref) for ref, _ in refs) if d)
+        rows.append(
+            _Row(section, c, is_hist, text, refs, content_terms(text),
+                 tuple((ref, content_terms(q)) for ref, q in refs),
+                 dates[-1] if dates else updated, bool(text) and answers(section, text))
+        )  # fmt: skip
+    if len(_ROWS) >= ROWS_LIMIT:
+        _ROWS.clear()
+    _ROWS[id(note)] = (note, rows)
+    return rows
+
+
 def score_claims(
     r: Reader,
     cands: dict[str, NoteCand],
@@ -339,39 +398,32 @@ def score_claims(
         explain.append(Decision(cand.path, "note", True, cand.why, cand.score))
         store = note.store or ""
         weight = STORE_WEIGHT.get(store, 1.0)
-        items = [(name, c, False) for name, c in note.current_claims()]
-        for c in note.history_claims():
-            if history:
-                items.append(("History", c, True))
-            else:
-                explain.append(
-                    Decision(cand.path, "claim", False, "History: no longer true", 0, plain(c.text))
-                )
-        for section, c, is_hist in items:
-            text = plain(c.text)
-            if not text:
+        rows = _rows(note)
+        if not history:
+            explain.extend(
+                Decision(cand.path, "claim", False, "History: no longer true", 0, row.text)
+                for row in rows
+                if row.is_hist
+            )
+        for row in rows:
+            c, section, is_hist, text, refs, terms = (
+                row.claim, row.section, row.is_hist, row.text, row.refs, row.terms
+            )
+            if (is_hist and not history) or not text:
                 continue
-            # Citations are checked (scope, existence) and dated from their turns only when
-            # the claim is about to be packed: a large vault's candidates cite hundreds of
-            # sessions. For ranking, a turn's day is its session's, from the raw path.
-            refs = tuple((cit.ref, cit.quote) for cit in note.citations(c) if cit.ref)
-            terms = content_terms(text)
             fb_hit = sum(feedback.get(t, 0.0) for t in terms) + len(terms & expansion - qterms)
             fb = min(W_FEEDBACK * fb_hit, FEEDBACK_MAX * denom)
             rel = (sum(qweight[t] for t in terms & qterms) + fb) / denom
             # a top turn lends its rank through the words the claim quotes from it: a line
             # read from one corner of a long report does not inherit what the rest matched
-            hop = max(
-                (top_turns.get(ref, 0.0) for ref, q in refs if content_terms(q) & qterms),
-                default=0.0,
-            )
+            hop = max((top_turns.get(ref, 0.0) for ref, q in row.quoted if q & qterms),
+                      default=0.0)  # fmt: skip
             rel = min(1.0, rel + 0.5 * hop)
-            dates = sorted(d for d in (path_day(ref) for ref, _ in refs) if d)
-            day = dates[-1] if dates else str(note.meta.get("updated") or "") or None
+            day = row.day
             # additive, so a claim that says what was asked beats a bystander in a top note
             score = (W_NOTE * cand.score + (1 - W_NOTE) * rel) * weight * recency(day, r.now)
             score *= SECTION_WEIGHT.get(section.casefold(), 1.0)
-            if rel > 0 and answers(section, text):
+            if rel > 0 and row.answer:
                 score *= W_ANSWER  # the line that says how, above the narration around it
             if is_hist:
                 score *= 0.5
@@ -386,7 +438,7 @@ def score_claims(
             elif c.human:
                 # a line that cites nothing is the user's only if they added it (git blame)
                 basis = "unverified" if c.key in r.foreign(cand.path) else "human"
-            elif unsupported(r, terms, refs, c.inferred or c.observed, text):
+            elif row.unsupported(r):
                 basis = "unverified"  # quotes that share no word with the claim support nothing
             elif c.observed:
                 basis = "observed"  # what the agent's tools show, never said by anyone

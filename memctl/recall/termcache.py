@@ -86,8 +86,21 @@ def session_counts(root: Path, path: str, text: str) -> Counter[str]:
     return Counter(got)
 
 
+# The last texts digested, by identity: a session's text is the one string the parse cache
+# (memctl.recall.graph) keeps while its file holds, and hashing a long session again for
+# every prompt of a resident process cost more than counting from the cache saved.
+_DIGESTED: dict[int, tuple[str, str]] = {}
+
+
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    got = _DIGESTED.get(id(text))
+    if got is not None and got[0] is text:
+        return got[1]
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    if len(_DIGESTED) >= 64:
+        _DIGESTED.clear()
+    _DIGESTED[id(text)] = (text, digest)
+    return digest
 
 
 def _prefix(contents: list[str], k: int) -> str:
