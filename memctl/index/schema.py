@@ -42,7 +42,8 @@ from memctl.errors import MemctlError
 # 14: a turn's tool calls (name and input strings, index.toolcalls) are searchable with it.
 # 15: without the tools' names: "Write", "Read", "Edit" matched any prompt using the word.
 # 16: a turn on a branch the user rewound carries `rewound`, the turn that replaced it.
-SCHEMA_VERSION = 17
+# 18: a numbered speaker ("alice2", a sub-agent's second spawn) is its name's speaker too.
+SCHEMA_VERSION = 18
 INDEX_REL = ".memctl/index"
 CURRENT = "current.json"
 MANIFEST = "manifest.json"
@@ -78,6 +79,15 @@ _EXACT_ANALYZER = (
     tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.lowercase()).build()
 )
 
+
+_NUMBERED = re.compile(r"([^\W\d_][\w.-]*?)[-_ ]?\d{1,3}")
+
+
+def _numbered(speaker: str) -> str | None:
+    """The name a numbered speaker is a spawn of ("alice2", "worker-3" -> "alice",
+    "worker"): a question about alice means her second round too. None for any other."""
+    m = _NUMBERED.fullmatch(speaker.lower())
+    return m.group(1) if m is not None and m.group(1) not in ("user", "assistant", "tool") else None
 
 def analyze(text: str) -> list[str]:
     """Tokens exactly as the stemmed fields index them (lowercase, English stemming)."""
@@ -340,6 +350,8 @@ def session_docs(
         d.add_text(KEY, scope_key)
         d.add_text(KEY, "role:" + m.role)
         d.add_text(KEY, "speaker:" + speaker.lower())
+        if (base := _numbered(speaker)) is not None:
+            d.add_text(KEY, "speaker:" + base)
         d.add_text(KEY, f"turn:{n}")
         if (speaker_j := enc.get(speaker)) is None:
             speaker_j = enc[speaker] = _JSTR(speaker)

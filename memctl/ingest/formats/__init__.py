@@ -75,7 +75,7 @@ def read_transcripts(
         raise InputError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}", where)
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        src = Source(str(path), path.stem, session, bad_lines)
+        src = Source(str(path), path.stem, session, bad_lines, path)
         try:
             handle = path.open("rb")
         except FileNotFoundError:

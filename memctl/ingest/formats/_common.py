@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from memctl.core.model import ROLES, Message
@@ -42,6 +43,9 @@ class Source:
     # Where a reader that may skip a bad line (the Stop hook's, which must not lose a live
     # session to one corrupt line) records it instead of raising; None: raise.
     bad_lines: list[InputError] | None = field(default=None, compare=False)
+    # The file itself, when there is one: a Claude Code sub-agent's log names its agent only
+    # in the parent session's file beside it.
+    path: Path | None = field(default=None, compare=False)
 
     def error(self, message: str, line: int | None = None) -> InputError:
         return InputError(message, self.origin, line)

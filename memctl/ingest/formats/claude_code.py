@@ -14,6 +14,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from memctl.core.model import Message, Transcript
@@ -86,6 +87,16 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         # A sub-agent's file (<session>/subagents/agent-<id>.jsonl) carries its parent's
         # sessionId on every line; it is a conversation of its own, linked to the parent.
         context["parent_session"] = sid
+        name = _spawned_name(src.path, sid, context.get("agentId"))
+        if name is not None:
+            # the agent speaks under the name its team calls it by ("alice"), as a person
+            # in a chat does: recall labels its lines so, and a question naming it finds them
+            context["agent_name"] = name
+            messages = [
+                Message(m.role, m.content, m.id, name, m.timestamp, m.meta)
+                if m.role == "assistant" else m
+                for m in messages
+            ]  # fmt: skip
         sid = f"{sid}/{src.stem}"
     yield Transcript(
         messages=messages,
@@ -97,6 +108,63 @@ def read(stream: BinaryIO, src: Source) -> Iterator[Transcript]:
         meta=context,
         attachments=blobs,
     )
+
+
+_SPAWNING = ("Agent", "Task")  # the tools that start a sub-agent (Task is the older name)
+_NAME_LEN = 40
+
+
+def _spawned_name(path: Path | None, parent: str, agent_id: Any) -> str | None:
+    """The name the parent session's spawning call gave this sub-agent ("alice"), or None.
+
+    Claude Code keeps a sub-agent's log at <project>/<session>/subagents/agent-<id>.jsonl,
+    beside the session that spawned it (<project>/<session>.jsonl). There the call's input
+    holds the name, and its result the agent's id ("agentId: a4ca…"). Only lines that
+    mention a spawning call or the id are parsed; an unreadable parent names nobody.
+    """
+    if path is None or not isinstance(agent_id, str) or not agent_id:
+        return None
+    parent_file = path.parent.parent.parent / f"{parent}.jsonl"
+    names: dict[str, str] = {}  # spawning call id -> the name its input gave
+    needle = agent_id.encode("utf-8")
+    try:
+        with parent_file.open("rb") as fh:
+            for raw in fh:
+                spawn = b'"tool_use"' in raw and any(b'"%s"' % t.encode() in raw
+                                                     for t in _SPAWNING)  # fmt: skip
+                if not spawn and needle not in raw:
+                    continue
+                obj = json.loads(raw)
+                for block in _blocks(obj):
+                    if block.get("type") == "tool_use" and block.get("name") in _SPAWNING:
+                        given = (block.get("input") or {}).get("name")
+                        if isinstance(given, str) and isinstance(block.get("id"), str):
+                            names[block["id"]] = given
+                    elif block.get("type") == "tool_result" and needle in json.dumps(
+                        block.get("content"), ensure_ascii=False
+                    ).encode("utf-8"):
+                        given = names.get(str(block.get("tool_use_id")))
+                        if given is not None:  # (a message sent to it names it too)
+                            return _clean_name(given)
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return None
+    return None
+
+
+def _blocks(obj: Any) -> list[dict[str, Any]]:
+    msg = obj.get("message") if isinstance(obj, dict) else None
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _clean_name(name: str | None) -> str | None:
+    """A name fit for a turn's heading: one short line, not a role's name."""
+    if name is None:
+        return None
+    name = " ".join(name.split())
+    if not name or len(name) > _NAME_LEN or name.lower() in ("user", "assistant", "tool"):
+        return None
+    return name
 
 
 def _line(text: str, lineno: int, src: Source) -> dict[str, Any] | None:

@@ -1,0 +1,143 @@
+"""A team of sub-agents in one vault: each speaks under the name its lead gave it, is heard
+through its report, and a project's facts stand at a prompt only when it speaks of them.
+
+Claude Code keeps a sub-agent's log at `<session>/subagents/agent-<id>.jsonl`, beside the
+session that spawned it; the spawning `Agent` call names it ("ana") and its result carries
+the agent's id. Written here in that shape, ingested and recalled through the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from util import new_vault, ok
+
+SID = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+CWD = "/home/dana/src/ledger"
+
+
+def _row(n: int, kind: str, content: object, side: bool, agent: str | None = None) -> str:
+    row: dict[str, object] = {
+        "cwd": CWD, "sessionId": SID, "version": "2.1.90", "gitBranch": "main",
+        "parentUuid": None, "isSidechain": side, "type": kind,
+        "uuid": f"{(agent or 'parent')[:6]:0>6}-0000-4000-9000-{n:012d}",
+        "timestamp": f"2026-05-04T10:{n:02d}:00.000Z",
+        "message": {"role": kind, "content": content,
+                    **({"model": "claude-opus-4-7"} if kind == "assistant" else {})},
+    }  # fmt: skip
+    if agent:
+        row["agentId"] = agent
+    return json.dumps(row)
+
+
+def _spawn(n: int, call: str, name: str, brief: str) -> list[str]:
+    use = {"type": "tool_use", "id": call, "name": "Agent",
+           "input": {"description": f"{name} research", "subagent_type": "general-purpose",
+                     "name": name, "prompt": brief}}  # fmt: skip
+    return [_row(n, "assistant", [use], False)]
+
+
+def _spawned(n: int, call: str, agent: str) -> list[str]:
+    done = {"type": "tool_result", "tool_use_id": call, "content": [
+        {"type": "text", "text": f"agentId: {agent} (use SendMessage with to: '{agent}')"}]}
+    return [_row(n, "user", [done], False)]
+
+
+def _agent_log(folder: Path, agent: str, brief: str, work: str, report: str) -> None:
+    call = {"type": "tool_use", "id": f"w-{agent}", "name": "Write",
+            "input": {"file_path": f"{CWD}/work/{agent}.md", "content": work}}  # fmt: skip
+    wrote = {"type": "tool_result", "tool_use_id": f"w-{agent}", "content": "File created"}
+    sub = folder / SID / "subagents"
+    sub.mkdir(parents=True, exist_ok=True)
+    (sub / f"agent-{agent}.jsonl").write_text("\n".join([
+        _row(1, "user", brief, True, agent),
+        _row(2, "assistant", [{"type": "text", "text": "Reading the ledger code first."}],
+             True, agent),
+        _row(3, "assistant", [call], True, agent),
+        _row(4, "user", [wrote], True, agent),
+        _row(5, "assistant", [{"type": "text", "text": report}], True, agent),
+    ]) + "\n", "utf-8")  # fmt: skip
+
+
+ANA_BRIEF = ("You are **ana**, a teammate. Research how the ledger rounds currency amounts "
+             "and write work/ana.md comparing banker's rounding with half-up rounding.")
+ANA2_BRIEF = ("You are **ana** (round 2). Read bob's notes on the ledger and add a section "
+              "to work/ana.md on how the rounding choice affects the tax export.")
+
+
+def _team(folder: Path) -> Path:
+    """A lead session that spawns ana, then ana again (`ana2`), and a tool that only sends
+    ana a message; with both agents' logs."""
+    folder.mkdir(parents=True)
+    send = {"type": "tool_use", "id": "m1", "name": "SendMessage",
+            "input": {"to": "a11aa11aa", "message": "status?"}}  # fmt: skip
+    sent = {"type": "tool_result", "tool_use_id": "m1",
+            "content": "Queued for a11aa11aa (agentId: a11aa11aa)"}  # fmt: skip
+    (folder / f"{SID}.jsonl").write_text("\n".join([
+        _row(1, "user", "Have a teammate look into how the ledger rounds money.", False),
+        *_spawn(2, "s1", "ana", ANA_BRIEF),
+        *_spawned(3, "s1", "a11aa11aa"),
+        _row(4, "assistant", [send], False),
+        _row(5, "user", [sent], False),
+        *_spawn(6, "s2", "ana2", ANA2_BRIEF),
+        *_spawned(7, "s2", "b22bb22bb"),
+        _row(8, "assistant", [{"type": "text", "text": "Both rounds are in."}], False),
+    ]) + "\n", "utf-8")  # fmt: skip
+    _agent_log(folder, "a11aa11aa", ANA_BRIEF, "# Rounding\n\nThe ledger uses half-up.\n",
+               "Done: work/ana.md says the ledger rounds half-up at every line item, and "
+               "banker's rounding would move 0.4% of invoices by a cent.")
+    _agent_log(folder, "b22bb22bb", ANA2_BRIEF, "## Tax export\n\nRound once, at the total.\n",
+               "Round 2 done: the tax export should round once at the invoice total, never "
+               "per line, or the VAT sums drift from the ledger by up to 3 cents.")
+    return folder
+
+
+def _raw_of(root: Path, agent: str) -> str:
+    for p in (root / "raw").rglob("*.md"):
+        text = p.read_text("utf-8")
+        if f"\n  agentId: {agent}\n" in text:  # its own header, not a mention
+            return text
+    raise AssertionError(f"no raw session for {agent}")
+
+
+def test_a_subagent_speaks_under_the_name_its_spawning_call_gave_it(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", _team(tmp_path / "src"), "--user", "dana")
+    ana = _raw_of(root, "a11aa11aa")
+    assert "  agent_name: ana\n" in ana
+    assert "## t2 · ana (assistant) · " in ana and "## t5 · ana (assistant) · " in ana
+    assert "## t1 · user · " in ana, "the brief is the lead's, not ana's"
+    assert "## t4 · tool · " in ana
+    assert "## t5 · ana2 (assistant) · " in _raw_of(root, "b22bb22bb")
+    # recall labels her lines with her name
+    got = ok("--vault", root, "recall", "--user", "dana", "--json", "--",
+             "Which rounding does the ledger use per line item?").json()  # fmt: skip
+    speakers = {c["speaker"] for m in got["memories"] for c in m.get("citations") or ()}
+    speakers |= {m.get("speaker") for m in got["memories"] if m["kind"] == "turn"}
+    assert "ana" in speakers, got["text"]
+
+
+def test_a_subagent_whose_lead_is_not_beside_it_is_the_assistant(tmp_path: Path) -> None:
+    src = _team(tmp_path / "src")
+    alone = tmp_path / "alone" / SID / "subagents"
+    alone.mkdir(parents=True)
+    shutil.copy(src / SID / "subagents" / "agent-a11aa11aa.jsonl", alone)
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", alone / "agent-a11aa11aa.jsonl", "--user", "dana")
+    ana = _raw_of(root, "a11aa11aa")
+    assert "agent_name" not in ana
+    assert "## t2 · assistant · " in ana
+
+
+def test_a_question_naming_an_agent_finds_her_numbered_spawn_too(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", _team(tmp_path / "src"), "--user", "dana")
+    got = ok("--vault", root, "search", "--json", "--speaker", "ana", "-n", "20", "--",
+             "rounding").json()  # fmt: skip
+    who = {h["speaker"] for h in got["hits"]}
+    assert who == {"ana", "ana2"}, who
+    got = ok("--vault", root, "search", "--json", "--speaker", "ana2", "-n", "20", "--",
+             "rounding").json()  # fmt: skip
+    assert {h["speaker"] for h in got["hits"]} == {"ana2"}
