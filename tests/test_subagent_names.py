@@ -141,3 +141,49 @@ def test_a_question_naming_an_agent_finds_her_numbered_spawn_too(tmp_path: Path)
     got = ok("--vault", root, "search", "--json", "--speaker", "ana2", "-n", "20", "--",
              "rounding").json()  # fmt: skip
     assert {h["speaker"] for h in got["hits"]} == {"ana2"}
+
+
+# ---- a project's facts stand at a prompt only when it speaks of them ---------------------
+
+
+def _project_vault(tmp_path: Path) -> tuple[Path, Path]:
+    root = new_vault(tmp_path)
+    src = tmp_path / "s.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in [
+        {"role": "user", "content": "How do we run the ledger tests?", "session": "l1"},
+        {"role": "assistant", "content": "Run them with make check, it wraps pytest.",
+         "session": "l1"},
+        {"role": "user", "content": "The staging database was moved to Frankfurt last week.",
+         "session": "l1"},
+        {"role": "user", "content": "Invoices over 10k need a second approver.",
+         "session": "l1"},
+    ]) + "\n", "utf-8")  # fmt: skip
+    ok("--vault", root, "ingest", src, "--user", "dana", "--scope", "team")
+    raw = next(p for p in (root / "raw").rglob("*.md") if p.name != "INDEX.md")
+    ref = raw.relative_to(root).as_posix()
+    work = tmp_path / "work" / "ledger"
+    work.mkdir(parents=True)
+    (root / "projects").mkdir(exist_ok=True)
+    (root / "projects" / "ledger.md").write_text(
+        "---\nid: ledger\nstore: projects\ntitle: ledger\nscope: team\nstatus: active\n"
+        "cwd: ledger\nderived_by: test\n---\n\n# ledger\n\n"
+        "## Commands\n\n- Run the tests with `make check` [^c]\n\n"
+        "## Facts\n\n- The staging database now runs in Frankfurt [^f]\n\n"
+        f'[^c]: {ref}#t2 "Run them with make check"\n'
+        f'[^f]: {ref}#t3 "The staging database was moved to Frankfurt"\n', "utf-8")  # fmt: skip
+    return root, work
+
+
+def test_at_a_prompt_a_project_fact_stands_only_with_the_prompts_words(
+    tmp_path: Path,
+) -> None:
+    root, work = _project_vault(tmp_path)
+    off = ok("--vault", root, "recall", "--user", "dana", "--in", work, "--",
+             "Who approves large invoices?").out  # fmt: skip
+    assert "make check" in off, off  # how to run the tests stands at any prompt
+    assert "Frankfurt" not in off, off
+    on = ok("--vault", root, "recall", "--user", "dana", "--in", work, "--",
+            "Where does the staging database run?").out  # fmt: skip
+    assert "The staging database now runs in Frankfurt" in on, on
+    start = ok("--vault", root, "context", "--user", "dana", "--in", work).out
+    assert "Frankfurt" in start and "make check" in start, start

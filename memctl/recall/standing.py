@@ -45,6 +45,10 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 # In the order they stand when the prompt names none of their words: how to build, test and
 # run it first, then where it runs and what bites, then what it is made of.
 PROJECT_SECTIONS = ("commands", "environments", "gotchas", "where", "stack", "layout", "facts")
+# How to build, test and run a code base matters to any prompt made in it, whatever its
+# words; what it found out along the way ("Round 2 commit SHA: …") is read at session start,
+# and at a prompt only when the prompt speaks of it: else it takes the answer's place.
+TOPICAL = ("facts",)
 # a decision note's first line is the decision
 PER_NOTE = {"decisions": 1, "profile": 4, "projects": 6}
 # The builtin curator's dating line under a decision ("Decided on 2026-11-20, stated by
@@ -142,6 +146,8 @@ def standing(
         if not r.visible(h.scope) or (keep is not None and not keep(h)):
             continue  # out of scope, or another project's (memctl.recall.project)
         rel = coverage(content_terms(h.text), qweight, full) if qweight else 0.0
+        if qweight and not rel and h.store == STORE and (h.section or "").casefold() in TOPICAL:
+            continue  # at a prompt, a project's facts stand only when they carry its words
         # the prompt is made in the project: its note counts as found
         rel += W_NOTE * (1.0 if h.ref == project else notes.get(h.ref, 0.0))
         # relevance first; within the same relevance, a project's more useful sections and
