@@ -143,6 +143,36 @@ def test_a_question_naming_an_agent_finds_her_numbered_spawn_too(tmp_path: Path)
     assert {h["speaker"] for h in got["hits"]} == {"ana2"}
 
 
+def test_a_subagent_session_is_heard_through_its_report(tmp_path: Path) -> None:
+    """The session note of a sub-agent is titled after its brief, which its lead wrote:
+    recall offers the session's report (its last words) where it offered the brief."""
+    from memctl.recall import prompt
+    from memctl.recall.graph import Reader
+    from memctl.recall.rank import NoteCand
+    from memctl.vault import Vault
+
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", _team(tmp_path / "src"), "--user", "dana")
+    ok("--vault", root, "curate")
+    raws = {a: next(p.relative_to(root).as_posix() for p in (root / "raw").rglob("*.md")
+                    if f"\n  agentId: {a}\n" in p.read_text("utf-8"))
+            for a in ("a11aa11aa", "b22bb22bb")}  # fmt: skip
+    lead = next(p.relative_to(root).as_posix() for p in (root / "raw").rglob("*.md")
+                if p.name != "INDEX.md" and "agentId: b22bb22bb (use" in p.read_text("utf-8"))
+    r = Reader(Vault.open(root), "dana", None)
+    assert r.report(raws["b22bb22bb"]) == raws["b22bb22bb"] + "#t5"
+    assert r.report(lead) is None, "a session no agent spawned has no report"
+    note = next(p.relative_to(root).as_posix() for p in (root / "sessions").glob("*.md")
+                if raws["b22bb22bb"].split("/")[-1][:-3][-40:] in p.read_text("utf-8"))
+    offered = prompt._openings(r, {note: NoteCand(note, 1.0, "found")})
+    assert [(ref, why.split(" ")[0]) for ref, _, why in offered] == [
+        (raws["b22bb22bb"] + "#t5", "reports")
+    ]
+    got = ok("--vault", root, "recall", "--user", "dana", "--",
+             "How should the tax export round the VAT?").out  # fmt: skip
+    assert "round once at the invoice total" in got, got
+
+
 # ---- a project's facts stand at a prompt only when it speaks of them ---------------------
 
 

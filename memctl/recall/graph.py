@@ -65,6 +65,9 @@ def _briefed(text: str, heading_end: int, header_end: int) -> bool:
     )
 
 
+REPORT_SCAN = 8  # a sub-agent's last turns looked at for its report
+
+
 class Reader:
     """Files read once per recall: parsed notes, raw sessions, the citation/link graph."""
 
@@ -230,6 +233,24 @@ class Reader:
                 m = _USER_LINE.search(text, 0, head_end)
                 speaker = m.group(1) if m else speaker
         return Cite(ref, day, speaker, quote)
+
+    def report(self, path: str) -> str | None:
+        """The ref of a sub-agent's report: the last turn of its session (`path`) in which
+        the agent said something in words, within the last REPORT_SCAN turns; None for a
+        session no agent spawned. Its brief, the session's opening, is the spawning
+        agent's words; what the sub-agent found is in its report."""
+        got = self._session(path)
+        if got is None:
+            return None
+        text = got[1]
+        if not _PARENT_LINE.search(text, 0, max(text.find("\n---\n", 3), 0)):
+            return None
+        numbers = [int(m.group(1)) for m in _TURN_HEAD.finditer(text)][-REPORT_SCAN:]
+        for n in reversed(numbers):
+            ref = f"{path}#t{n}"
+            if self.turn_role(ref) == "assistant" and (self.turn_text(ref) or "").strip():
+                return ref
+        return None
 
     def turn_role(self, ref: str) -> str | None:
         """The role a turn was written under, from its metadata comment (role comes first)."""

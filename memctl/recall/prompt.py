@@ -307,7 +307,13 @@ def _openings(r: Reader, cands: dict[str, NoteCand]) -> list[tuple[str, float, s
         raws = {f.ref.split("#", 1)[0] for f in note.footnotes.values() if f.ref}
         if len(raws) != 1:
             continue  # a note of more than one session, or of none: no one opening
-        ref = _first_prompt(r, raws.pop())
+        raw = raws.pop()
+        # a sub-agent is heard through its report, not the brief its lead wrote for it
+        report = r.report(raw)
+        if report is not None:
+            out.append((report, c.score * W_TURN, f"reports {c.path}, which the query found"))
+            continue
+        ref = _first_prompt(r, raw)
         if ref is not None:
             out.append((ref, c.score * W_TURN, f"opens {c.path}, which the query found"))
     return out
