@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import shutil
 import subprocess
 import sys
@@ -183,6 +184,42 @@ def test_a_kept_copy_of_the_table_loads_the_same_encoder(
     monkeypatch.setattr(tokens, "_cache", {})
     assert tokens.count(text) == len(first.encode(text))
     assert len(kept[0].read_bytes()) > 1000
+
+
+def test_counts_kept_for_the_next_process_count_as_a_fresh_merge(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A process keeps the words it had to merge beside the table once it merged enough of
+    them; the next one counts every text as a fresh merge would, and a damaged or foreign
+    copy is ignored."""
+    monkeypatch.setattr(tokens, "_cache", {})
+    monkeypatch.setattr(tokens, "_cache_dir", None)
+    tokens.use_cache_dir(tmp_path / "cache")
+    rare = ["zqx" + "".join(chr(97 + i // 26**k % 26) for k in range(3)) + "vw"
+            for i in range(tokens.KEEP_AFTER)]  # fmt: skip
+    texts = _texts()[:300] + [f"the {w} pod" for w in rare]
+    first = [tokens.count(t) for t in texts]
+    tokens.keep_counts()
+    kept = list((tmp_path / "cache").glob("counts-cl100k_base-*.marshal"))
+    assert len(kept) == 1, sorted(p.name for p in (tmp_path / "cache").iterdir())
+    words = marshal.loads(kept[0].read_bytes())
+    assert len(words) >= tokens.KEEP_AFTER and all(k > 1 for k in words.values())
+
+    monkeypatch.setattr(tokens, "_cache", {})  # the next process
+    enc = tokens.encoding()
+    assert enc is not None
+    assert tokens.count("a word") == 2 and enc._kept_read
+    assert enc._counts.get(" zqxaaavw", 0) > 1, "the kept words were not read"
+    assert [tokens.count(t) for t in texts] == first
+    assert [tokens.lower_bound(t) for t in texts] == first, "counted before: exact"
+    fresh = tokens._BPE(enc.name, enc.ranks, enc.pattern, enc.ascii_pattern)
+    fresh._kept_read = True  # a merge of its own for every word
+    assert [fresh.count(t) for t in texts] == first
+
+    for damaged in (b"not marshal data", marshal.dumps({" zqxaaavw": "two"}), marshal.dumps([1])):
+        kept[0].write_bytes(damaged)
+        monkeypatch.setattr(tokens, "_cache", {})
+        assert [tokens.count(t) for t in texts] == first
 
 
 def test_count_then_cut_gives_tiktokens_tokens(monkeypatch: pytest.MonkeyPatch) -> None:

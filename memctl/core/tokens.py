@@ -119,6 +119,12 @@ _NO_RANK = 1 << 62  # above every rank: the pair is not in the table
 _BYTE = [bytes((b,)) for b in range(256)]
 _cache: dict[str, _BPE | None] = {}
 WORDS_KEPT = 4096  # texts whose split is kept (recall bounds a few hundred lines a prompt)
+# Words of more than one token (names, paths, ids) and their counts are kept between
+# processes beside the parsed table (`keep_counts`): every prompt's hook is a new process
+# that counts the same notes' lines, and merging their rare words was a sixth of a first
+# recall. At most COUNTS_KEPT words; written back once KEEP_AFTER new ones were merged.
+COUNTS_KEPT = 50_000
+KEEP_AFTER = 64
 _cache_dir: Path | None = None
 
 
@@ -137,6 +143,8 @@ class _BPE:
         # splits the same words ~3x faster than `regex` with its Unicode property tables.
         self.ascii_pattern = ascii_pattern
         self._counts: dict[str, int] = {}
+        self._kept_read = False  # the counts kept by earlier processes, merged in once
+        self._merged: dict[str, int] = {}  # words of 2+ tokens this process merged
         self._split: dict[str, list[bytes]] = {}  # words not in the table -> their tokens
         self._words: dict[str, list[str]] = {}  # texts lately split -> their words
 
@@ -217,6 +225,8 @@ class _BPE:
             return sum(map(seen.__getitem__, words))
         except KeyError:
             pass
+        if not self._kept_read:
+            self._read_kept()
         ranks = self.ranks
         n = 0
         for word in words:
@@ -229,16 +239,55 @@ class _BPE:
                     parts = self._merge(b)
                     self._keep_split(word, parts)
                     k = len(parts)
+                    if len(self._merged) < COUNTS_KEPT:
+                        self._merged[word] = k
                 if len(seen) > 50_000:
                     seen.clear()
                 seen[word] = k
             n += k
         return n
 
+    def _read_kept(self) -> None:
+        self._kept_read = True
+        path = _counts_file(self.name)
+        if path is None:
+            return
+        try:
+            got = marshal.loads(path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return
+        # memctl wrote it (a git-ignored cache, never cloned); a damaged one is dropped
+        head = itertools.islice(got.items(), 64) if isinstance(got, dict) else ()
+        if head and all(type(k) is str and type(v) is int and v > 1 for k, v in head):
+            got.update(self._counts)
+            self._counts = got
+
+    def keep_counts(self) -> None:
+        """Write the words merged here back beside the table, with those kept before."""
+        if len(self._merged) < KEEP_AFTER:
+            return
+        path = _counts_file(self.name)
+        if path is None:
+            return
+        if not self._kept_read:
+            self._read_kept()
+        kept = {w: k for w, k in self._counts.items() if k > 1}
+        if len(kept) > COUNTS_KEPT:
+            kept = dict(itertools.islice(kept.items(), len(kept) - COUNTS_KEPT, None))
+        self._merged = {}
+        try:
+            from memctl.core.store import atomic_write
+
+            atomic_write(path, marshal.dumps(kept), durable=False)  # a cache: no fsync
+        except OSError:
+            pass  # a read-only vault only loses the speed-up
+
     def lower_bound(self, text: str) -> int:
         """At most `count(text)`, and no word merged: a word counted before counts as it
         did, any other as 1 if the table holds it whole, else 2 (a word not in the table
         is at least two bytes, and merging never ends in one part that is not a token)."""
+        if not self._kept_read:
+            self._read_kept()
         seen = self._counts
         ranks = self.ranks
         n = 0
@@ -291,6 +340,19 @@ def _cache_file(name: str, sha: str) -> Path | None:
     return (
         _cache_dir / f"bpe-{name}-{sha[:16]}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
     )
+
+
+def _counts_file(name: str) -> Path | None:
+    spec = _SPECS.get(name)
+    table = _cache_file(name, spec["sha256"]) if spec is not None else None
+    return table.with_name("counts-" + table.name.removeprefix("bpe-")) if table else None
+
+
+def keep_counts() -> None:
+    """Keep the multi-token words this process counted for the next one (see COUNTS_KEPT)."""
+    for enc in list(_cache.values()):
+        if enc is not None:
+            enc.keep_counts()
 
 
 def _cached_ranks(name: str, sha: str) -> dict[bytes, int] | None:

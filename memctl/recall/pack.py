@@ -113,6 +113,8 @@ def finish(
     text, used, dropped = packer.finish()
     for m in dropped:
         explain.append(Decision(m.ref, m.kind, False, "over the token budget", m.score, m.text))
+    seconds = round(time.perf_counter() - started, 4)
+    tokens.keep_counts()  # for the next prompt's process (memctl.core.tokens.COUNTS_KEPT)
     return RecallResult(
         query=query,
         user=user,
@@ -124,6 +126,6 @@ def finish(
         tokenizer=tokens.method(),
         explain=explain,
         notices=notices,
-        seconds=round(time.perf_counter() - started, 4),
+        seconds=seconds,
         kind=kind,
     )
