@@ -173,3 +173,24 @@ def test_any_claims_and_quotes_survive_a_round_trip(claims: list, quotes: list) 
     assert render_note(again) == text
     assert [c for _, c in again.all_claims()] == [c for _, c in note.all_claims()]
     assert again.footnotes == note.footnotes
+
+
+_MARKERS_RUN = re.compile(r"- (.*?)((?:\[\^[^\]\s]+\])+)[ \t]*$")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["[^a]", "[^b1]", "[^", "]", "[", "^", " ", "\t", "x", "é", ".", "[^x y]"]),
+        max_size=14,
+    )
+)
+def test_the_markers_that_end_a_claim_are_where_the_regex_finds_them(parts: list[str]) -> None:
+    """notes._refs_start reads only back to the line's last whitespace: it finds the run of
+    footnote markers the (quadratic) regex it replaced finds, on any mix of markers, stray
+    brackets and blanks."""
+    from memctl.core.notes import _refs_start
+
+    line = "- " + "".join(parts)
+    m = _MARKERS_RUN.match(line)
+    assert _refs_start(line) == (m.start(2) if m else 0), line

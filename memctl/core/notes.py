@@ -388,23 +388,23 @@ def _refs_start(line: str) -> int:
     ends a claim line starts (trailing blanks aside), or 0 when the line has none. The
     earliest start whose tail is markers only, as `- (.*?)((?:\[\^[^\]\s]+\])+)[ \t]*$`
     would find; that regex backtracked quadratically on long marker runs (a 480 KB note
-    held sync for minutes and recall for 111 s), this reads the line twice, right to left."""
+    held sync for minutes and recall for 111 s), this reads the line once, right to left,
+    and only as far as its last whitespace: markers hold none, so no run starts before it.
+    """
     end = len(line.rstrip(" \t"))
     if end < 2 or line[end - 1] != "]" or "[^" not in line:
         return 0
     # tail[i]: line[i:end] is markers only; each marker ends at the first `]` after its `[^`
     best = 0
     close = -1  # the nearest `]` at or after i
-    ws = end  # the nearest whitespace at or after i
     tails = {end}
     for i in range(end - 1, 1, -1):
         ch = line[i]
         if ch == "]":
             close = i
         elif ch.isspace():
-            ws = i
-        elif ch == "[" and line[i + 1] == "^" and close > i + 2 and ws > close \
-                and close + 1 in tails:  # fmt: skip
+            break
+        elif ch == "[" and line[i + 1] == "^" and close > i + 2 and close + 1 in tails:
             tails.add(i)
             best = i
     return best
