@@ -131,6 +131,28 @@ def test_a_subagent_whose_lead_is_not_beside_it_is_the_assistant(tmp_path: Path)
     assert "## t2 · assistant · " in ana
 
 
+def test_a_subagent_stored_before_it_was_named_reads_again_as_it_was(tmp_path: Path) -> None:
+    """A sub-agent's session stored as "assistant" (by older memctl, or before its lead's
+    file was there) is the record: read again beside its lead it is unchanged, not a
+    conflict, and turns it grows by go on as it began."""
+    src = _team(tmp_path / "src")
+    log = src / SID / "subagents" / "agent-a11aa11aa.jsonl"
+    alone = tmp_path / "alone" / SID / "subagents"
+    alone.mkdir(parents=True)
+    shutil.copy(log, alone)
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", alone / "agent-a11aa11aa.jsonl", "--user", "dana")
+    again = ok("--vault", root, "ingest", log, "--user", "dana", "--json").json()
+    assert [c["action"] for c in again["sessions"]] == ["unchanged"], again
+    more = {"type": "text", "text": "One more check: half-up holds for refunds too."}
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(_row(6, "assistant", [more], True, "a11aa11aa") + "\n")
+    grown = ok("--vault", root, "ingest", log, "--user", "dana", "--json").json()
+    assert [c["action"] for c in grown["sessions"]] == ["appended"], grown
+    ana = _raw_of(root, "a11aa11aa")
+    assert "## t6 · assistant · " in ana and "agent_name" not in ana
+
+
 def test_a_question_naming_an_agent_finds_her_numbered_spawn_too(tmp_path: Path) -> None:
     root = new_vault(tmp_path)
     ok("--vault", root, "ingest", _team(tmp_path / "src"), "--user", "dana")

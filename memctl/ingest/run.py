@@ -234,9 +234,23 @@ def _same_source(vault: Floor, sid: str, rel: str, tr: Transcript) -> bool:
         _, old = parse_session(read_text(vault.root / rel), rel)
     except (OSError, MemctlError):
         return False
-    norm = [_normalise(m) for m in tr.messages]
+    norm = [_normalise(m) for m in _as_stored(tr, old)]
     k = min(len(old), len(norm))
     return k > 0 and old[:k] == norm[:k]
+
+
+def _as_stored(tr: Transcript, old: list[Message]) -> list[Message]:
+    """The transcript's messages as a session stored before ingest named sub-agents reads
+    them: a sub-agent's turns stored as "assistant" stay so, and the session goes on as it
+    began (its turns are the record, never rewritten)."""
+    agent = tr.meta.get("agent_name") if isinstance(tr.meta, dict) else None
+    if not agent or any(m.name == agent for m in old):
+        return tr.messages
+    return [
+        Message(m.role, m.content, m.id, None, m.timestamp, m.meta)
+        if m.role == "assistant" and m.name == agent else m
+        for m in tr.messages
+    ]  # fmt: skip
 
 def _write_transcript(
     vault: Floor,
@@ -277,6 +291,7 @@ def _write_transcript(
                 tr.origin,
                 tr.line,
             )
+        messages = _as_stored(tr, old)
         norm = [_normalise(m) for m in messages]
         k, new = _align(old, norm)
         if k is not None:
