@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -114,41 +115,66 @@ _SPAWNING = ("Agent", "Task")  # the tools that start a sub-agent (Task is the o
 _NAME_LEN = 40
 
 
+# A session's spawned agents, by its file and stat: one lead can spawn dozens of agents,
+# and reading its (tens of MB) log once per agent's log made a folder's ingest quadratic.
+_SPAWNS: dict[tuple[str, int, int], dict[str, str]] = {}
+_AGENT_ID = re.compile(r"agentId: ([0-9A-Za-z_-]+)")
+
+
 def _spawned_name(path: Path | None, parent: str, agent_id: Any) -> str | None:
     """The name the parent session's spawning call gave this sub-agent ("alice"), or None.
 
     Claude Code keeps a sub-agent's log at <project>/<session>/subagents/agent-<id>.jsonl,
     beside the session that spawned it (<project>/<session>.jsonl). There the call's input
-    holds the name, and its result the agent's id ("agentId: a4ca…"). Only lines that
-    mention a spawning call or the id are parsed; an unreadable parent names nobody.
+    holds the name, and its result the agent's id ("agentId: a4ca…"). An unreadable
+    parent names nobody.
     """
     if path is None or not isinstance(agent_id, str) or not agent_id:
         return None
     parent_file = path.parent.parent.parent / f"{parent}.jsonl"
-    names: dict[str, str] = {}  # spawning call id -> the name its input gave
-    needle = agent_id.encode("utf-8")
+    try:
+        st = parent_file.stat()
+    except OSError:
+        return None
+    key = (str(parent_file), st.st_mtime_ns, st.st_size)
+    names = _SPAWNS.get(key)
+    if names is None:
+        names = _spawn_names(parent_file)
+        if len(_SPAWNS) >= 64:
+            _SPAWNS.clear()
+        _SPAWNS[key] = names
+    return _clean_name(names.get(agent_id))
+
+
+def _spawn_names(parent_file: Path) -> dict[str, str]:
+    """Agent id -> the name its spawning call gave it, read from a lead's log. Only lines
+    that hold a spawning call or an agent's id are parsed."""
+    calls: dict[str, str] = {}  # spawning call id -> the name its input gave
+    out: dict[str, str] = {}
     try:
         with parent_file.open("rb") as fh:
             for raw in fh:
                 spawn = b'"tool_use"' in raw and any(b'"%s"' % t.encode() in raw
                                                      for t in _SPAWNING)  # fmt: skip
-                if not spawn and needle not in raw:
+                if not spawn and b"agentId" not in raw:
                     continue
                 obj = json.loads(raw)
                 for block in _blocks(obj):
                     if block.get("type") == "tool_use" and block.get("name") in _SPAWNING:
                         given = (block.get("input") or {}).get("name")
                         if isinstance(given, str) and isinstance(block.get("id"), str):
-                            names[block["id"]] = given
-                    elif block.get("type") == "tool_result" and needle in json.dumps(
-                        block.get("content"), ensure_ascii=False
-                    ).encode("utf-8"):
-                        given = names.get(str(block.get("tool_use_id")))
-                        if given is not None:  # (a message sent to it names it too)
-                            return _clean_name(given)
+                            calls[block["id"]] = given
+                    elif block.get("type") == "tool_result":
+                        # only the spawning call's own result names the agent: a message
+                        # sent to it later names its id too
+                        name = calls.get(str(block.get("tool_use_id")))
+                        text = json.dumps(block.get("content"), ensure_ascii=False)
+                        m = _AGENT_ID.search(text)
+                        if name is not None and m is not None:
+                            out.setdefault(m.group(1), name)
     except (OSError, ValueError, RecursionError, AttributeError):
-        return None
-    return None
+        return out
+    return out
 
 
 def _blocks(obj: Any) -> list[dict[str, Any]]:
