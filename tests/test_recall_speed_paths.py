@@ -834,3 +834,31 @@ def test_the_project_note_kept_for_a_place_follows_a_new_note(tmp_path: Path) ->
     p.write_text(text.replace("derived_by:", "cwd: billing-api\nderived_by:"), encoding="utf-8")
     after = _recall_lines(v, "How do we cut NAT gateway costs?", project=str(work))
     assert "uv run pytest -x" in after
+
+
+def test_an_inference_read_from_its_turns_is_checked_again_when_they_change(
+    tmp_path: Path,
+) -> None:
+    """What ranking keeps of a note's lines includes whether their quotes support them, but
+    not when that took reading the turns an inference was drawn from: a turn changed in
+    place between two prompts of one open Vault is read again."""
+    vault = make_vault(tmp_path)
+    t1, t3 = turn_ref(vault, "dana-egress", 1), turn_ref(vault, "dana-egress", 3)
+    body = ("## Facts\n\n- Dana wants to cut egress costs. #inferred [^i1]\n\n"
+            f'[^i1]: {t3} "Which buckets should move first?"\n')  # fmt: skip
+    note(vault, "knowledge/dana-aims.md", "knowledge", "Dana's aims", "active", body)
+    v = Vault.open(vault)
+    _settle()
+
+    def basis() -> str:
+        got = v.recall("What does Dana want to cut?", user="dana")
+        line = [m for m in got.memories if "cut egress costs" in m.text]
+        assert line, got.text
+        return line[0].basis
+
+    assert basis() == "inferred"  # its quote shares no word; the turn before it does
+    assert basis() == "inferred"
+    raw = vault / t1.split("#")[0]
+    _rewrite_in_place(raw, b"cut our egress costs", b"grow our zeppelins",
+                      raw.stat().st_mtime_ns + 10**9)  # fmt: skip
+    assert basis() == "unverified"

@@ -329,12 +329,16 @@ class _Row:
     _unsupported: bool | None = None
 
     def unsupported(self, r: Reader) -> bool:
-        if self._unsupported is None:
-            c = self.claim
-            self._unsupported = unsupported(
-                r, self.terms, self.refs, c.inferred or c.observed, self.text
-            )
-        return self._unsupported
+        # kept only when the line and its quotes decide it: turns read for an inference
+        # are read again (a raw file changed in place is not this note's to vouch for)
+        if self._unsupported is not None:
+            return self._unsupported
+        c = self.claim
+        decided = quotes_decide(self.terms, self.refs, c.inferred or c.observed, self.text)
+        if decided is not None:
+            self._unsupported = decided
+            return decided
+        return unsupported(r, self.terms, self.refs, c.inferred or c.observed, self.text)
 
 
 # A parsed note is kept while its file holds (memctl.recall.graph), and what ranking reads
@@ -473,6 +477,22 @@ def steering(r: Reader, path: str, text: str, basis: str) -> str | None:
     return None if basis == "unverified" else basis
 
 
+def quotes_decide(
+    terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool, text: str = ""
+) -> bool | None:
+    """`unsupported` as the claim and its quotes alone decide it, or None when the turns it
+    was read from must be read (an inference whose quotes share no word with it)."""
+    from memctl.core.provenance import unquoted_links
+
+    if not refs:
+        return False
+    quotes = [q for _, q in refs]
+    links = unquoted_links(text, quotes) if text else []
+    if (not terms or any(terms & content_terms(q) for q in quotes)) and not links:
+        return False
+    return None if inferred else True
+
+
 def unsupported(
     r: Reader, terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool,
     text: str = "",
@@ -482,18 +502,13 @@ def unsupported(
     its quote, but one with the turns it was read from (the cited turn and those just
     before it: what "Yes, the second one." answers), and its links must be there; the same
     test as `memctl verify` (memctl.core.provenance). Turns are read only in that rare case."""
-    from memctl.core.provenance import unquoted_links
+    decided = quotes_decide(terms, refs, inferred, text)
+    if decided is not None:
+        return decided
+    from memctl.core.provenance import context_refs, unquoted_links
 
-    if not refs:
-        return False
     quotes = [q for _, q in refs]
     links = unquoted_links(text, quotes) if text else []
-    if (not terms or any(terms & content_terms(q) for q in quotes)) and not links:
-        return False
-    if not inferred:
-        return True
-    from memctl.core.provenance import context_refs
-
     texts = [t for t in (r.turn_text(x) for ref, _ in refs for x in context_refs(ref)) if t]
     worded = not terms or any(terms & content_terms(x) for x in [*quotes, *texts])
     return not worded or bool(links and unquoted_links(text, [*quotes, *texts]))
