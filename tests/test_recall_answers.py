@@ -868,3 +868,34 @@ def test_a_session_opened_by_a_slash_command_opens_with_the_persons_first_prompt
     assert log.lines[0]["uuid"] not in [ids.get(d["ref"]) for d in decisions], decisions
     opens = [ids.get(d["ref"]) for d in decisions if "opens sessions/" in d["reason"]]
     assert opens == [ask] and ran not in opens, decisions
+
+
+def test_the_best_turn_left_is_cut_to_the_room_not_dropped_for_smaller_ones(
+    tmp_path: Path,
+) -> None:
+    """When the turn that answers does not fit what the budget has left, it is shown cut to
+    that room (at least recall.prompt.TURN_MIN tokens of it); the question and a bystander
+    that would fit whole do not take its place."""
+    from util import new_vault
+
+    long = ("The nightly backups go to the cold storage bucket in eu-west-1, under "
+            "backups/nightly/, written by the cron job on the ops box at 02:00 UTC; each one is "
+            "a pg_dump of the orders database compressed with zstd, kept for 35 days by a "
+            "lifecycle rule, and the restore drill reads the newest one every Monday. ") * 3
+    src = tmp_path / "s.jsonl"
+    src.write_text("\n".join(json.dumps({"role": role, "content": text, "session": "b1"}) for
+                             role, text in [("user", "Where do the nightly backups go?"),
+                                            ("assistant", long),
+                                            ("user", "And the backups of the wiki?"),
+                                            ("assistant", "The wiki backups are small.")])
+                   + "\n", "utf-8")  # fmt: skip
+    root = new_vault(tmp_path)
+    ok("--vault", root, "ingest", src, "--user", "dana")
+    got = ok("--vault", root, "recall", "--user", "dana", "--budget", "250", "--explain",
+             "--json", "--", "Where do the nightly backups go?").json()  # fmt: skip
+    turns = {e["ref"].rsplit("#", 1)[1]: e for e in got["explain"] if e["kind"] == "turn"}
+    assert turns["t2"]["kept"], turns
+    assert "cut to what the budget left" in turns["t2"]["reason"]
+    assert "cold storage bucket in eu-west-1" in got["text"]
+    assert not turns["t4"]["kept"], "a bystander took the answer's room"
+    assert got["tokens"] <= 250

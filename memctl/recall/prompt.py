@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,25 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
         speaker=cite.speaker or (hit.speaker if hit is not None else None),
         why=why,
     )
+
+
+TURN_MIN = 40  # tokens of a turn worth showing when the budget has no room for more
+
+
+def _cut_to_fit(packer: Packer, m: Memory) -> Memory | None:
+    """`m`, a turn that does not fit, added cut to what the budget has left, when that keeps
+    at least TURN_MIN tokens of it: the best turn left is shortened, not dropped for the
+    smaller ones after it. None (nothing added) when even that does not fit."""
+    over = packer.used + packer.cost(m) - packer.budget
+    n = tokens.count(m.text)
+    for slack in (1, 8):
+        keep = n - over - slack
+        if keep < TURN_MIN:
+            return None
+        added = packer.add(replace(m, text=tokens.truncate(m.text, keep)))
+        if added is not None:
+            return added
+    return None
 
 
 def _turn_floor(r: Reader, packer: Packer, ref: str, hit: Hit | None) -> int | None:
@@ -635,12 +655,14 @@ def recall(
                     kept_turn_refs[copy] = (ref, when)
                     reason = None
                     why = f"{why}; said later than its near-copy {old}"
-            elif packer.add(tm) is None:
-                reason = "over the token budget"
-            else:
+            elif (whole := packer.add(tm) is not None) or _cut_to_fit(packer, tm) is not None:
+                if not whole:
+                    why = f"{why}; cut to what the budget left"
                 kept_turn_terms.append((terms, neg))
                 kept_turn_refs.append((ref, when))
                 per_session[session] += 1
+            else:
+                reason = "over the token budget"
         explain.append(Decision(ref, "turn", reason is None, reason or why, score))
         if reason is not None or tm is None:
             return
