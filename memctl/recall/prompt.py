@@ -87,6 +87,8 @@ def _cut_to_fit(packer: Packer, m: Memory) -> Memory | None:
     """`m`, a turn that does not fit, added cut to what the budget has left, when that keeps
     at least TURN_MIN tokens of it: the best turn left is shortened, not dropped for the
     smaller ones after it. None (nothing added) when even that does not fit."""
+    if packer.budget - packer.used < TURN_MIN:
+        return None  # no room for TURN_MIN tokens of text, whatever else the item costs
     over = packer.used + packer.cost(m) - packer.budget
     n = tokens.count(m.text)
     for slack in (1, 8):
