@@ -216,7 +216,9 @@ def test_counts_kept_for_the_next_process_count_as_a_fresh_merge(
     fresh._kept_read = True  # a merge of its own for every word
     assert [fresh.count(t) for t in texts] == first
 
-    for damaged in (b"not marshal data", marshal.dumps({" zqxaaavw": "two"}), marshal.dumps([1])):
+    planted = {**{w: 2 for w in rare}, " zqxaaavw": 10_000}  # more tokens than bytes
+    for damaged in (b"not marshal data", marshal.dumps({" zqxaaavw": "two"}), marshal.dumps([1]),
+                    marshal.dumps(planted)):  # fmt: skip
         kept[0].write_bytes(damaged)
         monkeypatch.setattr(tokens, "_cache", {})
         assert [tokens.count(t) for t in texts] == first

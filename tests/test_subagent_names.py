@@ -12,7 +12,14 @@ import json
 import shutil
 from pathlib import Path
 
-from util import new_vault, ok
+from util import memctl, new_vault, ok
+
+
+def memctl_run(root: Path, src: Path) -> str:
+    """Ingest `src`: the lead's broken line is reported (exit 2), its agents still go in."""
+    r = memctl("--vault", root, "ingest", src, "--user", "dana")
+    assert r.code in (0, 2), r.err
+    return r.err
 
 SID = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 CWD = "/home/dana/src/ledger"
@@ -117,6 +124,24 @@ def test_a_subagent_speaks_under_the_name_its_spawning_call_gave_it(tmp_path: Pa
     speakers = {c["speaker"] for m in got["memories"] for c in m.get("citations") or ()}
     speakers |= {m.get("speaker") for m in got["memories"] if m["kind"] == "turn"}
     assert "ana" in speakers, got["text"]
+
+
+def test_a_broken_lead_line_or_a_name_with_markup_names_nobody_wrongly(tmp_path: Path) -> None:
+    """A line of the lead's log that is no JSON (one being written) is passed over, the
+    agents spawned after it are still named; a name that would break a turn's heading
+    (` · `, brackets) is not taken, and that agent stays "assistant"."""
+    src = _team(tmp_path / "src")
+    lead = src / f"{SID}.jsonl"
+    text = lead.read_text("utf-8")
+    lead.write_text('{"type": "assistant", "message": {"content": [{"type": "tool_use"'
+                    ', "name": "Agent", \n' + text.replace('"name": "ana2"',
+                                                           '"name": "x \\u00b7 ana2 (lead)"'),
+                    "utf-8")  # fmt: skip
+    root = new_vault(tmp_path)
+    r = memctl_run(root, src)
+    assert "## t2 · ana (assistant) · " in _raw_of(root, "a11aa11aa"), r
+    second = _raw_of(root, "b22bb22bb")
+    assert "agent_name" not in second and "## t5 · assistant · " in second
 
 
 def test_a_subagent_whose_lead_is_not_beside_it_is_the_assistant(tmp_path: Path) -> None:

@@ -256,9 +256,12 @@ class _BPE:
             got = marshal.loads(path.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return
-        # memctl wrote it (a git-ignored cache, never cloned); a damaged one is dropped
-        head = itertools.islice(got.items(), 64) if isinstance(got, dict) else ()
-        if head and all(type(k) is str and type(v) is int and v > 1 for k, v in head):
+        # memctl wrote it, but a damaged (or planted) one must not crash a count or make
+        # a word cost less than a merge can: every entry is checked, then it is dropped
+        if isinstance(got, dict) and all(
+            type(k) is str and type(v) is int and 1 < v <= len(k.encode("utf-8", "surrogatepass"))
+            for k, v in got.items()
+        ):
             got.update(self._counts)
             self._counts = got
 

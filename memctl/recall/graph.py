@@ -88,7 +88,7 @@ class Reader:
         self._accepted: dict[str, frozenset[str]] | None = None
         self._sessions: dict[str, tuple[str, str] | None] = {}
         self._turns: dict[str, tuple[str, str, int, int] | None] = {}
-        self._searcher: Any = None
+        self._snapshot: Any = None  # the index snapshot document frequencies come from
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
@@ -366,9 +366,9 @@ class Reader:
         try:
             from memctl.index import reader, schema
 
-            if self._searcher is None:  # one snapshot for every count of this recall
-                self._searcher = reader.Reader(self.vault)
-            snap = self._searcher
+            if self._snapshot is None:  # one snapshot for every count of this recall
+                self._snapshot = reader.Reader(self.vault)
+            snap = self._snapshot
             return snap.searcher.num_docs, snap.doc_freqs(schema.BODY, terms)
         except Exception:  # an index we cannot read here only costs the idf weighting
             return 1, {}

@@ -156,25 +156,33 @@ def _spawn_names(parent_file: Path) -> dict[str, str]:
             for raw in fh:
                 spawn = b'"tool_use"' in raw and any(b'"%s"' % t.encode() in raw
                                                      for t in _SPAWNING)  # fmt: skip
-                if not spawn and b"agentId" not in raw:
-                    continue
-                obj = json.loads(raw)
-                for block in _blocks(obj):
-                    if block.get("type") == "tool_use" and block.get("name") in _SPAWNING:
-                        given = (block.get("input") or {}).get("name")
-                        if isinstance(given, str) and isinstance(block.get("id"), str):
-                            calls[block["id"]] = given
-                    elif block.get("type") == "tool_result":
-                        # only the spawning call's own result names the agent: a message
-                        # sent to it later names its id too
-                        name = calls.get(str(block.get("tool_use_id")))
-                        text = json.dumps(block.get("content"), ensure_ascii=False)
-                        m = _AGENT_ID.search(text)
-                        if name is not None and m is not None:
-                            out.setdefault(m.group(1), name)
-    except (OSError, ValueError, RecursionError, AttributeError):
-        return out
+                if spawn or b"agentId" in raw:
+                    _read_spawns(raw, calls, out)
+    except OSError:
+        pass  # what was read so far still names its agents
     return out
+
+
+def _read_spawns(raw: bytes, calls: dict[str, str], out: dict[str, str]) -> None:
+    """One line of a lead's log: the spawning calls it makes (into `calls`) and the agent
+    ids their results give (into `out`). A line that is no JSON object is passed over."""
+    try:
+        blocks = _blocks(json.loads(raw))
+    except (ValueError, RecursionError):
+        return  # a line being written, or broken: the ingest of the lead reports it
+    for block in blocks:
+        if block.get("type") == "tool_use" and block.get("name") in _SPAWNING:
+            inp = block.get("input")
+            given = inp.get("name") if isinstance(inp, dict) else None
+            if isinstance(given, str) and isinstance(block.get("id"), str):
+                calls[block["id"]] = given
+        elif block.get("type") == "tool_result":
+            # only the spawning call's own result names the agent: a message sent to it
+            # later names its id too
+            name = calls.get(str(block.get("tool_use_id")))
+            m = _AGENT_ID.search(json.dumps(block.get("content"), ensure_ascii=False))
+            if name is not None and m is not None:
+                out.setdefault(m.group(1), name)
 
 
 def _blocks(obj: Any) -> list[dict[str, Any]]:
@@ -183,14 +191,19 @@ def _blocks(obj: Any) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
+# A name goes into each turn's heading (`## t3 · alice (assistant) · …`), where ` · ` and
+# brackets have a meaning: only letters, digits, `.`, `_`, `-` and inner spaces are taken.
+_NAME = re.compile(r"\w[\w.-]*(?: [\w.-]+)*")
+
+
 def _clean_name(name: str | None) -> str | None:
-    """A name fit for a turn's heading: one short line, not a role's name."""
+    """A name fit for a turn's heading: one short word or few, not a role's name."""
     if name is None:
         return None
     name = " ".join(name.split())
-    if not name or len(name) > _NAME_LEN or name.lower() in ("user", "assistant", "tool"):
+    if len(name) > _NAME_LEN or not _NAME.fullmatch(name):
         return None
-    return name
+    return None if name.lower() in ("user", "assistant", "tool") else name
 
 
 def _line(text: str, lineno: int, src: Source) -> dict[str, Any] | None:
