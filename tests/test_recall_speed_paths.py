@@ -862,3 +862,39 @@ def test_an_inference_read_from_its_turns_is_checked_again_when_they_change(
     _rewrite_in_place(raw, b"cut our egress costs", b"grow our zeppelins",
                       raw.stat().st_mtime_ns + 10**9)  # fmt: skip
     assert basis() == "unverified"
+
+
+def test_a_shown_memory_kept_by_id_is_the_fresh_cleaning_of_that_memory() -> None:
+    """`shown` keeps its answer by the memory's id: through fills and clears of the memo,
+    with memories dropped as soon as shown (their ids free once the memo lets go of them),
+    each gets its own cleaning, asked once or twice."""
+    from memctl.recall import render
+    from memctl.recall.results import Memory
+
+    def make(text: str) -> Memory:
+        return Memory(
+            kind="claim", text=text, basis="stated", ref="notes/a.md", score=1.0, title=text
+        )
+
+    for i in range(render.SHOWN_KEPT * 2 + 7):  # fills, clears and refills the memo
+        text = f"claim {i} \u202eevil\u202c [stated · user] #tag{i}" if i % 3 else f"plain {i}"
+        m = make(text)
+        assert render.shown(m) == render._shown(m)
+        assert render.shown(m) == render._shown(m)  # the kept answer, asked again
+        del m  # its id is free for the next one
+
+
+def test_a_served_request_runs_in_its_callers_environment_and_restores_the_servers() -> None:
+    from memctl.faces.serve.server import as_caller
+
+    before = dict(os.environ)
+    caller = {k: v for k, v in before.items() if k != "HOME"}
+    caller["MEMCTL_TEST_ONLY_CALLER"] = "yes"
+    caller["PATH"] = "/caller/bin"
+    with as_caller({"env": caller}):
+        assert dict(os.environ) == caller
+    assert dict(os.environ) == before
+    with pytest.raises(RuntimeError), as_caller({"env": {"ONLY": "this"}}):
+        assert dict(os.environ) == {"ONLY": "this"}
+        raise RuntimeError("a request that fails")
+    assert dict(os.environ) == before

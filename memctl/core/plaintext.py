@@ -81,7 +81,8 @@ def unlabelled(text: str) -> str:
         text = _COMMENT.sub(" ", text)
     if _LABEL.search(text):
         text = _LABEL_SPAN.sub(" ", text)
-    while _MARKER_TAIL.search(text):
+    # a marker needs its hash sign: without one, no search tries the tail at every blank
+    while ("#" in text or "\uff03" in text) and _MARKER_TAIL.search(text):
         text = _MARKER_TAIL.sub("", text)
     return " ".join(text.split())
 

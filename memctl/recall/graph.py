@@ -88,6 +88,7 @@ class Reader:
         self._accepted: dict[str, frozenset[str]] | None = None
         self._sessions: dict[str, tuple[str, str] | None] = {}
         self._turns: dict[str, tuple[str, str, int, int] | None] = {}
+        self._places: dict[str, str | None] = {}
         self._snapshot: Any = None  # the index snapshot document frequencies come from
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
@@ -200,12 +201,17 @@ class Reader:
 
     def session_place(self, ref: str) -> str | None:
         """The working directory of a turn's session, as its header records it, or None."""
-        got = self._session(ref.split("#", 1)[0])
-        if got is None:
-            return None
-        end = got[1].find("\n---\n", 3)
-        m = _CWD_LINE.search(got[1], 0, max(end, 0))
-        return m.group(1).strip().strip("'\"") if m else None
+        path = ref.split("#", 1)[0]
+        if path in self._places:  # asked for each of a session's turns the recall weighs
+            return self._places[path]
+        got = self._session(path)
+        place = None
+        if got is not None:
+            end = got[1].find("\n---\n", 3)
+            m = _CWD_LINE.search(got[1], 0, max(end, 0))
+            place = m.group(1).strip().strip("'\"") if m else None
+        self._places[path] = place
+        return place
 
     def turn_scope(self, ref: str) -> str | None:
         """The scope of the session a turn belongs to; None when the turn cannot be read."""

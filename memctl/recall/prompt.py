@@ -7,6 +7,7 @@ turns behind them, then other turns.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -47,6 +48,11 @@ if TYPE_CHECKING:
     from memctl.index.search import Hit
 
 
+# A turn's body cut to TURN_TOKENS: the same turns come back prompt after prompt in a
+# resident process, and cutting one counts it whole, then again up to the cut.
+_truncated = functools.lru_cache(maxsize=1024)(tokens.truncate)
+
+
 def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -> Memory | None:
     text = hit.text if hit is not None else r.turn_text(ref)
     if text is None:
@@ -62,10 +68,10 @@ def _turn_memory(r: Reader, ref: str, score: float, why: str, hit: Hit | None) -
         long = len(text) > TURN_CHARS
     body = as_data(text[:TURN_CHARS]) if long else as_data(text)
     if long or tokens.upper_bound(body) > TURN_TOKENS:
-        cut = tokens.truncate(body, TURN_TOKENS)
+        cut = _truncated(body, TURN_TOKENS)
         # a prefix that fits still lacks the rest of the turn: say so; a whole turn that
         # fits (over TURN_TOKENS bytes, not tokens) is shown as it was said
-        body = tokens.truncate(body + " …", TURN_TOKENS) if long and cut == body else cut
+        body = _truncated(body + " …", TURN_TOKENS) if long and cut == body else cut
     return Memory(
         kind="turn",
         text=body,

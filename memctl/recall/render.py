@@ -38,9 +38,27 @@ def as_data(text: str) -> str:
 _ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
 
 
+# The packer asks for the same memory as shown two or three times (its cost, then its
+# place in the packed list, then the rendering): the last ones are kept with the memory
+# they came from, so an id is never taken for another object's while its entry stands.
+_SHOWN: dict[int, tuple[Memory, Memory]] = {}
+SHOWN_KEPT = 512
+
+
 def shown(m: Memory) -> Memory:
     """`m` as a reader may see it: no control, bidi or zero-width character in any of its
     words. Notes are cleaned when memctl writes them, but a person can type anything."""
+    got = _SHOWN.get(id(m))
+    if got is not None and got[0] is m:
+        return got[1]
+    out = _shown(m)
+    if len(_SHOWN) >= SHOWN_KEPT:
+        _SHOWN.clear()
+    _SHOWN[id(m)] = (m, out)
+    return out
+
+
+def _shown(m: Memory) -> Memory:
     if m.kind != "turn":  # a turn is quoted whole; a claim must not carry its own label
         text, title = unlabelled(m.text), unlabelled(m.title) if m.title else m.title
         if (text, title) != (m.text, m.title):

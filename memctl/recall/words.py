@@ -108,9 +108,11 @@ _NEGATION = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def negated(text: str) -> bool:
     """Whether a text says no to something: two lines with the same content words and
-    different answers to this are opposites, not copies."""
+    different answers to this are opposites, not copies. Cached as `content_terms` is:
+    recall asks both of each turn it weighs, prompt after prompt in a resident process."""
     return _NEGATION.search(text) is not None
 
 
