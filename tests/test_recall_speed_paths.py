@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -247,6 +248,43 @@ def test_a_kept_session_is_read_again_once_it_changes(tmp_path: Path) -> None:
     scope_line = b"scope: team"
     _rewrite_in_place(p, scope_line, b"scope: user:marco")  # moved out of dana's sight
     assert Reader(v, "dana", None).turn_scope(ref) == "user:marco"
+
+
+def test_a_kept_note_whose_folder_turns_into_a_link_out_is_confined_again(
+    tmp_path: Path,
+) -> None:
+    """A kept note is served on its stat alone; once the stat moves, its path is confined
+    again before any read: a folder swapped for a link out of the vault leads nowhere,
+    even to a file that holds the same name (and a file a link points to has its own stat)."""
+    vault = make_vault(tmp_path)
+    rel = "knowledge/egress-levers.md"
+    v = Vault.open(vault)
+    _settle()
+    first = Reader(v, "dana", None).note(rel)
+    assert first is not None
+    assert Reader(v, "dana", None).note(rel) is first  # served from what is kept
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    text = (vault / rel).read_text(encoding="utf-8")
+    (outside / "egress-levers.md").write_text(
+        text.replace("Gateway endpoints", "Exfiltrated secret"), encoding="utf-8"
+    )
+    (vault / "knowledge").rename(tmp_path / "knowledge-was")
+    (vault / "knowledge").symlink_to(outside, target_is_directory=True)
+    _settle()
+    assert Reader(v, "dana", None).note(rel) is None
+    # the same for a raw session whose day folder is swapped for a link out
+    ref = turn_ref(vault, "marco-exporter", 1)
+    day = (vault / ref.split("#")[0]).parent
+    assert Reader(v, "marco", None).turn_text(ref) is not None
+    copy = tmp_path / "day-copy"
+    shutil.copytree(day, copy)
+    for f in copy.iterdir():
+        f.write_text(f.read_text(encoding="utf-8").replace("crashloop", "leaked"), "utf-8")
+    shutil.rmtree(day)
+    day.symlink_to(copy, target_is_directory=True)
+    _settle()
+    assert Reader(v, "marco", None).turn_text(ref) is None
 
 
 def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:

@@ -108,12 +108,11 @@ class Reader:
     def note(self, path: str) -> Note | None:
         """A parsed note, or None when it is missing, unreadable or outside the vault."""
         if path not in self._notes:
-            from memctl.core.store import inside, read_text
+            from memctl.core.store import read_text
 
             try:
-                target = inside(self.vault.root, path)
-                self._notes[path] = _parsed(
-                    "note", target, lambda t: parse_note(read_text(t), path)
+                self._notes[path] = _parsed_in(
+                    "note", self.vault.root, path, lambda t: parse_note(read_text(t), path)
                 )
             except (MemctlError, OSError, UnicodeDecodeError):
                 self._notes[path] = None
@@ -158,7 +157,7 @@ class Reader:
         """
         if path not in self._sessions:
             from memctl.core.raw import read_header
-            from memctl.core.store import inside, read_text
+            from memctl.core.store import read_text
 
             def scoped(target: Path) -> tuple[str, str]:
                 text = read_text(target)
@@ -171,9 +170,8 @@ class Reader:
 
             got: tuple[str, str] | None = None
             try:
-                target = inside(self.vault.root, path)
                 if path.startswith("raw/"):
-                    got = _parsed("raw", target, scoped)
+                    got = _parsed_in("raw", self.vault.root, path, scoped)
             except (MemctlError, OSError, UnicodeDecodeError, ValueError):
                 got = None
             self._sessions[path] = got
@@ -401,11 +399,41 @@ class Reader:
 # server, learning loop) recalls the same notes and cites the same sessions prompt after
 # prompt. An entry holds while the file's inode, mtime and size do; a file whose mtime is
 # within RACY_NS of the look could change again without its mtime moving, so it is read
-# every time until it settles (as the index does, and git). The path is still confined
-# (store.inside) on every read; only the reading and parsing are saved.
+# every time until it settles (as the index does, and git). A path is confined
+# (store.inside) before every read; an entry that holds is served without a read.
 _PARSED: dict[tuple[str, str], tuple[tuple[int, int, int], Any, int]] = {}
 _PARSED_CHARS = 0
 PARSED_LIMIT = 32_000_000  # characters of session text and notes kept at most
+
+
+# Where each vault path was found to lead, by (root, path) as asked: a kept file is
+# checked by its stat alone, not confined again (store.inside walks every folder of its
+# path, a tenth of a warm recall). What is kept was read through the checked path; any
+# read of the file anew (its stat moved) checks the path again first.
+_WHERE: dict[tuple[str, str], Path] = {}
+WHERE_KEPT = 65_536
+
+
+def _parsed_in(kind: str, root: Path, rel: str, parse: Callable[[Path], T]) -> T | None:
+    """`_parsed` of the vault file at `rel`, confined by `store.inside` unless what is kept
+    for it still holds."""
+    from memctl.core.store import inside
+
+    key = (str(root), rel)
+    target = _WHERE.get(key)
+    if target is not None:
+        try:
+            st = target.stat()
+        except OSError:
+            st = None
+        hit = _PARSED.get((kind, str(target)))
+        if st is not None and hit is not None and hit[0] == (st.st_ino, st.st_mtime_ns, st.st_size):
+            return hit[1]  # type: ignore[no-any-return]
+    target = inside(root, rel)
+    if len(_WHERE) >= WHERE_KEPT:
+        _WHERE.clear()
+    _WHERE[key] = target
+    return _parsed(kind, target, parse)
 
 
 def _parsed(kind: str, target: Path, parse: Callable[[Path], T]) -> T | None:
