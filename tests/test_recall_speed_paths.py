@@ -287,6 +287,40 @@ def test_a_kept_note_whose_folder_turns_into_a_link_out_is_confined_again(
     assert Reader(v, "marco", None).turn_text(ref) is None
 
 
+def test_searches_that_hold_a_snapshot_answer_as_fresh_ones_until_one_syncs(
+    tmp_path: Path,
+) -> None:
+    """A recall's searches share one index snapshot (`Held`): each answers as a search on
+    its own snapshot would, and the next search that brings the index in step opens the
+    new one, with what changed in it."""
+    from memctl.index.search import Held, search
+
+    vault = make_vault(tmp_path)
+    v = Vault.open(vault)
+    held = Held()
+    first = search(v, "gateway endpoints", held=held)
+    kept = held.reader
+    assert kept is not None and first.hits
+    asks: list[tuple[str, dict[str, Any]]] = [
+        ("gateway endpoints", {}), ("crashloop", {"kind": "turn"}), ("", {"kind": "note"})
+    ]
+    for q, kw in asks:
+        again = search(v, q, held=held, sync=False, **kw)
+        assert held.reader is kept, "a search that does not sync reads the held snapshot"
+        fresh = search(v, q, sync=False, **kw)
+        assert [(h.ref, h.score, h.text) for h in again.hits] == [
+            (h.ref, h.score, h.text) for h in fresh.hits
+        ]
+    note(vault, "knowledge/pangolins.md", "knowledge", "Pangolins", "active",
+         "- Pangolin gateway endpoints cut the bill.")  # fmt: skip
+    ok("--vault", vault, "reindex")
+    stale = search(v, "pangolin", held=held, sync=False)
+    assert held.reader is kept and not stale.hits, "the held snapshot is the one searched"
+    now = search(v, "pangolin", held=held)
+    assert held.reader is not kept
+    assert [h.ref for h in now.hits] == ["knowledge/pangolins.md"]
+
+
 def test_one_analyzer_call_counts_each_texts_terms(sample: Path) -> None:
     """turn_counts (one analyzer call, stopwords and short tokens taken out of the count)
     against content_terms of each text, counted one by one."""

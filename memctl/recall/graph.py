@@ -90,12 +90,18 @@ class Reader:
         self._turns: dict[str, tuple[str, str, int, int] | None] = {}
         self._places: dict[str, str | None] = {}
         self._snapshot: Any = None  # the index snapshot document frequencies come from
+        from memctl.index.search import Held
+
+        self._held = Held()  # the snapshot this recall's searches read, once in step
 
     def search(self, query: str, **filters: Any) -> list[Hit]:
         """Search within the user's scopes; the first call brings the index in step."""
-        res = self.vault.search(
-            query, scope=list(self.scopes), sync=not self._synced, snippets=False, **filters
-        )
+        from memctl.index.search import search
+
+        res = search(
+            self.vault, query, scope=list(self.scopes), sync=not self._synced, snippets=False,
+            held=self._held, **filters
+        )  # fmt: skip
         self._synced = True
         self.notices.extend(n for n in res.notices if n not in self.notices)
         return list(res.hits)
@@ -371,7 +377,7 @@ class Reader:
             from memctl.index import reader, schema
 
             if self._snapshot is None:  # one snapshot for every count of this recall
-                self._snapshot = reader.Reader(self.vault)
+                self._snapshot = self._held.reader or reader.Reader(self.vault)
             snap = self._snapshot
             return snap.searcher.num_docs, snap.doc_freqs(schema.BODY, terms)
         except Exception:  # an index we cannot read here only costs the idf weighting

@@ -222,6 +222,8 @@ class Where:
         digest = hashlib.sha1(session.encode("utf-8")).hexdigest() if session else ""
         # a raw file is named by its session id's sha1 (6 digits in vaults from before)
         self.live = (f"-{digest}.md", f"-{digest[:6]}.md") if digest else ()
+        # each session's verdict: a recall weighs many turns of each session it meets
+        self._sessions: dict[str, str | None] = {}
 
     @functools.cached_property
     def at(self) -> Here | None:
@@ -256,7 +258,14 @@ class Where:
         return None
 
     def turn_elsewhere(self, ref: str) -> str | None:
+        """Why a turn is not to be shown where the prompt is made, or None. The same for
+        every turn of a session: its place is the session's."""
         path = ref.split("#", 1)[0]
+        if path not in self._sessions:
+            self._sessions[path] = self._session_elsewhere(ref, path)
+        return self._sessions[path]
+
+    def _session_elsewhere(self, ref: str, path: str) -> str | None:
         if self.live and path.endswith(self.live):
             return "the session in progress: the agent has its turns"
         if self.at is None:
