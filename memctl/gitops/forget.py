@@ -594,9 +594,11 @@ def forget(
                     lambda: write_intent(vault, purge_plan(vault.root, res.purge_secrets, gone))
                 )
         res.commit = ch.commit
-        # recall's per-session word counts (memctl.recall.termcache) hold the forgotten
-        # turns' words until the session is asked about again: they go now
+        # recall's per-session word counts (memctl.recall.termcache) and its parsed notes
+        # (memctl.recall.notecache) hold the forgotten words until asked about again:
+        # they go now
         shutil.rmtree(vault.root / ".memctl" / "cache" / "terms", ignore_errors=True)
+        shutil.rmtree(vault.root / ".memctl" / "cache" / "notes", ignore_errors=True)
         prune_folders(vault.root, [*res.sessions_deleted, *res.sessions_renamed,
                                     *res.notes_deleted, *res.attachments_deleted])  # fmt: skip
         if purge:

@@ -114,15 +114,27 @@ class Reader:
     def note(self, path: str) -> Note | None:
         """A parsed note, or None when it is missing, unreadable or outside the vault."""
         if path not in self._notes:
-            from memctl.core.store import read_text
-
             try:
                 self._notes[path] = _parsed_in(
-                    "note", self.vault.root, path, lambda t: parse_note(read_text(t), path)
+                    "note", self.vault.root, path, lambda t: self._read_note(t, path)
                 )
             except (MemctlError, OSError, UnicodeDecodeError):
                 self._notes[path] = None
         return self._notes[path]
+
+    def _read_note(self, target: Path, path: str) -> Note:
+        """The note at `path` as kept between processes (memctl.recall.notecache), its
+        lines' ranking data with it, or parsed from its file (and kept once ranked)."""
+        from memctl.core.store import read_text
+        from memctl.recall import notecache
+
+        got = notecache.load(self.vault.root, path, target)
+        if got is not None:
+            return got  # its rows come with it (rank._rows takes them)
+        st = target.stat()
+        note = parse_note(read_text(target), path)
+        notecache.parsed(note, self.vault.root, path, st)
+        return note
 
     def foreign(self, path: str) -> frozenset[str]:
         """Claim keys of the note's uncited lines the user did not add (memctl.core.lineage):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memctl.recall.graph import Reader
 from memctl.recall.results import AGENT_TAG, Cite, Decision
@@ -349,12 +349,60 @@ _ROWS: dict[int, tuple[Note, list[_Row]]] = {}
 ROWS_LIMIT = 4096  # notes
 
 
+def _items(note: Note) -> list[tuple[str, NoteClaim, bool]]:
+    items = [(name, c, False) for name, c in note.current_claims()]
+    return items + [("History", c, True) for c in note.history_claims()]
+
+
+def _all_str(values: Any) -> bool:
+    return all(type(v) is str for v in values)
+
+
+def _fitted(items: list[tuple[str, NoteClaim, bool]], kept: list[Any]) -> list[_Row] | None:
+    """The rows kept between processes for a note's lines (memctl.recall.notecache), or
+    None when they do not fit them (then they are worked out again)."""
+    if len(kept) != len(items):
+        return None
+    rows: list[_Row] = []
+    for (section, c, is_hist), k in zip(items, kept, strict=True):
+        if not isinstance(k, tuple) or len(k) != 6:
+            return None
+        text, refs, terms, quoted, day, answer = k
+        if (
+            type(text) is not str
+            or type(refs) is not tuple
+            or not all(type(r) is tuple and len(r) == 2 and _all_str(r) for r in refs)
+            or type(terms) is not frozenset
+            or not _all_str(terms)
+            or type(quoted) is not tuple
+            or not all(type(q) is tuple and len(q) == 2 and type(q[0]) is str
+                       and type(q[1]) is frozenset and _all_str(q[1]) for q in quoted)
+            or not (day is None or type(day) is str)
+            or type(answer) is not bool
+        ):  # fmt: skip
+            return None  # damaged (or planted): worked out again, never a crash later
+        rows.append(_Row(section, c, is_hist, text, refs, terms, quoted, day, answer))
+    return rows
+
+
+def _keep_rows(note: Note, rows: list[_Row]) -> None:
+    if len(_ROWS) >= ROWS_LIMIT:
+        _ROWS.clear()
+    _ROWS[id(note)] = (note, rows)
+
+
 def _rows(note: Note) -> list[_Row]:
     got = _ROWS.get(id(note))
     if got is not None and got[0] is note:
         return got[1]
-    items = [(name, c, False) for name, c in note.current_claims()]
-    items += [("History", c, True) for c in note.history_claims()]
+    from memctl.recall import notecache
+
+    items = _items(note)
+    kept = notecache.kept_rows(note)
+    if kept is not None and (fitted := _fitted(items, kept)) is not None:
+        notecache.settled(note)
+        _keep_rows(note, fitted)
+        return fitted
     rows: list[_Row] = []
     updated = str(note.meta.get("updated") or "") or None
     for section, c, is_hist in items:
@@ -369,9 +417,8 @@ def _rows(note: Note) -> list[_Row]:
                  tuple((ref, content_terms(q)) for ref, q in refs),
                  dates[-1] if dates else updated, bool(text) and answers(section, text))
         )  # fmt: skip
-    if len(_ROWS) >= ROWS_LIMIT:
-        _ROWS.clear()
-    _ROWS[id(note)] = (note, rows)
+    _keep_rows(note, rows)
+    notecache.keep(note, [(w.text, w.refs, w.terms, w.quoted, w.day, w.answer) for w in rows])
     return rows
 
 

@@ -1,0 +1,211 @@
+"""Parsed notes and their lines' ranking data, kept in `.memctl/cache/notes/` between processes.
+
+What is kept must be what the file gives now: a note changed by hand, a damaged entry, one
+from another memctl or one whose lines do not fit the note is parsed again; a note written
+in the same clock tick it is read is not kept; a forgotten line does not outlive its note
+in the cache; recall gives the same answer with the cache as without it, in a new process
+(`memctl recall` run as a subprocess) as in this one.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from util import DATA, ok
+
+from memctl.core.notes import parse_note
+from memctl.index import schema
+from memctl.recall import graph, notecache, rank, termcache
+from memctl.recall.graph import Reader
+from memctl.vault import Vault
+
+SAMPLES = DATA / "sample-transcripts"
+QUERIES = [
+    ("dana", "How do I cut NAT gateway costs?"),
+    ("marco", "Datadog or Grafana?"),
+    ("priya", "polars or pandas for the bakery forecast?"),
+    ("newhire", "What should I know about the cloud migration?"),
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample sessions ingested as their users and curated into notes."""
+    v = tmp_path_factory.mktemp("notecache") / "vault"
+    ok("init", v)
+    for row in (SAMPLES / "sessions.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        path, user, scope = row.split("\t")
+        ok("--vault", v, "ingest", SAMPLES / path, "--user", user, "--scope", scope)
+    ok("--vault", v, "curate")
+    return v
+
+
+def _fresh_process() -> None:
+    """Forget what this process keeps, as a new one starts."""
+    graph._PARSED.clear()
+    graph._WHERE.clear()
+    rank._ROWS.clear()
+    notecache._PENDING.clear()
+    termcache._MEMORY.clear()
+
+
+@pytest.fixture
+def vault(built: Path, tmp_path: Path) -> Path:
+    v = tmp_path / "vault"
+    shutil.copytree(built, v, symlinks=True)
+    shutil.rmtree(notecache.folder(v), ignore_errors=True)
+    _fresh_process()
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)  # the copies' mtimes settle
+    return v
+
+
+def _entries(v: Path) -> list[Path]:
+    folder = notecache.folder(v)
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def _rows_the_long_way(note_path: Path, rel: str) -> list[tuple[object, ...]]:
+    rows = rank._rows(parse_note(note_path.read_text(encoding="utf-8"), rel))
+    return [(w.section, w.claim, w.is_hist, w.text, w.refs, w.terms, w.quoted, w.day, w.answer)
+            for w in rows]  # fmt: skip
+
+
+def _answers(v: Path) -> list[str]:
+    _fresh_process()
+    vault = Vault.open(v)
+    return [vault.recall(q, user=u).text for u, q in QUERIES]
+
+
+def _kept_note_paths(v: Path) -> list[str]:
+    return [marshal.loads(e.read_bytes())[1] for e in _entries(v)]
+
+
+def test_a_kept_note_reads_back_as_its_file_parses(vault: Path) -> None:
+    # a new process (the CLI) asks, and keeps what it read
+    for u, q in QUERIES:
+        ok("--vault", vault, "recall", q, "--user", u)
+    kept = _kept_note_paths(vault)
+    assert kept, "recall kept no note"
+    v = Vault.open(vault)
+    for rel in kept:
+        _fresh_process()
+        note = notecache.load(vault, rel, vault / rel)
+        assert note is not None
+        assert note == parse_note((vault / rel).read_text(encoding="utf-8"), rel)
+        assert id(note) in notecache._LOADED
+        adopted = [(w.section, w.claim, w.is_hist, w.text, w.refs, w.terms, w.quoted, w.day,
+                    w.answer) for w in rank._rows(note)]  # fmt: skip
+        assert id(note) not in notecache._LOADED, "its kept rows were not the ones taken"
+        rank._ROWS.clear()
+        assert adopted == _rows_the_long_way(vault / rel, rel)
+    # and a reader takes it from there: mark one line in one entry, see the mark come back
+    entry = notecache.entry_of(vault, kept[0])
+    data = list(marshal.loads(entry.read_bytes()))
+    plain = list(data[3])
+    sections = [(name, [("zzmarkzz " + i[0], *i[1:]) if isinstance(i, tuple) else i
+                        for i in items]) for name, items in plain[3]]  # fmt: skip
+    plain[3] = sections
+    data[3] = tuple(plain)
+    entry.write_bytes(marshal.dumps(tuple(data)))
+    _fresh_process()
+    note = Reader(v, "dana", None).note(kept[0])
+    assert note is not None and any(c.text.startswith("zzmarkzz") for _, c in note.all_claims())
+
+
+def test_recall_is_the_same_with_and_without_kept_notes(vault: Path) -> None:
+    first = _answers(vault)  # parses, ranks and keeps
+    assert _entries(vault)
+    assert _answers(vault) == first  # reads what it kept
+    shutil.rmtree(notecache.folder(vault))
+    assert _answers(vault) == first
+
+
+def test_a_note_changed_by_hand_is_parsed_again(vault: Path) -> None:
+    _answers(vault)
+    rel = _kept_note_paths(vault)[0]
+    p = vault / rel
+    st = p.stat()
+    text = p.read_text(encoding="utf-8")
+    claim = next(c for _, c in parse_note(text, rel).all_claims())
+    # same size, an editor that keeps the mtime's second: only the stat tells
+    changed = text.replace(claim.text, claim.text[::-1], 1)
+    assert len(changed.encode()) == len(text.encode()) and changed != text
+    p.write_text(changed, encoding="utf-8")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    time.sleep(schema.RACY_NS / 1e9 + 0.05)
+    _fresh_process()
+    note = Reader(Vault.open(vault), "dana", None).note(rel)
+    assert note is not None and note == parse_note(changed, rel)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [b"", b"\xe3\x01", marshal.dumps([]), marshal.dumps((1, 2, 3, 4, 5)),
+     "another memctl's", "another note's", "rows that do not fit", "a claim's refs a list",
+     "a quote's words a list", "a footnote of four parts"],
+)  # fmt: skip
+def test_a_damaged_or_foreign_entry_is_parsed_again(vault: Path, damage: bytes | str) -> None:
+    _answers(vault)
+    rel = _kept_note_paths(vault)[0]
+    entry = notecache.entry_of(vault, rel)
+    if isinstance(damage, bytes):
+        entry.write_bytes(damage)
+    else:
+        data = list(marshal.loads(entry.read_bytes()))
+        if damage == "another memctl's":
+            data[0] = "0" * 16
+        elif damage == "another note's":
+            data[1] = "knowledge/elsewhere.md"
+        elif damage == "rows that do not fit":
+            data[4] = [*data[4][:-1], data[4][-1], data[4][-1]]
+        elif damage == "a claim's refs a list":
+            plain = list(data[3])
+            plain[3] = [(name, [[*i[:1], list(i[1]), *i[2:]] if isinstance(i, tuple) else i
+                                for i in items]) for name, items in plain[3]]  # fmt: skip
+            data[3] = tuple(plain)
+        elif damage == "a quote's words a list":
+            data[4] = [(*r[:3], tuple((ref, sorted(w)) for ref, w in r[3]), *r[4:])
+                       for r in data[4]]  # fmt: skip
+        else:
+            plain = list(data[3])
+            plain[4] = {k: (*v, "x") for k, v in plain[4].items()}
+            data[3] = tuple(plain)
+        entry.write_bytes(marshal.dumps(tuple(data)))
+    _fresh_process()
+    note = Reader(Vault.open(vault), "dana", None).note(rel)
+    assert note == parse_note((vault / rel).read_text(encoding="utf-8"), rel)
+    assert [
+        (w.text, w.terms, w.quoted, w.day) for w in rank._rows(note)  # type: ignore[arg-type]
+    ] == [(t[3], t[5], t[6], t[7]) for t in _rows_the_long_way(vault / rel, rel)]
+    again = marshal.loads(entry.read_bytes())
+    assert again[0] == notecache.fingerprint() and again[1] == rel, "written over"
+
+
+def test_a_note_read_in_the_tick_it_was_written_is_not_kept(vault: Path) -> None:
+    _answers(vault)
+    rel = _kept_note_paths(vault)[0]
+    shutil.rmtree(notecache.folder(vault))
+    p = vault / rel
+    p.write_text(p.read_text(encoding="utf-8"), encoding="utf-8")  # written just now
+    _fresh_process()
+    note = Reader(Vault.open(vault), "dana", None).note(rel)
+    assert note is not None
+    rank._rows(note)
+    assert rel not in _kept_note_paths(vault)
+
+
+def test_forget_takes_the_notes_out_of_the_cache(vault: Path) -> None:
+    _answers(vault)
+    rel = _kept_note_paths(vault)[0]
+    note = parse_note((vault / rel).read_text(encoding="utf-8"), rel)
+    ref = next(c.ref for c in note.footnotes.values() if c.ref)
+    words = note.footnotes[next(k for k, c in note.footnotes.items() if c.ref == ref)].quote
+    assert any(words.encode() in e.read_bytes() for e in _entries(vault))
+    ok("--vault", vault, "forget", ref)
+    assert not any(words.encode() in e.read_bytes() for e in _entries(vault)), \
+        "a forgotten quote is kept"  # fmt: skip
