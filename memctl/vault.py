@@ -592,6 +592,13 @@ class Vault(Floor):
             session=session,
         )
 
+    def warm(self) -> None:
+        """Load what a first recall would (its modules, the tokenizer, the index): a
+        resident process calls it before it listens (memctl.recall.warm)."""
+        from memctl.recall import warm
+
+        warm(self)
+
     def context(
         self,
         *,

@@ -226,6 +226,23 @@ def test_the_hook_client_imports_no_more_than_the_floor(served: Path) -> None:
         assert heavy not in loaded, heavy
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps")
+def test_the_service_loads_what_a_prompt_needs_before_it_listens(tmp_path: Path) -> None:
+    """No prompt pays for the service's start: before it answers its first request it holds
+    the index's library and the tokenizer's Unicode pattern (`regex`), loaded."""
+    v = _vault(tmp_path)
+    proc = _start(v)
+    try:
+        info = _ping(v)
+        assert info is not None and int(info["served"]) == 0
+        maps = Path(f"/proc/{info['pid']}/maps").read_text(encoding="utf-8")
+        libs = {Path(line.split()[-1]).name.split(".")[0] for line in maps.splitlines()
+                if line.rstrip().endswith(".so") or ".so." in line}  # fmt: skip
+        assert {"tantivy", "_regex"} <= libs, sorted(libs)
+    finally:
+        _end(proc)
+
+
 # ---- its life ------------------------------------------------------------------------------------
 
 
