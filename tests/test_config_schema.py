@@ -123,3 +123,30 @@ def test_the_local_override_is_checked_like_the_tracked_config(tmp_path: Path, s
         assert "Traceback" not in r.err
     local.write_text("[ingest]\nredact = true\n", encoding="utf-8")
     ok("--vault", vault, "status")
+
+
+def test_a_config_read_again_is_read_as_it_is_now_and_each_caller_owns_its_copy(
+    tmp_path: Path,
+) -> None:
+    """A resident process reads the config for every request from what it parsed before,
+    by text: each reader gets its own copy, an edit is read anew, a bad edit still fails."""
+    from memctl.core.config import CONFIG_REL, load_config
+    from memctl.errors import MemctlError
+
+    v = new_vault(tmp_path)
+    first = load_config(v, {})
+    first.data.setdefault("recall", {})["budget"] = 7  # one caller's change
+    again = load_config(v, {})
+    assert again.data.get("recall", {}).get("budget") != 7
+    assert again.recall_budget == first.recall_budget
+    cfg = v / CONFIG_REL
+    text = cfg.read_text(encoding="utf-8")
+    assert "\nbudget = 1500 " in text
+    cfg.write_text(text.replace("\nbudget = 1500 ", "\nbudget = 900 ", 1), encoding="utf-8")
+    assert load_config(v, {}).recall_budget == 900
+    cfg.write_text(text.replace("\nbudget = 1500 ", '\nbudget = "lots" ', 1), encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(MemctlError, match="budget"):
+            load_config(v, {})
+    cfg.write_text(text, encoding="utf-8")
+    assert load_config(v, {}).recall_budget == first.recall_budget

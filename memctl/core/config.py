@@ -140,6 +140,41 @@ def _share(value: Any, key: str, path: Path) -> float:
     return float(value)
 
 
+# The config as read and checked, by its text: a resident process (memctl serve) opens the
+# vault for every prompt, and parsing TOML was a third of opening it. Each caller gets its
+# own copy (marshal's), so no caller's change reaches another's.
+_READ: dict[tuple[str, str], bytes] = {}
+
+
+def _read_toml(text: str, path: Path) -> dict[str, Any]:
+    """`text` parsed as TOML and checked against the schema; errors name the file and line."""
+    import marshal
+
+    key = (text, str(path))
+    got = _READ.get(key)
+    if got is not None:
+        return marshal.loads(got)  # type: ignore[no-any-return]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = None
+        msg = str(exc)
+        if "(at line " in msg:
+            line = int(msg.split("(at line ")[1].split(",")[0])
+        raise MemctlError(f"invalid config: {msg}", path, line, exit_code=2) from None
+    from memctl.core.configschema import validate
+
+    validate(data, path, text)
+    try:
+        kept = marshal.dumps(data)
+    except ValueError:
+        return data  # a TOML date or time: read again each time
+    if len(_READ) >= 8:
+        _READ.clear()
+    _READ[key] = kept
+    return data
+
+
 def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> Config:
     """Read `.memctl/config.toml`, then apply MEMCTL_* env and flags on top."""
     env = env or {}
@@ -148,17 +183,7 @@ def load_config(root: Path, env: dict[str, str] | None = None, **flags: Any) -> 
     text: str | None = None
     if path.exists():
         text = path.read_text(encoding="utf-8")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            line = None
-            msg = str(exc)
-            if "(at line " in msg:
-                line = int(msg.split("(at line ")[1].split(",")[0])
-            raise MemctlError(f"invalid config: {msg}", path, line, exit_code=2) from None
-        from memctl.core.configschema import validate
-
-        validate(data, path, text)
+        data = _read_toml(text, path)
     # protected settings a pull (or any git operation) changed wait for the user; a local
     # override pins any
     from memctl.core.configguard import screen
