@@ -206,6 +206,19 @@ def test_the_service_opens_no_network_port(served: Path) -> None:
     assert not inodes & inet
 
 
+def test_a_served_client_ends_at_once_with_all_its_output_and_its_code() -> None:
+    """A served hook or command ends its process as soon as its answer is written
+    (hookcall.done, no interpreter teardown): output past a pipe's buffer, on both
+    streams, arrives whole, and the exit code is the command's."""
+    code = ("import sys\nfrom memctl.faces.cli.hookcall import done\n"
+            "sys.stdout.write('o' * 300_000 + 'END')\nsys.stderr.write('e' * 100_000 + 'END')\n"
+            "done(3)\nraise SystemExit('not reached')\n")  # fmt: skip
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert p.returncode == 3
+    assert p.stdout == b"o" * 300_000 + b"END"
+    assert p.stderr == b"e" * 100_000 + b"END"
+
+
 def test_the_hook_client_imports_no_more_than_the_floor(served: Path) -> None:
     """What a served hook loads: the CLI's light entry and the socket client, nothing of
     the vault (memctl.vault, the index, git, typer)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from memctl.errors import MemctlError
 from memctl.faces.cli.common import VAULT_HELP, open_vault, state, vault_path_arg
-from memctl.faces.cli.hookcall import HOOK_EVENTS, SERVED, hook_call, run_hook, served
+from memctl.faces.cli.hookcall import HOOK_EVENTS, SERVED, done, hook_call, run_hook, served
 from memctl.version import __version__
 
 
@@ -37,12 +37,16 @@ def main(argv: list[str] | None = None) -> None:
     if args[:1] == ["help"]:
         args = [*args[1:], "--help"]  # `memctl help [COMMAND...]`, as git and pip spell it
     hook = hook_call(args)
+    # this process is memctl itself (not a caller's main(argv)): a served answer ends it
+    entry = argv is None
     if hook is not None:
-        run_hook(*hook)
+        run_hook(*hook, exit_when_served=entry)
         return
     if _command_name(args) in SERVED:
         code = served(args)
         if code is not None:
+            if entry:
+                done(code)
             sys.exit(code)
     execute(args)
 

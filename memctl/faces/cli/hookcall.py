@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 HOOK_EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact")
 # The read commands `memctl serve` answers when it runs: what people and agents run often
@@ -151,11 +151,16 @@ def _cwd() -> str | None:
         return None
 
 
-def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: bool = False) -> None:
+def run_hook(
+    name: str, vault_path: str | None, as_user: str | None, worker: bool = False,
+    exit_when_served: bool = False,
+) -> None:  # fmt: skip
     """Run one Claude Code hook: its JSON on stdin, its answer (maybe nothing) on stdout.
 
     The vault's resident service (`memctl serve`) answers when it runs, and is started for
     the next hook when it does not; otherwise, or when it fails, the work is done here.
+    `exit_when_served`: this process is the hook (not a caller's): once the service's
+    answer is written, it ends at once (`done`).
     """
     try:
         raw = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
@@ -164,6 +169,8 @@ def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: boo
     answer = None if worker else _served_hook(name, raw, vault_path, as_user)
     if answer is not None:
         _write(answer)
+        if exit_when_served:
+            done(0)
         return
     from memctl.faces.hooks.handlers import handle
 
@@ -177,6 +184,17 @@ def run_hook(name: str, vault_path: str | None, as_user: str | None, worker: boo
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.flush()
         os._exit(0)
+
+
+def done(code: int) -> NoReturn:
+    """End this process now, its output written: what a served hook or command leaves is
+    the interpreter's teardown (every module and object freed, one by one), ~3-5 ms of a
+    ~30 ms process paid after the answer is complete, on every prompt. Nothing of memctl's
+    is left to finish (no file open for writing, no exit handler), so none is skipped."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(code)
 
 
 def _write(text: str) -> None:
