@@ -23,7 +23,7 @@ from searchutil import make_vault, note, transcript, turn_ref
 from util import DATA, ok
 
 from memctl.core import raw
-from memctl.core.notes import render_note
+from memctl.core.notes import Note, render_note
 from memctl.index import schema
 from memctl.index.search import Hit
 from memctl.recall import graph, prompt, rank, standing, words
@@ -193,7 +193,9 @@ def _rewrite_in_place(p: Path, old: bytes, new: bytes, mtime_ns: int | None = No
         os.utime(p, ns=(st.st_atime_ns, mtime_ns))
 
 
-def test_a_kept_note_is_read_again_once_it_changes(tmp_path: Path) -> None:
+def _kept_note(tmp_path: Path) -> tuple[Path, str, Vault, Note]:
+    """make_vault's egress note read once it settled: (vault, its path, the open Vault,
+    the note as kept)."""
     vault = make_vault(tmp_path)
     rel = "knowledge/egress-levers.md"
     v = Vault.open(vault)
@@ -202,6 +204,11 @@ def test_a_kept_note_is_read_again_once_it_changes(tmp_path: Path) -> None:
     assert first is not None
     assert ("note", str((vault / rel).resolve())) in graph._PARSED, "a settled note is kept"
     assert Reader(v, "dana", None).note(rel) is first  # the kept parse, not a new read
+    return vault, rel, v, first
+
+
+def test_a_kept_note_is_read_again_once_it_changes(tmp_path: Path) -> None:
+    vault, rel, v, first = _kept_note(tmp_path)
     st = (vault / rel).stat()
     # same size, mtime a second later: only the stat can tell
     later = st.st_mtime_ns + 10**9
@@ -256,13 +263,7 @@ def test_a_kept_note_whose_folder_turns_into_a_link_out_is_confined_again(
     """A kept note is served on its stat alone; once the stat moves, its path is confined
     again before any read: a folder swapped for a link out of the vault leads nowhere,
     even to a file that holds the same name (and a file a link points to has its own stat)."""
-    vault = make_vault(tmp_path)
-    rel = "knowledge/egress-levers.md"
-    v = Vault.open(vault)
-    _settle()
-    first = Reader(v, "dana", None).note(rel)
-    assert first is not None
-    assert Reader(v, "dana", None).note(rel) is first  # served from what is kept
+    vault, rel, v, _ = _kept_note(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     text = (vault / rel).read_text(encoding="utf-8")

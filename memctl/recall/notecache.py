@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.notes import Citation, Claim, Lifetime, Note, Section
+from memctl.recall.termcache import prune_oldest
 
 VERSION = 1
 KEEP = 4000  # entries kept at most; the oldest half is dropped when a write goes past it
@@ -139,7 +140,7 @@ def keep(note: Note, rows: list[Any]) -> None:
         if not entry.parent.is_dir():
             entry.parent.mkdir(parents=True, exist_ok=True)
         elif not entry.exists() and len(names := list(entry.parent.iterdir())) >= KEEP:
-            _prune(names)
+            prune_oldest(names)
         # a cache: not worth an fsync on the prompt path; a torn file fails to parse
         atomic_write(entry, blob, durable=False)
     except OSError:
@@ -223,18 +224,3 @@ def _note(path: str, d: Any) -> Note:
         newline,
         bom,
     )
-
-
-def _prune(entries: list[Path]) -> None:
-    """Drop the oldest half of the entries (by when they were written)."""
-    stamped = []
-    for p in entries:
-        try:
-            stamped.append((p.stat().st_mtime_ns, str(p)))
-        except OSError:
-            continue
-    for _, name in sorted(stamped)[: len(stamped) // 2 + 1]:
-        try:
-            Path(name).unlink()
-        except OSError:
-            continue

@@ -148,15 +148,16 @@ def _write(entry: Path, digest: str, contents: list[str], counts: Counter[str]) 
         if not entry.parent.is_dir():
             entry.parent.mkdir(parents=True, exist_ok=True)
         elif len(names := list(entry.parent.iterdir())) >= KEEP:
-            _prune(names)
+            prune_oldest(names)
         # a cache: not worth an fsync on the prompt path; a torn file fails to parse
         atomic_write(entry, marshal.dumps(data), durable=False)
     except OSError:
         pass  # a read-only vault only loses the speed-up
 
 
-def _prune(entries: list[Path]) -> None:
-    """Drop the oldest half of the entries (by when they were written)."""
+def prune_oldest(entries: list[Path]) -> None:
+    """Drop the oldest half of a cache folder's entries (by when they were written): this
+    one's and memctl.recall.notecache's."""
     stamped = []
     for p in entries:
         try:
