@@ -334,7 +334,8 @@ class _Row:
         if self._unsupported is not None:
             return self._unsupported
         c = self.claim
-        decided = quotes_decide(self.terms, self.refs, c.inferred or c.observed, self.text)
+        decided = quotes_decide(self.terms, self.refs, c.inferred or c.observed, self.text,
+                                [q for _, q in self.quoted])  # fmt: skip
         if decided is not None:
             self._unsupported = decided
             return decided
@@ -375,6 +376,7 @@ def _fitted(items: list[tuple[str, NoteClaim, bool]], kept: list[Any]) -> list[_
             or type(terms) is not frozenset
             or not _all_str(terms)
             or type(quoted) is not tuple
+            or len(quoted) != len(refs)
             or not all(type(q) is tuple and len(q) == 2 and type(q[0]) is str
                        and type(q[1]) is frozenset and _all_str(q[1]) for q in quoted)
             or not (day is None or type(day) is str)
@@ -525,17 +527,21 @@ def steering(r: Reader, path: str, text: str, basis: str) -> str | None:
 
 
 def quotes_decide(
-    terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool, text: str = ""
+    terms: frozenset[str], refs: tuple[tuple[str, str], ...], inferred: bool, text: str = "",
+    quoted: list[frozenset[str]] | None = None,
 ) -> bool | None:
     """`unsupported` as the claim and its quotes alone decide it, or None when the turns it
-    was read from must be read (an inference whose quotes share no word with it)."""
+    was read from must be read (an inference whose quotes share no word with it).
+    `quoted`: each quote's content terms, when the caller has them (a note's rows keep
+    them between processes: memctl.recall.notecache)."""
     from memctl.core.provenance import unquoted_links
 
     if not refs:
         return False
     quotes = [q for _, q in refs]
     links = unquoted_links(text, quotes) if text else []
-    if (not terms or any(terms & content_terms(q) for q in quotes)) and not links:
+    said = quoted if quoted is not None else map(content_terms, quotes)
+    if (not terms or any(terms & q for q in said)) and not links:
         return False
     return None if inferred else True
 
