@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from util import DATA, ROOT
 
 from memctl.core import tokens
@@ -290,3 +292,42 @@ def test_plain_text_gives_tiktokens_tokens(name: str, monkeypatch: pytest.Monkey
     assert enc is not None
     for text in _plain_texts(8, 3_000):
         assert enc.encode(text) == ref.encode_ordinary(text), repr(text)
+
+
+def _fresh_encoder(monkeypatch: pytest.MonkeyPatch) -> tokens._BPE:
+    """An encoder with nothing counted or split yet, as a new process has it."""
+    monkeypatch.setattr(tokens, "_cache", {})
+    enc = tokens.encoding()
+    assert enc is not None
+    return enc
+
+
+@pytest.mark.parametrize("counted_first", [False, True])
+def test_the_first_tokens_of_a_text_are_its_pieces_up_to_the_cut(
+    monkeypatch: pytest.MonkeyPatch, counted_first: bool
+) -> None:
+    """`prefix` (what `truncate` cuts at) takes counted words whole and merges only the
+    word the cut falls in: it gives exactly the first n pieces, whether the words were
+    counted before (kept counts) or never seen."""
+    enc = _fresh_encoder(monkeypatch)
+    other = _fresh_encoder(monkeypatch)  # the long way, with its own caches
+    texts = _texts()[:120]
+    if counted_first:
+        for t in texts:
+            enc.count(t)
+    for text in texts:
+        pieces = other.pieces(text)
+        for n in sorted({0, 1, 2, 3, 7, len(pieces) // 2, len(pieces) - 1, len(pieces),
+                         len(pieces) + 5}):  # fmt: skip
+            if n < 0:
+                continue
+            assert enc.prefix(text, n) == b"".join(pieces[:n]), (text[:60], n)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=120))
+def test_the_first_tokens_of_any_text_are_its_pieces_up_to_the_cut(text: str, n: int) -> None:
+    enc = tokens.encoding()
+    assert enc is not None
+    enc.count(text[: len(text) // 2])  # some words counted before, some not
+    assert enc.prefix(text, n) == b"".join(enc.pieces(text)[:n])

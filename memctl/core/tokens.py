@@ -301,6 +301,36 @@ class _BPE:
             n += k
         return n
 
+    def prefix(self, text: str, n: int) -> bytes:
+        """The bytes of the first `n` tokens of `text`: `b"".join(self.pieces(text)[:n])`,
+        with only the word the cut falls in merged. A word counted before (here, or by an
+        earlier process: `keep_counts`) is taken whole by its count; cutting a long turn
+        merged every word of it, a tenth of a first recall."""
+        if not self._kept_read:
+            self._read_kept()
+        seen = self._counts
+        ranks = self.ranks
+        out: list[bytes] = []
+        left = n
+        for word in self.words(text):
+            if left <= 0:
+                break
+            b = word.encode("utf-8", "surrogatepass")
+            k = seen.get(word)
+            if k is None and b in ranks:
+                k = 1
+            if k is not None and k <= left:
+                out.append(b)
+                left -= k
+                continue
+            parts = self._split.get(word)
+            if parts is None:
+                parts = [b] if b in ranks else self._merge(b)
+                self._keep_split(word, parts)
+            out.extend(parts[:left])
+            left -= len(parts)
+        return b"".join(out)
+
     def encode(self, text: str) -> list[int]:
         return [self.ranks[p] for p in self.pieces(text)]
 
@@ -471,7 +501,7 @@ def truncate(text: str, limit: int, name: str = DEFAULT_ENCODING, marker: str = 
     if enc is None:
         raw = text.encode("utf-8")[: room * ESTIMATE_BYTES_PER_TOKEN]
     else:
-        raw = b"".join(enc.pieces(text)[:room])
+        raw = enc.prefix(text, room)
     # a token can end inside a multi-byte character: drop the partial character
     cut = raw.decode("utf-8", "ignore").rstrip()
     while cut and count(cut + marker, name) > limit:
