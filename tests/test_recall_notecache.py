@@ -209,3 +209,26 @@ def test_forget_takes_the_notes_out_of_the_cache(vault: Path) -> None:
     ok("--vault", vault, "forget", ref)
     assert not any(words.encode() in e.read_bytes() for e in _entries(vault)), \
         "a forgotten quote is kept"  # fmt: skip
+
+
+def test_the_cache_folders_stay_bounded_and_keep_the_newest(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past KEEP entries a folder loses its oldest half; it is counted at a process's first
+    write and every LOOK_EVERY-th after, so it never holds more than KEEP + LOOK_EVERY."""
+    monkeypatch.setattr(notecache, "KEEP", 5)
+    monkeypatch.setattr(termcache, "LOOK_EVERY", 3)
+    monkeypatch.setattr(termcache, "_WRITES", {})
+    _answers(vault)  # keeps every note it ranks: more than 5 on the sample vault
+    folder = notecache.folder(vault)
+    sizes = []
+    for i in range(40):
+        p = folder.parent / "filler" / f"n{i}.md"  # entries of notes that never were
+        entry = folder / f"filler-{i:02d}.marshal"
+        termcache.make_room(folder, notecache.KEEP)
+        entry.write_bytes(marshal.dumps(str(p)))
+        os.utime(entry, ns=(10**18 + i, 10**18 + i))  # written in this order
+        sizes.append(len(_entries(vault)))
+    assert max(sizes) <= notecache.KEEP + termcache.LOOK_EVERY
+    names = {e.name for e in _entries(vault)}
+    assert "filler-39.marshal" in names and "filler-00.marshal" not in names

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memctl.core.notes import Citation, Claim, Lifetime, Note, Section
-from memctl.recall.termcache import prune_oldest
+from memctl.recall.termcache import make_room
 
 VERSION = 1
 KEEP = 4000  # entries kept at most; the oldest half is dropped when a write goes past it
@@ -137,10 +137,7 @@ def keep(note: Note, rows: list[Any]) -> None:
 
     entry = entry_of(root, path)
     try:
-        if not entry.parent.is_dir():
-            entry.parent.mkdir(parents=True, exist_ok=True)
-        elif not entry.exists() and len(names := list(entry.parent.iterdir())) >= KEEP:
-            prune_oldest(names)
+        make_room(entry.parent, KEEP)
         # a cache: not worth an fsync on the prompt path; a torn file fails to parse
         atomic_write(entry, blob, durable=False)
     except OSError:

@@ -145,14 +145,28 @@ def _write(entry: Path, digest: str, contents: list[str], counts: Counter[str]) 
         "counts": dict(counts),
     }
     try:
-        if not entry.parent.is_dir():
-            entry.parent.mkdir(parents=True, exist_ok=True)
-        elif len(names := list(entry.parent.iterdir())) >= KEEP:
-            prune_oldest(names)
+        make_room(entry.parent, KEEP)
         # a cache: not worth an fsync on the prompt path; a torn file fails to parse
         atomic_write(entry, marshal.dumps(data), durable=False)
     except OSError:
         pass  # a read-only vault only loses the speed-up
+
+
+LOOK_EVERY = 32  # writes into a cache folder between two counts of its entries
+_WRITES: dict[str, int] = {}
+
+
+def make_room(folder: Path, keep: int) -> None:
+    """Before a write into a cache folder (this one's, memctl.recall.notecache's): make
+    it, or drop its oldest half once it holds `keep` entries. Listing thousands of entries
+    cost ~1 ms, so a process counts them at its first write into the folder and at every
+    LOOK_EVERY-th after: a folder may pass `keep` by that many, never grow without end."""
+    n = _WRITES.get(str(folder), 0)
+    _WRITES[str(folder)] = n + 1
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+    elif n % LOOK_EVERY == 0 and len(names := list(folder.iterdir())) >= keep:
+        prune_oldest(names)
 
 
 def prune_oldest(entries: list[Path]) -> None:
