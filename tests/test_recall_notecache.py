@@ -232,3 +232,25 @@ def test_the_cache_folders_stay_bounded_and_keep_the_newest(
     assert max(sizes) <= notecache.KEEP + termcache.LOOK_EVERY
     names = {e.name for e in _entries(vault)}
     assert "filler-39.marshal" in names and "filler-00.marshal" not in names
+
+
+def test_a_note_read_and_never_ranked_is_kept_and_ranked_later(vault: Path) -> None:
+    """A note a recall reads but does not rank (out of the user's scope, another
+    project's) is kept as read, so the next process does not parse it again; once a
+    recall ranks it, its entry gains the rows."""
+    v = Vault.open(vault)
+    rel = next(str(p.relative_to(vault)) for p in sorted(vault.glob("*/*.md"))
+               if p.parent.name not in ("raw", "sessions") and "---" in p.read_text("utf-8"))
+    note = Reader(v, "dana", None).note(rel)  # read, not ranked
+    assert note is not None
+    entry = notecache.entry_of(vault, rel)
+    data = marshal.loads(entry.read_bytes())
+    assert data[1] == rel and data[4] is None
+    _fresh_process()
+    again = Reader(v, "dana", None).note(rel)
+    assert again == note and id(again) in notecache._LOADED, "read from its entry"
+    rows = rank._rows(again)
+    assert [(w.text, w.terms) for w in rows] == [
+        (t[3], t[5]) for t in _rows_the_long_way(vault / rel, rel)
+    ]
+    assert marshal.loads(entry.read_bytes())[4] is not None, "its rows were kept"

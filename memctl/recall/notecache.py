@@ -37,7 +37,7 @@ _FINGERPRINT: str | None = None
 _PENDING: dict[int, tuple[Note, Path, str, tuple[int, int, int]]] = {}
 _PENDING_LIMIT = 4096
 # Notes read from their entries, with their rows, until ranking takes them (`kept_rows`).
-_LOADED: dict[int, tuple[Note, list[Any], Path, str, tuple[int, int, int]]] = {}
+_LOADED: dict[int, tuple[Note, list[Any] | None, Path, str, tuple[int, int, int]]] = {}
 
 
 def folder(root: Path) -> Path:
@@ -84,7 +84,7 @@ def load(root: Path, path: str, target: Path) -> Note | None:
         ):
             return None
         note = _note(path, data[3])
-        rows = list(data[4])
+        rows = None if data[4] is None else list(data[4])
     except (TypeError, ValueError, IndexError, KeyError, AttributeError):
         return None  # damaged: parsed again
     if len(_LOADED) >= _PENDING_LIMIT:
@@ -94,8 +94,9 @@ def load(root: Path, path: str, target: Path) -> Note | None:
 
 
 def kept_rows(note: Note) -> list[Any] | None:
-    """The lines' ranking data kept with `note`, if it was read from its entry (`load`);
-    asked once. Should they not fit its lines, `keep` writes the entry over."""
+    """The lines' ranking data kept with `note`, if it was read from its entry (`load`)
+    and they were worked out before; asked once. Should there be none, or should they not
+    fit its lines, `keep` writes the entry over with the rows ranking works out."""
     got = _LOADED.pop(id(note), None)
     if got is None or got[0] is not note:
         return None
@@ -111,7 +112,9 @@ def settled(note: Note) -> None:
 
 def parsed(note: Note, root: Path, path: str, st: os.stat_result) -> None:
     """Say that `note` was just parsed from its file, whose stat before the read was `st`:
-    it is kept once ranking has read its lines (`keep`), unless the file was written too
+    it is kept now, and again with its lines' ranking data once ranking reads them
+    (`keep`): a note a recall reads and never ranks (out of the user's scope, another
+    project's) is not parsed again by every process. Not when the file was written too
     recently to be sure of."""
     from memctl.index.schema import RACY_NS
 
@@ -120,15 +123,22 @@ def parsed(note: Note, root: Path, path: str, st: os.stat_result) -> None:
     if len(_PENDING) >= _PENDING_LIMIT:
         _PENDING.clear()
     _PENDING[id(note)] = (note, root, path, _stamp(st))
+    _write(note, root, path, _stamp(st), None)
 
 
 def keep(note: Note, rows: list[Any]) -> None:
     """Write `note` and its lines' ranking data `rows` (plain values) to its entry, if it
-    was parsed from its file in this process (`parsed`)."""
+    was parsed from its file in this process (`parsed`) or its entry lacked them."""
     got = _PENDING.pop(id(note), None)
     if got is None or got[0] is not note:
         return
     _, root, path, stamp = got
+    _write(note, root, path, stamp, rows)
+
+
+def _write(
+    note: Note, root: Path, path: str, stamp: tuple[int, int, int], rows: list[Any] | None
+) -> None:
     try:
         blob = marshal.dumps((fingerprint(), path, stamp, _plain(note), rows))
     except ValueError:
