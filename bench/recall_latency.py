@@ -38,9 +38,10 @@ bench/search.py runs it), and how many answers through the service were byte for
 in-process ones.
 
 The in-process run comes after the CLI and hook runs of the same queries, so the feedback
-counts recall keeps per session (memctl.recall.termcache) are there from them, as they are
-for a question about sessions any earlier prompt was answered from. `--cold-terms` empties
-that folder before each in-process run: the first question ever asked of those sessions.
+counts recall keeps per session (memctl.recall.termcache) and the notes it parsed
+(memctl.recall.notecache) are there from them, as they are for a question about sessions
+any earlier prompt was answered from. `--cold-terms` empties both folders before each
+in-process run: the first question ever asked of those sessions and notes.
 """
 
 from __future__ import annotations
@@ -228,8 +229,10 @@ def measure(
     # in-process: a fresh interpreter on the same code, so either tree can be timed
     if COLD_TERMS:
         # as if no process had asked about these sessions before (the CLI runs above just
-        # did): feedback counts every session it meets (memctl.recall.termcache)
+        # did): feedback counts every session it meets (memctl.recall.termcache), and
+        # ranking parses every note it meets (memctl.recall.notecache)
         shutil.rmtree(vault / ".memctl" / "cache" / "terms", ignore_errors=True)
+        shutil.rmtree(vault / ".memctl" / "cache" / "notes", ignore_errors=True)
     env = {**CHILD_ENV, "PYTHONPATH": str(code or ROOT)}
     p = subprocess.run(
         [sys.executable, "-c", _INPROC, str(vault), json.dumps(queries), str(rounds)],
@@ -388,7 +391,7 @@ def main() -> None:
     ap.add_argument(
         "--cold-terms",
         action="store_true",
-        help="empty the vault's kept feedback counts before each in-process run",
+        help="empty the vault's kept feedback counts and notes before each in-process run",
     )
     ap.add_argument(
         "--no-bytecode", action="store_true", help="compile memctl's source on every run"
@@ -459,7 +462,7 @@ def main() -> None:
         print(f"before = {args.against}, after = this tree; rounds alternate between the two")
     print("bytecode:", "compiled on every run" if args.no_bytecode else "cached, as installed")
     if args.cold_terms:
-        print("kept feedback counts: emptied before each in-process run")
+        print("kept feedback counts and notes: emptied before each in-process run")
     print(
         "| vault | turns | notes | `memctl recall` p50 / p95 ms | `memctl hook user-prompt-submit`"
         " p50 / p95 ms | in-process p50 / p95 ms | `memctl --version` p50 ms |"
