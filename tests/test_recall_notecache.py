@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import marshal
 import os
+import resource
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -254,3 +257,33 @@ def test_a_note_read_and_never_ranked_is_kept_and_ranked_later(vault: Path) -> N
         (t[3], t[5]) for t in _rows_the_long_way(vault / rel, rel)
     ]
     assert marshal.loads(entry.read_bytes())[4] is not None, "its rows were kept"
+
+
+def test_a_cache_entry_made_huge_is_not_read_past_its_bound(vault: Path) -> None:
+    """A file someone made huge in either cache folder (8 GiB, sparse) is read no further
+    than an entry can be, fails to parse, and is written over: `memctl recall`, run with
+    3 GiB of address space, answers as before."""
+    def recall_cli() -> list[str]:
+        out = []
+        for u, q in QUERIES:
+            p = subprocess.run(
+                [sys.executable, "-m", "memctl", "--vault", str(vault), "recall", q, "--user", u],
+                capture_output=True, text=True, env={**os.environ, "MEMCTL_SERVE": "0"},
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)),
+                check=False,
+            )  # fmt: skip
+            assert p.returncode == 0, p.stderr[-500:]
+            out.append(p.stdout)
+        return out
+
+    first = recall_cli()
+    rel = _kept_note_paths(vault)[0]
+    planted = [notecache.entry_of(vault, rel), *sorted(termcache.folder(vault).iterdir())[:1]]
+    assert len(planted) == 2
+    for entry in planted:
+        with entry.open("wb") as fh:
+            fh.write(b"\xe3" * 64)  # no entry's start
+            fh.truncate(8 << 30)
+    assert recall_cli() == first
+    for entry in planted:
+        assert entry.stat().st_size < 1 << 20, "not written over"

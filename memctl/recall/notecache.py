@@ -26,11 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memctl.core.localstate import READ_BOUND, read_bounded_bytes
 from memctl.core.notes import Citation, Claim, Lifetime, Note, Section
 from memctl.recall.termcache import make_room
 
 VERSION = 1
 KEEP = 4000  # entries kept at most; the oldest half is dropped when a write goes past it
+ENTRY_BOUND = 3 * READ_BOUND  # bytes: an entry holds a note (at most READ_BOUND) and its rows
 _FINGERPRINT: str | None = None
 # Notes parsed from their files in this process and not yet kept: by id, with the note
 # itself (so the id is not reused), its vault, path and the stat it was read at.
@@ -71,7 +73,8 @@ def load(root: Path, path: str, target: Path) -> Note | None:
     the file as it is now; else None. Its lines' ranking data wait for `kept_rows`."""
     try:
         st = target.stat()
-        data = marshal.loads(entry_of(root, path).read_bytes())
+        # bounded: a file someone made huge in the cache fails to parse, unread past this
+        data = marshal.loads(read_bounded_bytes(entry_of(root, path), ENTRY_BOUND))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     try:

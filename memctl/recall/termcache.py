@@ -25,6 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from memctl.core.localstate import RAW_READ_BOUND, read_bounded_bytes
 from memctl.core.raw import session_contents
 from memctl.recall.words import stop_stems, turn_counts
 
@@ -117,7 +118,8 @@ def _prefix(contents: list[str], k: int) -> str:
 def _read(entry: Path) -> dict[str, Any] | None:
     """The entry when it is whole and was counted by this analyzer, else None."""
     try:
-        data = marshal.loads(entry.read_bytes())
+        # bounded: a file someone made huge in the cache fails to parse, unread past this
+        data = marshal.loads(read_bounded_bytes(entry, RAW_READ_BOUND))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if (
