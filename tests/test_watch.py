@@ -286,3 +286,53 @@ def test_watch_first_catches_up_on_the_transcripts_already_there(tmp_path: Path)
     out, _ = _watch_once(v, projects, "--no-catch-up")
     assert "ingested" not in out
     assert ok("--vault", v, "status", "--json").json()["turns"] == 4
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_finishes_the_step_in_hand_and_leaves_the_index_whole(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """`systemctl stop`, `kill` or Ctrl-C mid catch-up: the watcher ends its batch, exits 0,
+    and the vault needs no repair (a kill between an index commit and its manifest left the
+    index ahead of what `doctor` could vouch for)."""
+    from crashkit import assert_healthy, transcripts
+
+    v = new_vault(tmp_path)
+    inbox = transcripts(tmp_path / "inbox", 80, 4, tag="q")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(v), "watch",
+                             "--ingest", str(inbox), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=ctrl_c_stops)  # fmt: skip
+    # mid catch-up: the first batch is committed, more are to come
+    assert _wait_for(lambda: int(run_git(v, "rev-list", "--count", "HEAD")) > 1, 60)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert "Traceback" not in err
+    assert json.loads(out.splitlines()[-1])["event"] == "stopped"
+    assert_healthy(v)
+    doctor = json.loads(ok("--vault", v, "doctor", "--json").out)
+    checks = {c["name"]: c for c in doctor["checks"]}
+    assert checks["search index"]["problems"] == []
+    turns = ok("--vault", v, "status", "--json").json()["turns"]
+    assert 0 < turns < 80 * 4, "the signal came too late to stop a catch-up"
+    assert turns % 4 == 0, "a session went in by halves"
+    # the rest goes in at the next start
+    _watch_once(v, inbox)
+    assert ok("--vault", v, "status", "--json").json()["turns"] == 80 * 4
+
+
+def test_a_stop_signal_to_an_idle_watcher_exits_cleanly(tmp_path: Path) -> None:
+    v = new_vault(tmp_path)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("MEMCTL_VAULT", None)
+    proc = subprocess.Popen([sys.executable, "-m", "memctl", "--vault", str(v), "watch"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)  # fmt: skip
+    assert "watching" in proc.stdout.readline()  # type: ignore[union-attr]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert "stopped" in out + err

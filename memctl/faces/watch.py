@@ -217,6 +217,8 @@ class VaultWatcher:
         if progress is not None:
             progress(0, len(todo))
         for i in range(0, len(todo), batch):
+            if self._stop.is_set():
+                break  # asked to stop: the batches done are committed, the rest wait
             part = todo[i : i + batch]
             for group in ([part] if len(part) == 1 else [part, *([p] for p in part)]):
                 try:
@@ -282,7 +284,7 @@ class VaultWatcher:
             caught = self.catch_up(None if catch_up is True else catch_up)
             if caught.ingested or caught.error:
                 on_event(caught)
-        if on_ready is not None:
+        if on_ready is not None and not self._stop.is_set():
             on_ready()
         try:
             while not self._stop.is_set() and not (until and until()):
@@ -292,6 +294,16 @@ class VaultWatcher:
                 time.sleep(tick)
         finally:
             self.stop()
+
+    def ask_stop(self) -> None:
+        """End `run` after the step in hand; safe from a signal handler (it only sets a flag,
+        where `stop` joins the observer thread, which may wait on a lock the handler's
+        thread holds)."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def stop(self) -> None:
         self._stop.set()

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memctl.faces.cli.common import open_vault
 from memctl.faces.cli.render import emit_json, n, out
 from memctl.faces.cli.root import app
+
+if TYPE_CHECKING:
+    from memctl.faces.watch import VaultWatcher
 
 
 @app.command()
@@ -78,6 +82,7 @@ def watch(
             out(f"watching {vault.root}{extra} (Ctrl-C stops)")
         sys.stdout.flush()
 
+    _stop_on_signals(watcher)
     try:
         if no_catch_up or not ingest:
             watcher.run(report, on_ready=ready)
@@ -88,6 +93,25 @@ def watch(
                 watcher.run(report, on_ready=ready, catch_up=bar)
     except KeyboardInterrupt:
         watcher.stop()
+    if json_out:
+        emit_json("watch", {"event": "stopped"}, line=True)
+    else:
+        out("stopped")
+
+
+def _stop_on_signals(watcher: VaultWatcher) -> None:
+    """SIGTERM (`kill`, `systemctl stop`) and Ctrl-C end the watcher after the step in hand,
+    so an index commit is never cut off from its manifest; a second signal interrupts at
+    once. Ctrl-C is left alone where it was ignored (a job started in the background)."""
+
+    def ask(signum: int, frame: object) -> None:
+        if watcher.stopping:
+            raise KeyboardInterrupt
+        watcher.ask_stop()
+
+    signal.signal(signal.SIGTERM, ask)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, ask)
 
 
 class _Progress:
