@@ -287,3 +287,31 @@ def test_a_cache_entry_made_huge_is_not_read_past_its_bound(vault: Path) -> None
     assert recall_cli() == first
     for entry in planted:
         assert entry.stat().st_size < 1 << 20, "not written over"
+
+
+def test_a_fifo_in_either_cache_folder_does_not_hang_a_recall(vault: Path) -> None:
+    """A named pipe where an entry should be (nobody writes to it): opening it to read
+    would wait for a writer forever, and the prompt with it. It is passed over, and
+    `memctl recall` answers as before."""
+    def recall_cli() -> list[str]:
+        out = []
+        for u, q in QUERIES:
+            p = subprocess.run(
+                [sys.executable, "-m", "memctl", "--vault", str(vault), "recall", q, "--user", u],
+                capture_output=True, text=True, env={**os.environ, "MEMCTL_SERVE": "0"},
+                timeout=60, check=False,
+            )  # fmt: skip
+            assert p.returncode == 0, p.stderr[-500:]
+            out.append(p.stdout)
+        return out
+
+    first = recall_cli()
+    planted = [notecache.entry_of(vault, rel) for rel in _kept_note_paths(vault)]
+    planted += sorted(termcache.folder(vault).iterdir())
+    # and the tokenizer's table and its kept word counts (memctl.core.tokens)
+    planted += sorted((vault / ".memctl" / "cache").glob("*.marshal"))
+    assert len(planted) >= 4
+    for entry in planted:
+        entry.unlink()
+        os.mkfifo(entry)
+    assert recall_cli() == first

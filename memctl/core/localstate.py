@@ -8,9 +8,11 @@ directory, which is never tracked, pulled or pushed; docs/sync.md has the whole 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import subprocess
 import tomllib
 from collections.abc import Callable
@@ -107,17 +109,38 @@ def read_bound(rel: str) -> int:
     return RAW_READ_BOUND if rel.startswith("raw/") else READ_BOUND
 
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def read_bounded_bytes(path: Path, bound: int = READ_BOUND) -> bytes:
-    with path.open("rb") as fh:
-        return fh.read(bound)
+    """At most `bound` bytes of a regular file (OSError for anything else).
+
+    Opened without blocking: a named pipe where a file should be would otherwise hold the
+    prompt until someone writes to it. The read asks for no more than the file holds: a
+    read of n bytes sizes its buffer by n, and asking for the bound (MBs) made every read
+    of a small cache entry allocate and free that much, 3-5x the read itself.
+    """
+    fd = os.open(path, _OPEN_FLAGS | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        want = min(bound, st.st_size + 1)  # one past: a file that grew meanwhile reads on
+        parts = [os.read(fd, want)]
+        got = len(parts[0])
+        while got < bound and len(parts[-1]) == want:
+            want = min(bound - got, 1 << 20)
+            parts.append(os.read(fd, want))
+            got += len(parts[-1])
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def read_bounded(path: Path, bound: int = READ_BOUND) -> str:
     """At most `bound` bytes of a file, decoded (a cut character dropped): readers that
     answer a prompt never pay for a file someone made huge."""
-    with path.open("rb") as fh:
-        data = fh.read(bound)
-    return data.decode("utf-8", "ignore")
+    return read_bounded_bytes(path, bound).decode("utf-8", "ignore")
 
 
 # ---- config that waits for the user ----------------------------------------------------------

@@ -253,7 +253,9 @@ class _BPE:
         if path is None:
             return
         try:
-            got = marshal.loads(path.read_bytes())
+            from memctl.core.localstate import read_bounded_bytes
+
+            got = marshal.loads(read_bounded_bytes(path, 64 << 20))
         except (OSError, EOFError, ValueError, TypeError):
             return
         # memctl wrote it, but a damaged (or planted) one must not crash a count or make
@@ -393,7 +395,9 @@ def _cached_ranks(name: str, sha: str) -> dict[bytes, int] | None:
     if path is None:
         return None
     try:
-        keys = marshal.loads(path.read_bytes())
+        from memctl.core.localstate import read_bounded_bytes
+
+        keys = marshal.loads(read_bounded_bytes(path, 64 << 20))  # a pipe there: passed over
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if (

@@ -484,7 +484,8 @@ class Reader:
         return self._fields_at(c.addr)
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+               | getattr(os, "O_NONBLOCK", 0))  # a pipe planted for a session: no wait
 
 
 def _turn_texts(root: Path, fields: list[dict[str, Any]], moved: set[str]) -> list[str | None]:
