@@ -54,19 +54,23 @@ def _fresh(code: str) -> list[str]:
     ).stdout.split()
 
 
-def test_regex_is_imported_only_for_text_the_ascii_pattern_cannot_split() -> None:
-    """A hook process counts plain English: importing `regex` and compiling tiktoken's
-    pattern was ~20 ms of it, so that waits for the first text that needs it."""
+def test_regex_is_imported_only_for_text_the_re_patterns_cannot_split() -> None:
+    """A hook process counts English, names like José and Zürich, CJK and emoji:
+    importing `regex` and compiling tiktoken's pattern was ~20 ms of it, so that waits
+    for the first text `re` cannot split the same way (a digit or space outside ASCII)."""
     code = (
         "import sys; from memctl.core import tokens; "
         "a = tokens.count('We are cutting egress costs \u2014 by 40%.'); "
         "before = 'regex' in sys.modules; "
-        "b = tokens.count('Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f642'); "
-        "print(a, before, b, 'regex' in sys.modules)"
+        "b = tokens.count('Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001f642 Jos\u00e9'); "
+        "between = 'regex' in sys.modules; "
+        "c = tokens.count('x\u00a0y \u216b \u00bd'); "
+        "print(a, before, b, between, c, 'regex' in sys.modules)"
     )
     out = _fresh(code)
     assert out[:2] == ["11", "False"]
-    assert out[3] == "True" and int(out[2]) > 4
+    assert int(out[2]) > 4 and out[3] == "False"
+    assert int(out[4]) > 3 and out[5] == "True"
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
@@ -279,6 +283,33 @@ def test_plain_text_splits_into_the_same_words_by_either_pattern(name: str) -> N
         assert enc.words(text) == enc.pattern.findall(text), repr(text)
     for text in ["é · x", "a · 日本", "x\u00a0y · z", "Ⅻ · 1", "e\u0301 · e"]:  # not plain
         assert enc.words(text) == enc.pattern.findall(text), repr(text)
+
+
+# Characters outside ASCII of every kind the patterns tell apart: letters of each case
+# category (Lu Ll Lt Lm Lo), marks, symbols and punctuation, and those `re` classes
+# differently from `regex` (digits and numerals outside ASCII, spaces outside ASCII, format
+# and private-use characters, and letters that case-fold into ASCII).
+_WIDE = [
+    "\u00e9", "\u00c9", "\u00df", "\u00f1", "\u01c5", "\u02b0", "\u30f3", "\u65e5", "\u03a9",
+    "\u0436", "\u0301", "\U0001f950", "\u2615", "\u20ac", "\u00ab", "\u00bf", "\u00b7",
+    "\u017f", "\u212a", "\u0130", "\u0131", "\u00a0", "\u2028", "\u3000", "\u00bd",
+    "\u216b", "\u0663", "\u00b2", "\u200d", "\ue000", "\ufeff",
+]  # fmt: skip
+
+
+@settings(max_examples=3_000, deadline=None)
+@given(st.lists(st.sampled_from(
+    [*_WIDE, "'s", "'S", "'ll", "'VE", " ", "  ", "\n", "\r\n", "\t", "\x1c", "ab", "Cd", "12",
+     "3456", "_", "-", ".", "://", "'", "\u00e9t\u00e9", "na\u00efve", "\u30e1\u30ed\u30f3"]),
+    max_size=30).map("".join))  # fmt: skip
+def test_text_beyond_ascii_splits_into_tiktokens_words(text: str) -> None:
+    """Whichever pattern `words` picks for a text (the ASCII one, the `re` one for letters
+    beyond ASCII, or tiktoken's own), the words are tiktoken's pattern's."""
+    for name in ("cl100k_base", "o200k_base"):
+        enc = tokens.encoding(name)
+        assert enc is not None
+        enc._words.clear()
+        assert enc.words(text) == enc.pattern.findall(text), (name, text)
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])

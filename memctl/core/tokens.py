@@ -108,6 +108,38 @@ _SPECS: dict[str, dict[str, Any]] = {
     },
 }
 
+
+def _letters_pattern(ascii_pat: str) -> str:
+    """cl100k's ASCII pattern widened to letters beyond ASCII, for `re`: \\p{L} is
+    `[^\\W\\d_]` (what `re` counts as a word character, less digits and `_`, is a letter
+    when the text holds no numeral beyond ASCII) and the classes that exclude letters and
+    digits exclude those too. Right only for text `_letters_only` passes."""
+    return (
+        ascii_pat.replace("[A-Za-z]", "[^\\W\\d_]")
+        .replace("[^\\r\\nA-Za-z0-9]", "(?:[^\\r\\n\\w]|_)")
+        .replace("[^\\t-\\r A-Za-z0-9]", "(?:[^\\t-\\r \\w]|_)")
+    )
+
+
+_SPECS["cl100k_base"]["letters_pat"] = _letters_pattern(_SPECS["cl100k_base"]["ascii_pat"])
+_NON_ASCII = re.compile("[^\\x00-\\x7f]")
+# letters that case-fold into ASCII: `re` and `regex` may disagree on `(?i:s)` against them
+_FOLDS_TO_ASCII = frozenset("\u017f\u212a\u0130\u0131")
+
+
+def _letters_only(text: str) -> bool:
+    """Is every character of `text` beyond ASCII a letter, or printable and neither
+    letter, digit, numeral nor space (a mark, symbol or punctuation)? Then `re`'s Unicode
+    classes split it as tiktoken's `regex` pattern does (tests/test_recall_tokens.py
+    checks both on generated text), and `regex` need not be imported."""
+    for c in set(_NON_ASCII.findall(text)):
+        if c in _FOLDS_TO_ASCII:
+            return False
+        if not (c.isalpha() or (not c.isalnum() and c.isprintable() and not c.isspace())):
+            return False
+    return True
+
+
 # Punctuation outside ASCII that is no letter, digit, mark or whitespace: each pattern's
 # classes treat it as they treat "-" or ".", so text that holds only these beside ASCII
 # splits the same by the ASCII pattern (recall's own labels hold "·"; prose holds the rest).
@@ -132,7 +164,12 @@ class _BPE:
     """tiktoken's byte-pair encoding (encode_ordinary), for counting and cutting text."""
 
     def __init__(
-        self, name: str, ranks: dict[bytes, int], pattern: Any, ascii_pattern: re.Pattern[str]
+        self,
+        name: str,
+        ranks: dict[bytes, int],
+        pattern: Any,
+        ascii_pattern: re.Pattern[str],
+        letters_pattern: re.Pattern[str] | None = None,
     ) -> None:
         self.name = name
         self.ranks = ranks
@@ -142,6 +179,9 @@ class _BPE:
         # Most of what recall counts is ASCII (or ASCII and PLAIN_PUNCTUATION), where `re`
         # splits the same words ~3x faster than `regex` with its Unicode property tables.
         self.ascii_pattern = ascii_pattern
+        # and beyond ASCII, text of letters, marks, symbols and punctuation (names like
+        # José, CJK, emoji) by a `re` pattern too, where the encoding's classes allow it
+        self.letters_pattern = letters_pattern
         self._counts: dict[str, int] = {}
         self._kept_read = False  # the counts kept by earlier processes, merged in once
         self._merged: dict[str, int] = {}  # words of 2+ tokens this process merged
@@ -163,8 +203,12 @@ class _BPE:
         count), and a resident process bounds the same lines prompt after prompt."""
         got = self._words.get(text)
         if got is None:
-            plain = text.isascii() or _not_plain(text) is None
-            got = (self.ascii_pattern if plain else self.pattern).findall(text)
+            if text.isascii() or _not_plain(text) is None:
+                got = self.ascii_pattern.findall(text)
+            elif self.letters_pattern is not None and _letters_only(text):
+                got = self.letters_pattern.findall(text)
+            else:
+                got = self.pattern.findall(text)
             if len(self._words) >= WORDS_KEPT:
                 self._words.clear()
             self._words[text] = got
@@ -431,9 +475,11 @@ def _load(name: str) -> _BPE | None:
         return None
     pattern = spec["pat_str"]  # compiled when first needed (_BPE.pattern)
     ascii_pattern = re.compile(spec["ascii_pat"])
+    letters = spec.get("letters_pat")
+    letters_pattern = None if letters is None else re.compile(letters)
     ranks = _cached_ranks(name, spec["sha256"])
     if ranks is not None:
-        return _BPE(name, ranks, pattern, ascii_pattern)
+        return _BPE(name, ranks, pattern, ascii_pattern, letters_pattern)
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != spec["sha256"]:
         return None  # a damaged or different table would count wrong: estimate instead
@@ -447,7 +493,7 @@ def _load(name: str) -> _BPE | None:
     else:
         ranks = {a2b(line[: line.index(b" ")]): i for i, line in enumerate(lines)}
     _keep_ranks(name, spec["sha256"], ranks)
-    return _BPE(name, ranks, pattern, ascii_pattern)
+    return _BPE(name, ranks, pattern, ascii_pattern, letters_pattern)
 
 
 def encoding(name: str = DEFAULT_ENCODING) -> _BPE | None:
