@@ -181,8 +181,11 @@ def _plain(note: Note) -> tuple[Any, ...]:
 # value is checked to be of the type a parse gives, or the note is parsed again.
 
 
+_IS_STR = str.__instancecheck__  # in C: marshal makes no str subclass
+
+
 def _strs(values: Any) -> bool:
-    return type(values) is tuple and all(type(v) is str for v in values)
+    return type(values) is tuple and all(map(_IS_STR, values))
 
 
 def _claim(i: Any) -> Claim | str:

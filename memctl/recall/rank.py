@@ -355,8 +355,11 @@ def _items(note: Note) -> list[tuple[str, NoteClaim, bool]]:
     return items + [("History", c, True) for c in note.history_claims()]
 
 
+_IS_STR = str.__instancecheck__  # in C: marshal, the rows' source, makes no str subclass
+
+
 def _all_str(values: Any) -> bool:
-    return all(type(v) is str for v in values)
+    return all(map(_IS_STR, values))
 
 
 def _fitted(items: list[tuple[str, NoteClaim, bool]], kept: list[Any]) -> list[_Row] | None:
