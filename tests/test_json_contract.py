@@ -124,8 +124,9 @@ def _watch(v: Path) -> list[Any]:
         lines.append(json.loads(proc.stdout.readline()))  # type: ignore[union-attr]
     finally:
         proc.terminate()
-        proc.communicate(timeout=10)
-    assert [d["event"] for d in lines] == ["ready", "change"]
+        rest, _ = proc.communicate(timeout=10)
+    lines += [json.loads(line) for line in rest.splitlines()]
+    assert [d["event"] for d in lines] == ["ready", "change", "stopped"]
     return lines
 
 

@@ -251,10 +251,11 @@ COMMANDS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
     "watch": (
-        "One line per event: `ready` once watching, then `change` for each batch.",
+        "One line per event: `ready` once watching, then `change` for each batch, and "
+        "`stopped` when a signal or Ctrl-C ended it (after the step in hand).",
         obj(
             {
-                "event": {"enum": ["ready", "change"]},
+                "event": {"enum": ["ready", "change", "stopped"]},
                 "watching": STRS,
                 "reindexed": STRS,
                 "ingested": STRS,
