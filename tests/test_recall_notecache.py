@@ -259,24 +259,29 @@ def test_a_note_read_and_never_ranked_is_kept_and_ranked_later(vault: Path) -> N
     assert marshal.loads(entry.read_bytes())[4] is not None, "its rows were kept"
 
 
+def _recall_cli(vault: Path, limit_memory: bool = False) -> list[str]:
+    """`memctl recall` for each of QUERIES, each a process of its own (at most a minute,
+    and with `limit_memory` 3 GiB of address space): what each printed."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    out = []
+    for u, q in QUERIES:
+        p = subprocess.run(
+            [sys.executable, "-m", "memctl", "--vault", str(vault), "recall", q, "--user", u],
+            capture_output=True, text=True, env={**os.environ, "MEMCTL_SERVE": "0"},
+            preexec_fn=limit if limit_memory else None, timeout=60, check=False,
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr[-500:]
+        out.append(p.stdout)
+    return out
+
+
 def test_a_cache_entry_made_huge_is_not_read_past_its_bound(vault: Path) -> None:
     """A file someone made huge in either cache folder (8 GiB, sparse) is read no further
     than an entry can be, fails to parse, and is written over: `memctl recall`, run with
     3 GiB of address space, answers as before."""
-    def recall_cli() -> list[str]:
-        out = []
-        for u, q in QUERIES:
-            p = subprocess.run(
-                [sys.executable, "-m", "memctl", "--vault", str(vault), "recall", q, "--user", u],
-                capture_output=True, text=True, env={**os.environ, "MEMCTL_SERVE": "0"},
-                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)),
-                check=False,
-            )  # fmt: skip
-            assert p.returncode == 0, p.stderr[-500:]
-            out.append(p.stdout)
-        return out
-
-    first = recall_cli()
+    first = _recall_cli(vault, limit_memory=True)
     rel = _kept_note_paths(vault)[0]
     planted = [notecache.entry_of(vault, rel), *sorted(termcache.folder(vault).iterdir())[:1]]
     assert len(planted) == 2
@@ -284,7 +289,7 @@ def test_a_cache_entry_made_huge_is_not_read_past_its_bound(vault: Path) -> None
         with entry.open("wb") as fh:
             fh.write(b"\xe3" * 64)  # no entry's start
             fh.truncate(8 << 30)
-    assert recall_cli() == first
+    assert _recall_cli(vault, limit_memory=True) == first
     for entry in planted:
         assert entry.stat().st_size < 1 << 20, "not written over"
 
@@ -293,19 +298,7 @@ def test_a_fifo_in_either_cache_folder_does_not_hang_a_recall(vault: Path) -> No
     """A named pipe where an entry should be (nobody writes to it): opening it to read
     would wait for a writer forever, and the prompt with it. It is passed over, and
     `memctl recall` answers as before."""
-    def recall_cli() -> list[str]:
-        out = []
-        for u, q in QUERIES:
-            p = subprocess.run(
-                [sys.executable, "-m", "memctl", "--vault", str(vault), "recall", q, "--user", u],
-                capture_output=True, text=True, env={**os.environ, "MEMCTL_SERVE": "0"},
-                timeout=60, check=False,
-            )  # fmt: skip
-            assert p.returncode == 0, p.stderr[-500:]
-            out.append(p.stdout)
-        return out
-
-    first = recall_cli()
+    first = _recall_cli(vault)
     planted = [notecache.entry_of(vault, rel) for rel in _kept_note_paths(vault)]
     planted += sorted(termcache.folder(vault).iterdir())
     # and the tokenizer's table and its kept word counts (memctl.core.tokens)
@@ -314,4 +307,4 @@ def test_a_fifo_in_either_cache_folder_does_not_hang_a_recall(vault: Path) -> No
     for entry in planted:
         entry.unlink()
         os.mkfifo(entry)
-    assert recall_cli() == first
+    assert _recall_cli(vault) == first
