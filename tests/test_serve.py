@@ -329,6 +329,31 @@ def test_two_hooks_racing_start_one_service(tmp_path: Path) -> None:
         _stop_all(v)
 
 
+def test_a_vault_whose_cache_folder_comes_later_still_gets_one_service(
+    tmp_path: Path,
+) -> None:
+    """A vault copied or cloned has `.memctl/` but no `.memctl/cache/` until a command
+    writes there. The service started before that must be the one found after: the socket's
+    place was chosen by whether the cache folder could be written, so the first hook's
+    service listened in /tmp and, once the folder existed, the next hook started a second."""
+    v = _vault(tmp_path)
+    _stop_all(v)
+    shutil.rmtree(v / ".memctl" / "cache")
+    before = wire.paths(str(v))
+    try:
+        want = _hook(v, OFF).out  # a command writes the cache folder (index, tokenizer)
+        assert (v / ".memctl" / "cache").is_dir()
+        assert wire.paths(str(v)) == before, "the socket moved once the folder existed"
+        shutil.rmtree(v / ".memctl" / "cache")
+        assert _hook(v, ON).out == want  # answers in-process, starts the service
+        assert _wait(lambda: _ping(v)), "no service was started"
+        for _ in range(3):
+            assert _hook(v, ON).out == want
+        assert len(_servers(v)) == 1, _servers(v)
+    finally:
+        _stop_all(v)
+
+
 def test_a_stale_socket_is_replaced(tmp_path: Path) -> None:
     v = _vault(tmp_path)
     want = _hook(v, OFF).out

@@ -7,9 +7,10 @@ that many bytes of UTF-8 JSON; one request and one answer per connection.
 
 Where the socket lives: `<vault>/.memctl/cache/serve.sock` (the cache folder is git-ignored
 in every vault, so the socket is never committed), unless that path is past what an
-AF_UNIX address holds (108 bytes with its NUL) or the folder cannot be written (a read-only
-vault): then a name made of the vault path's hash in $XDG_RUNTIME_DIR, else in
-/tmp/memctl-<uid>/. The lock that keeps one service per vault sits beside the socket.
+AF_UNIX address holds (108 bytes with its NUL) or the folder (or, before it exists,
+`.memctl/`) cannot be written (a read-only vault): then a name made of the vault path's
+hash in $XDG_RUNTIME_DIR, else in /tmp/memctl-<uid>/. The lock that keeps one service per
+vault sits beside the socket.
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ def paths(root: str) -> tuple[str, str]:
     """(socket, lock) of the service for the vault at `root` (a resolved path)."""
     cache = Path(root) / ".memctl" / "cache"
     sock = cache / "serve.sock"
-    if len(os.fsencode(sock)) <= _UNIX_PATH_MAX and os.access(cache, os.W_OK):
+    # judged by the folder that holds it until it exists: a fresh clone has no cache
+    # folder until a command writes one, and a place chosen by whether it exists yet
+    # moved then, and a second service started beside the first
+    writable = os.access(cache if cache.exists() else cache.parent, os.W_OK)
+    if len(os.fsencode(sock)) <= _UNIX_PATH_MAX and writable:
         return str(sock), str(cache / "serve.lock")
     import hashlib  # only for a vault whose own path is too long or read-only
 
