@@ -511,3 +511,32 @@ def test_a_proposal_naming_a_target_it_may_not_become_is_refused(
     after = _files(vault.root)
     changed = [str(p) for p in set(before) | set(after) if before.get(p) != after.get(p)]
     assert not [c for c in changed if "/.memctl/" not in c], changed
+
+
+def test_a_pipe_named_like_a_session_or_a_note_hangs_no_command(tmp_path: Path) -> None:
+    """A named pipe where a session or a note should be (made by hand, or by a tool gone
+    wrong; git cannot carry one): opening it to read waits for a writer that never comes.
+    Every command passes it over as no file; `doctor` says the cited session is gone."""
+    import os
+
+    from util import ROOT, git, ok
+
+    v = tmp_path / "v"
+    shutil.copytree(ROOT / "sample-vault", v)
+    git(v, "init", "-q")
+    git(v, "add", "-A")
+    git(v, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "sample")
+    session = sorted((v / "raw").rglob("*.md"))[0]
+    note = sorted(p for p in (v / "knowledge").glob("*.md") if p.name != "INDEX.md")[0]
+    for p in (session, note):
+        p.unlink()
+        os.mkfifo(p)
+    off = {"MEMCTL_SERVE": "0"}
+    for args in (["search", "cost"], ["recall", "cost", "--user", "dana"], ["status"],
+                 ["context", "--user", "dana"], ["reindex"], ["verify"]):
+        r = memctl("--vault", v, *args, env=off, timeout=60)
+        assert r.code in (0, 1), (args, r.err)
+    r = memctl("--vault", v, "doctor", env=off, timeout=60)
+    assert r.code == 1
+    assert f"cited session {session.relative_to(v).as_posix()} does not exist" in r.out
+    ok("--vault", v, "search", "cost", env=off)

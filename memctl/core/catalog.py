@@ -156,7 +156,8 @@ def _walk(root: Path, folder: Path, prefix: str) -> list[tuple[str, int, int]]:
         try:
             if e.is_dir(follow_symlinks=False):
                 dirs.append(e)
-            elif name.endswith(".md") and name != "INDEX.md":
+            elif name.endswith(".md") and name != "INDEX.md" and e.is_file():
+                # a pipe or device named like a session is none: reading it would wait
                 if e.is_symlink() and not stays_inside(root, prefix + name):
                     continue  # a link out of the vault is never read as a session
                 st = e.stat()

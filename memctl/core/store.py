@@ -783,17 +783,17 @@ DEPENDENCY_DIRS = frozenset({"node_modules", "bower_components", "venv", "__pyca
 def walk_markdown(root: Path, sub: str = "") -> Iterator[Path]:
     """Every markdown file in the vault, skipping dot-folders (.git, .memctl, .obsidian)
     and dependency folders (node_modules)."""
-    base = root / sub if sub else root
-    if not base.exists():
-        return
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d not in DEPENDENCY_DIRS
-        )
+    skip = DEPENDENCY_DIRS
+    for dirpath, dirnames, filenames in os.walk(root / sub if sub else root):  # none: nothing
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in skip)
         for name in sorted(filenames):
             if name.endswith(".md") and not name.startswith("."):
                 path = Path(dirpath) / name
-                # os.walk never descends into a linked folder, but a linked file is listed
-                if path.is_symlink() and not stays_inside(root, path.relative_to(root)):
+                try:  # os.walk lists a linked file (never what a linked folder holds)
+                    mode = os.lstat(path).st_mode
+                    if stat.S_ISLNK(mode) and stays_inside(root, path.relative_to(root)):
+                        mode = path.stat().st_mode
+                except OSError:
                     continue
-                yield path
+                if stat.S_ISREG(mode):  # a pipe named like a note is none: a read would wait
+                    yield path
